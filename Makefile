@@ -1,0 +1,62 @@
+# rukpak — run `make help` for the targets.
+SHELL := /usr/bin/env bash -o pipefail
+.DEFAULT_GOAL := help
+
+BIN := $(CURDIR)/bin
+CLUSTER_BIN := $(BIN)/cluster
+export KUBEBUILDER_ASSETS ?= $(CLUSTER_BIN)
+GO_TEST_FLAGS ?= -count=1 -timeout=40m
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-14s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: generate
+generate: ## Generate deepcopy code for the API types.
+	go tool controller-gen object paths=./api/...
+
+.PHONY: manifests
+manifests: ## Generate CRDs and RBAC under config/.
+	go tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	go tool controller-gen rbac:roleName=rukpak-manager paths=./internal/... output:rbac:artifacts:config=config/rbac
+
+.PHONY: fmt
+fmt: ## Run gofmt.
+	gofmt -w $$(git ls-files '*.go')
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: vet ## Check formatting and vet.
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+
+##@ Build
+
+.PHONY: cluster-bins
+cluster-bins: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/cluster (once).
+	hack/build-cluster-bins.sh $(CLUSTER_BIN)
+
+.PHONY: build
+build: ## Build bin/rukpak (the manager) and bin/rukpakctl (the CLI).
+	go build -o $(BIN)/rukpak ./cmd/rukpak
+	go build -o $(BIN)/rukpakctl ./cmd/rukpakctl
+
+##@ Run and test
+
+.PHONY: run
+run: build cluster-bins ## Start a local control plane with rukpak and install the examples.
+	hack/run.sh
+
+.PHONY: test
+test: build cluster-bins lint ## Run all tests: unit, envtest integration and end to end.
+	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: bench
+bench: build cluster-bins ## Measure install throughput against the server-side apply floor.
+	go run ./test/bench $(BENCH_ARGS)

@@ -1,0 +1,126 @@
+package v1alpha2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BundleKind is the kind name of Bundle.
+const BundleKind = "Bundle"
+
+// BundleSpec is one immutable revision of content.
+//
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="Bundle spec is immutable; create a new Bundle instead"
+type BundleSpec struct {
+	// provisionerClassName names the ProvisionerClass that unpacks this Bundle.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ProvisionerClassName string `json:"provisionerClassName"`
+
+	// sources are where the content is read from. A Bundle stamped out by a
+	// BundleDeployment carries pinned sources (digests, commits).
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Sources []BundleSource `json:"sources"`
+
+	// config is the format-specific configuration of the revision.
+	// +optional
+	Config *BundleConfig `json:"config,omitempty"`
+}
+
+// BundlePhase summarises where a Bundle is in its life.
+// +kubebuilder:validation:Enum=Pending;Unpacking;Unpacked;Failed
+type BundlePhase string
+
+// The Bundle phases.
+const (
+	// BundlePhasePending means unpacking has not started.
+	BundlePhasePending BundlePhase = "Pending"
+	// BundlePhaseUnpacking means content is being fetched.
+	BundlePhaseUnpacking BundlePhase = "Unpacking"
+	// BundlePhaseUnpacked means content is in the store.
+	BundlePhaseUnpacked BundlePhase = "Unpacked"
+	// BundlePhaseFailed means unpacking failed; see the Unpacked condition.
+	BundlePhaseFailed BundlePhase = "Failed"
+)
+
+// BundleStatus is the observed state of a Bundle.
+type BundleStatus struct {
+	// observedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase summarises the Unpacked condition.
+	// +optional
+	Phase BundlePhase `json:"phase,omitempty"`
+
+	// conditions hold Unpacked.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// resolvedSources are the sources with every ref pinned.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	ResolvedSources []BundleSource `json:"resolvedSources,omitempty"`
+
+	// contentDigest is the digest ("sha256:<hex>") of the unpacked tree.
+	// +optional
+	// +kubebuilder:validation:MaxLength=80
+	ContentDigest string `json:"contentDigest,omitempty"`
+
+	// contentURL is where the unpacked content can be downloaded.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	ContentURL string `json:"contentURL,omitempty"`
+
+	// objectCount is how many objects the content turns into.
+	// +optional
+	ObjectCount int32 `json:"objectCount,omitempty"`
+}
+
+// Bundle is one immutable revision of content, unpacked into the content
+// store. BundleDeployments stamp out Bundles the way Deployments stamp out
+// ReplicaSets; a Bundle can also be created on its own to unpack and serve
+// content.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories=rukpak
+// +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.spec.provisionerClassName`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.objectCount`
+// +kubebuilder:printcolumn:name="Digest",type=string,priority=1,JSONPath=`.status.contentDigest`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters"
+type Bundle struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the revision's content and class.
+	// +required
+	Spec BundleSpec `json:"spec"`
+
+	// status is the observed state.
+	// +optional
+	Status BundleStatus `json:"status,omitempty"`
+}
+
+// BundleList is a list of Bundles.
+//
+// +kubebuilder:object:root=true
+type BundleList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the Bundles.
+	Items []Bundle `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Bundle{}, &BundleList{})
+}

@@ -1,0 +1,371 @@
+package v1alpha2
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BundleDeploymentKind is the kind name of BundleDeployment.
+const BundleDeploymentKind = "BundleDeployment"
+
+// BundleDeploymentSpec is the desired install.
+//
+// +kubebuilder:validation:XValidation:rule="self.provisionerClassName == oldSelf.provisionerClassName",message="provisionerClassName is immutable"
+// +kubebuilder:validation:XValidation:rule="self.installNamespace == oldSelf.installNamespace",message="installNamespace is immutable"
+type BundleDeploymentSpec struct {
+	// provisionerClassName names the ProvisionerClass whose provisioner
+	// installs this bundle (for example core-rukpak-io-plain).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ProvisionerClassName string `json:"provisionerClassName"`
+
+	// installNamespace is the namespace namespaced objects without a
+	// namespace are installed in. It is created if missing.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	InstallNamespace string `json:"installNamespace"`
+
+	// sources are where the content is read from; together they make one
+	// unpacked tree.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Sources []BundleSource `json:"sources"`
+
+	// config is format-specific configuration (Helm values, registry+v1
+	// watch namespaces). It is part of the revision: a change is an upgrade.
+	// +optional
+	Config *BundleConfig `json:"config,omitempty"`
+
+	// serviceAccount names the ServiceAccount in installNamespace that every
+	// read and write of the bundle's objects is made as.
+	// +optional
+	ServiceAccount *ServiceAccountReference `json:"serviceAccount,omitempty"`
+
+	// paused stops every write for this BundleDeployment, drift correction
+	// included; unpausing converges to the spec.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// pollInterval is how often floating refs (image tags, git branches and
+	// tags) are re-resolved. Pinned sources are never re-fetched.
+	// +optional
+	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
+
+	// healthChecks decide when a revision is healthy.
+	// +optional
+	HealthChecks *HealthChecks `json:"healthChecks,omitempty"`
+
+	// upgrade is the policy for moving to a new revision.
+	// +optional
+	Upgrade *UpgradePolicy `json:"upgrade,omitempty"`
+
+	// collisionProtection decides what happens when an object of the bundle
+	// already exists and is not managed by this BundleDeployment.
+	// +optional
+	// +kubebuilder:default=Prevent
+	CollisionProtection CollisionProtection `json:"collisionProtection,omitempty"`
+
+	// deletionPolicy decides what deleting this BundleDeployment removes.
+	// +optional
+	DeletionPolicy *DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// revisionHistoryLimit is how many earlier Bundles are kept besides the
+	// active one.
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+}
+
+// BundleConfig is format-specific configuration.
+type BundleConfig struct {
+	// watchNamespaces selects the registry+v1 install mode: empty for
+	// AllNamespaces, the install namespace for OwnNamespace, one other
+	// namespace for SingleNamespace, several for MultiNamespace.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=63
+	WatchNamespaces []string `json:"watchNamespaces,omitempty"`
+
+	// values are Helm values merged over the chart's defaults.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	Values *apiextensionsv1.JSON `json:"values,omitempty"`
+
+	// valuesFrom are Helm values read from ConfigMaps and Secrets in
+	// rukpak-system, merged in order before values.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	ValuesFrom []ValuesReference `json:"valuesFrom,omitempty"`
+}
+
+// ValuesReference names a key of a ConfigMap or Secret holding Helm values.
+type ValuesReference struct {
+	// kind is ConfigMap or Secret.
+	// +required
+	// +kubebuilder:validation:Enum=ConfigMap;Secret
+	Kind string `json:"kind"`
+
+	// name of the object in rukpak-system.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// key holding a YAML document of values; default values.yaml.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key,omitempty"`
+}
+
+// ServiceAccountReference names a ServiceAccount in the install namespace.
+type ServiceAccountReference struct {
+	// name of the ServiceAccount.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// HealthChecks decide when a revision is healthy.
+type HealthChecks struct {
+	// progressDeadlineSeconds is how long a new revision may take to become
+	// healthy before it counts as failed.
+	// +optional
+	// +kubebuilder:default=600
+	// +kubebuilder:validation:Minimum=1
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+
+	// probes are user-defined checks added to the built-in ones.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Probes []Probe `json:"probes,omitempty"`
+}
+
+// Probe is a CEL expression that must be true for every selected object.
+type Probe struct {
+	// selector picks the objects the probe applies to.
+	// +required
+	Selector ProbeSelector `json:"selector"`
+
+	// cel is an expression over `self` (the object) that is true when healthy.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	CEL string `json:"cel"`
+
+	// message is shown when the expression is false.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+}
+
+// ProbeSelector picks objects of a bundle by group and kind, and optionally
+// name and labels.
+type ProbeSelector struct {
+	// group of the objects; empty for the core group.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Group string `json:"group,omitempty"`
+
+	// kind of the objects.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind"`
+
+	// name of the object; empty matches every name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+
+	// matchLabels the objects must carry.
+	// +optional
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+}
+
+// CRDUpgradeSafety is the policy for changes to installed CRDs.
+// +kubebuilder:validation:Enum=Strict;None
+type CRDUpgradeSafety string
+
+// The CRD upgrade safety policies.
+const (
+	// CRDUpgradeSafetyStrict refuses unsafe CRD changes.
+	CRDUpgradeSafetyStrict CRDUpgradeSafety = "Strict"
+	// CRDUpgradeSafetyNone applies CRD changes unchecked.
+	CRDUpgradeSafetyNone CRDUpgradeSafety = "None"
+)
+
+// OnFailure is what happens when a new revision fails.
+// +kubebuilder:validation:Enum=Rollback;Hold
+type OnFailure string
+
+// The failure policies.
+const (
+	// OnFailureRollback re-applies the last healthy revision.
+	OnFailureRollback OnFailure = "Rollback"
+	// OnFailureHold leaves the failed revision in place.
+	OnFailureHold OnFailure = "Hold"
+)
+
+// UpgradePolicy is the policy for moving to a new revision.
+type UpgradePolicy struct {
+	// crdUpgradeSafety checks changes to installed CRDs.
+	// +optional
+	// +kubebuilder:default=Strict
+	CRDUpgradeSafety CRDUpgradeSafety `json:"crdUpgradeSafety,omitempty"`
+
+	// onFailure decides what a failed revision leaves behind.
+	// +optional
+	// +kubebuilder:default=Rollback
+	OnFailure OnFailure `json:"onFailure,omitempty"`
+}
+
+// CollisionProtection is the policy for objects that exist but are not
+// managed by this BundleDeployment.
+// +kubebuilder:validation:Enum=Prevent;IfNoController;None
+type CollisionProtection string
+
+// The collision protection policies.
+const (
+	// CollisionProtectionPrevent refuses to take over existing objects.
+	CollisionProtectionPrevent CollisionProtection = "Prevent"
+	// CollisionProtectionIfNoController adopts objects without a controller owner.
+	CollisionProtectionIfNoController CollisionProtection = "IfNoController"
+	// CollisionProtectionNone adopts any object.
+	CollisionProtectionNone CollisionProtection = "None"
+)
+
+// CRDDeletionPolicy is what deleting a BundleDeployment does to its CRDs.
+// +kubebuilder:validation:Enum=Keep;Delete
+type CRDDeletionPolicy string
+
+// The CRD deletion policies.
+const (
+	// CRDDeletionPolicyKeep leaves CRDs (and so every custom resource) in place.
+	CRDDeletionPolicyKeep CRDDeletionPolicy = "Keep"
+	// CRDDeletionPolicyDelete deletes CRDs last, which deletes every custom
+	// resource of them.
+	CRDDeletionPolicyDelete CRDDeletionPolicy = "Delete"
+)
+
+// DeletionPolicy decides what deleting a BundleDeployment removes. Every
+// object of the bundle other than CRDs is always deleted.
+type DeletionPolicy struct {
+	// crds is Keep (default) or Delete.
+	// +optional
+	// +kubebuilder:default=Keep
+	CRDs CRDDeletionPolicy `json:"crds,omitempty"`
+}
+
+// BundleDeploymentStatus is the observed state of a BundleDeployment.
+type BundleDeploymentStatus struct {
+	// observedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions are Unpacked, Installed, Healthy, Progressing and Paused.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// activeBundle is the Bundle whose objects are installed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ActiveBundle string `json:"activeBundle,omitempty"`
+
+	// resolvedSources are the sources of the newest revision with floating
+	// refs pinned (digests, commits, content digests).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	ResolvedSources []BundleSource `json:"resolvedSources,omitempty"`
+
+	// installedObjects is how many objects the active revision manages.
+	// +optional
+	InstalledObjects int32 `json:"installedObjects,omitempty"`
+
+	// skippedObjects are optional objects whose kind the cluster does not
+	// serve yet.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	SkippedObjects []ObjectReference `json:"skippedObjects,omitempty"`
+
+	// lastResolvedTime is when floating refs were last resolved.
+	// +optional
+	LastResolvedTime *metav1.Time `json:"lastResolvedTime,omitempty"`
+}
+
+// ObjectReference names one object of a bundle.
+type ObjectReference struct {
+	// group of the object; empty for the core group.
+	// +optional
+	Group string `json:"group,omitempty"`
+	// version of the object.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// kind of the object.
+	// +required
+	Kind string `json:"kind"`
+	// namespace of the object; empty for cluster-scoped objects.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// name of the object.
+	// +required
+	Name string `json:"name"`
+}
+
+// BundleDeployment installs and continuously manages a bundle of content.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=bd;bds,categories=rukpak
+// +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.spec.provisionerClassName`
+// +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.spec.installNamespace`
+// +kubebuilder:printcolumn:name="Active Bundle",type=string,JSONPath=`.status.activeBundle`
+// +kubebuilder:printcolumn:name="Installed",type=string,JSONPath=`.status.conditions[?(@.type=="Installed")].status`
+// +kubebuilder:printcolumn:name="Healthy",type=string,JSONPath=`.status.conditions[?(@.type=="Healthy")].status`
+// +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`
+// +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Installed")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="metadata.name must be at most 52 characters, so that generated Bundle names stay within 63"
+type BundleDeployment struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired install.
+	// +required
+	Spec BundleDeploymentSpec `json:"spec"`
+
+	// status is the observed state.
+	// +optional
+	Status BundleDeploymentStatus `json:"status,omitempty"`
+}
+
+// BundleDeploymentList is a list of BundleDeployments.
+//
+// +kubebuilder:object:root=true
+type BundleDeploymentList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the BundleDeployments.
+	Items []BundleDeployment `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&BundleDeployment{}, &BundleDeploymentList{})
+}

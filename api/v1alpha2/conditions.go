@@ -1,0 +1,117 @@
+package v1alpha2
+
+// Condition types.
+const (
+	// TypeUnpacked is True when the revision's content is in the content
+	// store, False when fetching or unpacking failed, Unknown while pending.
+	TypeUnpacked = "Unpacked"
+	// TypeInstalled is True when every object of the active revision is
+	// applied, False when the newest revision could not be installed (the
+	// reason says why; the previous revision stays in place).
+	TypeInstalled = "Installed"
+	// TypeHealthy is True when every object of the active revision passes its
+	// probes, False naming the unhealthy objects.
+	TypeHealthy = "Healthy"
+	// TypeProgressing is True while a revision rolls out.
+	TypeProgressing = "Progressing"
+	// TypePaused is True while spec.paused is set.
+	TypePaused = "Paused"
+	// TypeAccepted is True on a ProvisionerClass its provisioner serves.
+	TypeAccepted = "Accepted"
+)
+
+// Reasons of the Unpacked condition.
+const (
+	// ReasonUnpacked: the content is in the store.
+	ReasonUnpacked = "Unpacked"
+	// ReasonUnpackPending: the Bundle has not been unpacked yet.
+	ReasonUnpackPending = "UnpackPending"
+	// ReasonSourceNotFound: a source (ConfigMap, image, ref) does not exist.
+	ReasonSourceNotFound = "SourceNotFound"
+	// ReasonSourceMutable: a ConfigMap source is not immutable.
+	ReasonSourceMutable = "SourceMutable"
+	// ReasonDigestMismatch: content does not match its pinned digest.
+	ReasonDigestMismatch = "DigestMismatch"
+	// ReasonSourceConflict: two sources write the same path.
+	ReasonSourceConflict = "SourceConflict"
+	// ReasonUnsupportedSource: the provisioner does not support the source type.
+	ReasonUnsupportedSource = "UnsupportedSource"
+	// ReasonUnpackFailed: fetching or unpacking failed for another reason.
+	ReasonUnpackFailed = "UnpackFailed"
+)
+
+// Reasons of the Installed condition.
+const (
+	// ReasonInstalled: every object of the active revision is applied.
+	ReasonInstalled = "Installed"
+	// ReasonInstallPending: the revision is not unpacked yet.
+	ReasonInstallPending = "InstallPending"
+	// ReasonInvalidContent: the content cannot be turned into objects
+	// (invalid YAML, no manifests/ directory, no objects, duplicates).
+	ReasonInvalidContent = "InvalidContent"
+	// ReasonUnknownKind: an object's kind is not served by the cluster.
+	ReasonUnknownKind = "UnknownKind"
+	// ReasonValidationFailed: the server-side dry-run refused an object.
+	ReasonValidationFailed = "ValidationFailed"
+	// ReasonApplyFailed: applying an object failed.
+	ReasonApplyFailed = "ApplyFailed"
+	// ReasonPruneFailed: removing objects the revision no longer has failed.
+	ReasonPruneFailed = "PruneFailed"
+	// ReasonCollision: an object is managed by someone else.
+	ReasonCollision = "Collision"
+	// ReasonMissingPermissions: the install identity lacks permissions.
+	ReasonMissingPermissions = "MissingPermissions"
+	// ReasonRolledBack: the new revision failed and the last healthy one was
+	// restored.
+	ReasonRolledBack = "RolledBack"
+	// ReasonDeleting: the BundleDeployment is being deleted.
+	ReasonDeleting = "Deleting"
+)
+
+// Reasons of the Healthy and Progressing conditions.
+const (
+	// ReasonHealthy: every probe passes.
+	ReasonHealthy = "Healthy"
+	// ReasonUnhealthy: some object fails its probe.
+	ReasonUnhealthy = "Unhealthy"
+	// ReasonRollingOut: a revision is being applied or waited on.
+	ReasonRollingOut = "RollingOut"
+	// ReasonProgressDeadlineExceeded: the revision was not healthy in time.
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonSettled: nothing is rolling out.
+	ReasonSettled = "Settled"
+)
+
+// Reasons of the Paused and Accepted conditions.
+const (
+	// ReasonPaused: spec.paused is set.
+	ReasonPaused = "Paused"
+	// ReasonNotPaused: spec.paused is not set.
+	ReasonNotPaused = "NotPaused"
+	// ReasonAccepted: the provisioner serves the class.
+	ReasonAccepted = "Accepted"
+)
+
+// Well-known names, labels and annotations.
+const (
+	// SystemNamespace holds sources (ConfigMaps, Secrets) and rukpak's own
+	// bookkeeping objects.
+	SystemNamespace = "rukpak-system"
+	// FieldManager is the server-side apply field manager of every write to a
+	// bundle's objects.
+	FieldManager = "rukpak"
+	// LabelOwnerKind marks an object as managed by rukpak; its value is the
+	// owner's kind (BundleDeployment).
+	LabelOwnerKind = "core.rukpak.io/owner-kind"
+	// LabelOwnerName is the name of the owning BundleDeployment.
+	LabelOwnerName = "core.rukpak.io/owner-name"
+	// LabelBundleDeployment on a Bundle names the BundleDeployment that
+	// stamped it out.
+	LabelBundleDeployment = "core.rukpak.io/bundle-deployment"
+	// AnnotationRevision on a managed object is the Bundle that last applied it.
+	AnnotationRevision = "core.rukpak.io/revision"
+	// FinalizerCleanup removes a BundleDeployment's objects before it goes away.
+	FinalizerCleanup = "core.rukpak.io/cleanup"
+	// FinalizerContent removes a Bundle's content from the store.
+	FinalizerContent = "core.rukpak.io/content"
+)

@@ -1,0 +1,228 @@
+package v1alpha2
+
+// SourceType names the kind of a BundleSource. Exactly the member of the
+// BundleSource that matches the type is set.
+// +kubebuilder:validation:Enum=image;git;http;configMaps;upload
+type SourceType string
+
+// The source types.
+const (
+	// SourceTypeImage reads content from an OCI image.
+	SourceTypeImage SourceType = "image"
+	// SourceTypeGit reads content from a git repository.
+	SourceTypeGit SourceType = "git"
+	// SourceTypeHTTP reads content from a .tar.gz archive served over HTTP(S).
+	SourceTypeHTTP SourceType = "http"
+	// SourceTypeConfigMaps reads content from immutable ConfigMaps in the
+	// system namespace.
+	SourceTypeConfigMaps SourceType = "configMaps"
+	// SourceTypeUpload reads content uploaded with `rukpakctl run`.
+	SourceTypeUpload SourceType = "upload"
+)
+
+// BundleSource is one place content is read from. Several sources may make up
+// one bundle, each placed at its destination in the unpacked tree.
+//
+// +kubebuilder:validation:XValidation:rule="(self.type == 'image') == has(self.image)",message="source of type image must set exactly the image member"
+// +kubebuilder:validation:XValidation:rule="(self.type == 'git') == has(self.git)",message="source of type git must set exactly the git member"
+// +kubebuilder:validation:XValidation:rule="(self.type == 'http') == has(self.http)",message="source of type http must set exactly the http member"
+// +kubebuilder:validation:XValidation:rule="(self.type == 'configMaps') == has(self.configMaps)",message="source of type configMaps must set exactly the configMaps member"
+// +kubebuilder:validation:XValidation:rule="(self.type == 'upload') == has(self.upload)",message="source of type upload must set exactly the upload member"
+type BundleSource struct {
+	// type is the kind of source; exactly the member of the same name is set.
+	// +required
+	Type SourceType `json:"type"`
+
+	// image reads content from an OCI image.
+	// +optional
+	Image *ImageSource `json:"image,omitempty"`
+
+	// git reads content from a git repository.
+	// +optional
+	Git *GitSource `json:"git,omitempty"`
+
+	// http reads content from a .tar.gz archive.
+	// +optional
+	HTTP *HTTPSource `json:"http,omitempty"`
+
+	// configMaps reads content from immutable ConfigMaps in the system
+	// namespace (rukpak-system); each ConfigMap's keys become files.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	ConfigMaps []ConfigMapSource `json:"configMaps,omitempty"`
+
+	// upload reads content uploaded with `rukpakctl run`.
+	// +optional
+	Upload *UploadSource `json:"upload,omitempty"`
+
+	// destination is the sub-path of the unpacked tree this source is placed
+	// at; empty means the root. It must be relative and must not contain "..".
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(p, p == '..')",message="destination must be a relative path without '..'"
+	Destination string `json:"destination,omitempty"`
+}
+
+// LocalObjectReference names an object in the system namespace (rukpak-system).
+type LocalObjectReference struct {
+	// name of the object.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// ImageSource reads content from an OCI image.
+type ImageSource struct {
+	// ref is the image reference, by tag or (preferably) by digest.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Ref string `json:"ref"`
+
+	// pullSecret names a kubernetes.io/dockerconfigjson Secret in rukpak-system.
+	// +optional
+	PullSecret *LocalObjectReference `json:"pullSecret,omitempty"`
+
+	// insecureSkipTLSVerify turns off TLS verification of the registry.
+	// +optional
+	InsecureSkipTLSVerify bool `json:"insecureSkipTLSVerify,omitempty"`
+
+	// caSecret names a Secret in rukpak-system whose ca.crt key holds the CA
+	// bundle the registry's certificate is verified against.
+	// +optional
+	CASecret *LocalObjectReference `json:"caSecret,omitempty"`
+
+	// platform selects the image of a multi-platform index, as os/arch[/variant];
+	// the default is the manager's platform.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Platform string `json:"platform,omitempty"`
+}
+
+// GitSource reads content from a git repository.
+type GitSource struct {
+	// repository is the clone URL (https://… or ssh://…).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Repository string `json:"repository"`
+
+	// ref selects what to check out.
+	// +required
+	Ref GitRef `json:"ref"`
+
+	// directory is the sub-directory of the repository to read; empty means
+	// the root.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Directory string `json:"directory,omitempty"`
+
+	// auth names the credentials for the repository.
+	// +optional
+	Auth *GitAuth `json:"auth,omitempty"`
+
+	// insecureSkipTLSVerify turns off TLS verification of the server.
+	// +optional
+	InsecureSkipTLSVerify bool `json:"insecureSkipTLSVerify,omitempty"`
+
+	// caSecret names a Secret in rukpak-system whose ca.crt key holds the CA
+	// bundle the server's certificate is verified against.
+	// +optional
+	CASecret *LocalObjectReference `json:"caSecret,omitempty"`
+}
+
+// GitRef selects a commit. Exactly one field is set.
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.commit), has(self.tag), has(self.branch)].filter(x, x).size() == 1",message="exactly one of commit, tag and branch must be set"
+type GitRef struct {
+	// commit is a full commit hash; it is fetched once.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{40}([0-9a-f]{24})?$`
+	Commit string `json:"commit,omitempty"`
+
+	// tag is re-resolved every pollInterval.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Tag string `json:"tag,omitempty"`
+
+	// branch is re-resolved every pollInterval.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Branch string `json:"branch,omitempty"`
+}
+
+// GitAuth names the credentials for a git repository.
+type GitAuth struct {
+	// secret names a Secret in rukpak-system: username and password (or
+	// token) for HTTPS; ssh-privatekey and known_hosts for SSH.
+	// +required
+	Secret LocalObjectReference `json:"secret"`
+}
+
+// HTTPSource reads content from a .tar.gz archive served over HTTP(S).
+type HTTPSource struct {
+	// url of the archive.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="url must be http:// or https://"
+	URL string `json:"url"`
+
+	// sha256 is the hex digest the archive must have; with it set, the
+	// archive is fetched once and a mismatch fails the revision.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
+	SHA256 string `json:"sha256,omitempty"`
+
+	// auth names the credentials for the server.
+	// +optional
+	Auth *HTTPAuth `json:"auth,omitempty"`
+
+	// insecureSkipTLSVerify turns off TLS verification of the server.
+	// +optional
+	InsecureSkipTLSVerify bool `json:"insecureSkipTLSVerify,omitempty"`
+
+	// caSecret names a Secret in rukpak-system whose ca.crt key holds the CA
+	// bundle the server's certificate is verified against.
+	// +optional
+	CASecret *LocalObjectReference `json:"caSecret,omitempty"`
+}
+
+// HTTPAuth names the credentials for an HTTP server.
+type HTTPAuth struct {
+	// secret names a Secret in rukpak-system with username and password, or
+	// a bearer token under the key token.
+	// +required
+	Secret LocalObjectReference `json:"secret"`
+}
+
+// ConfigMapSource places the keys of one immutable ConfigMap as files.
+type ConfigMapSource struct {
+	// configMap names an immutable ConfigMap in rukpak-system.
+	// +required
+	ConfigMap LocalObjectReference `json:"configMap"`
+
+	// path is the directory of the unpacked tree the keys land in.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(p, p == '..')",message="path must be a relative path without '..'"
+	Path string `json:"path,omitempty"`
+
+	// digest pins the ConfigMap's content ("sha256:<hex>" over its keys and
+	// values). rukpak sets it on resolved sources; a user may set it to
+	// refuse any other content.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
+	Digest string `json:"digest,omitempty"`
+}
+
+// UploadSource reads content uploaded with `rukpakctl run`.
+type UploadSource struct {
+	// digest is the content digest ("sha256:<hex>") of the uploaded archive.
+	// +required
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
+	Digest string `json:"digest"`
+}
