@@ -1,0 +1,205 @@
+package v1alpha2_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/testutil/envtest"
+)
+
+var env *envtest.Env
+
+func TestMain(m *testing.M) { envtest.Run(m, &env) }
+
+func cmSource(name string) v1alpha2.BundleSource {
+	return v1alpha2.BundleSource{
+		Type:       v1alpha2.SourceTypeConfigMaps,
+		ConfigMaps: []v1alpha2.ConfigMapSource{{ConfigMap: v1alpha2.LocalObjectReference{Name: name}, Path: "manifests"}},
+	}
+}
+
+func bd(name string, mutate func(*v1alpha2.BundleDeployment)) *v1alpha2.BundleDeployment {
+	b := &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha2.BundleDeploymentSpec{
+			ProvisionerClassName: v1alpha2.ClassPlain,
+			InstallNamespace:     "example",
+			Sources:              []v1alpha2.BundleSource{cmSource("example-manifests")},
+		},
+	}
+	if mutate != nil {
+		mutate(b)
+	}
+	return b
+}
+
+func TestBundleDeploymentCreateValidation(t *testing.T) {
+	tests := []struct {
+		name    string
+		obj     *v1alpha2.BundleDeployment
+		wantErr string // substring of the API server's message; "" means accepted
+	}{
+		{name: "valid", obj: bd(envtest.UniqueName("ok"), nil)},
+		{
+			name: "type without its member",
+			obj: bd(envtest.UniqueName("nomember"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeImage}}
+			}),
+			wantErr: "source of type image must set exactly the image member",
+		},
+		{
+			name: "member of another type",
+			obj: bd(envtest.UniqueName("othermember"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources[0].Image = &v1alpha2.ImageSource{Ref: "example.com/x@sha256:" + strings.Repeat("a", 64)}
+			}),
+			wantErr: "source of type image must set exactly the image member",
+		},
+		{
+			name: "unknown type",
+			obj: bd(envtest.UniqueName("badtype"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources[0].Type = "ftp"
+			}),
+			wantErr: `Unsupported value: "ftp"`,
+		},
+		{
+			name: "no sources",
+			obj: bd(envtest.UniqueName("nosrc"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = nil
+			}),
+			wantErr: "spec.sources: Required value",
+		},
+		{
+			name: "two git refs",
+			obj: bd(envtest.UniqueName("gitrefs"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeGit, Git: &v1alpha2.GitSource{
+					Repository: "https://example.com/repo.git",
+					Ref:        v1alpha2.GitRef{Branch: "main", Tag: "v1"},
+				}}}
+			}),
+			wantErr: "exactly one of commit, tag and branch must be set",
+		},
+		{
+			name: "destination escapes the tree",
+			obj: bd(envtest.UniqueName("escape"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources[0].Destination = "a/../../etc"
+			}),
+			wantErr: "destination must be a relative path without '..'",
+		},
+		{
+			name:    "name too long for generated Bundle names",
+			obj:     bd(strings.Repeat("n", 53), nil),
+			wantErr: "metadata.name must be at most 52 characters",
+		},
+		{
+			name: "invalid install namespace",
+			obj: bd(envtest.UniqueName("badns"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.InstallNamespace = "Not_A_Namespace"
+			}),
+			wantErr: "spec.installNamespace",
+		},
+		{
+			name: "bad http url",
+			obj: bd(envtest.UniqueName("badurl"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHTTP, HTTP: &v1alpha2.HTTPSource{URL: "ftp://x/y.tgz"}}}
+			}),
+			wantErr: "url must be http:// or https://",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := env.Client.Create(context.Background(), tt.obj)
+			assertErr(t, err, tt.wantErr)
+		})
+	}
+}
+
+func assertErr(t *testing.T, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("want accepted, got %v", err)
+	case want != "" && err == nil:
+		t.Fatalf("want rejected with %q, got accepted", want)
+	case want != "" && !strings.Contains(err.Error(), want):
+		t.Fatalf("want error containing %q, got %v", want, err)
+	}
+}
+
+func TestBundleDeploymentUpdateValidation(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(*v1alpha2.BundleDeployment)
+		wantErr string
+	}{
+		{name: "change sources", mutate: func(b *v1alpha2.BundleDeployment) { b.Spec.Sources = []v1alpha2.BundleSource{cmSource("v2")} }},
+		{name: "pause", mutate: func(b *v1alpha2.BundleDeployment) { b.Spec.Paused = true }},
+		{name: "change class", mutate: func(b *v1alpha2.BundleDeployment) { b.Spec.ProvisionerClassName = v1alpha2.ClassHelm }, wantErr: "provisionerClassName is immutable"},
+		{name: "change install namespace", mutate: func(b *v1alpha2.BundleDeployment) { b.Spec.InstallNamespace = "other" }, wantErr: "installNamespace is immutable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			obj := bd(envtest.UniqueName("upd"), nil)
+			if err := env.Client.Create(ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+			tt.mutate(obj)
+			assertErr(t, env.Client.Update(ctx, obj), tt.wantErr)
+		})
+	}
+}
+
+func TestBundleDefaultsAndImmutability(t *testing.T) {
+	ctx := context.Background()
+	b := &v1alpha2.Bundle{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("bundle")},
+		Spec: v1alpha2.BundleSpec{
+			ProvisionerClassName: v1alpha2.ClassPlain,
+			Sources:              []v1alpha2.BundleSource{cmSource("a")},
+		},
+	}
+	if err := env.Client.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	b.Spec.Sources = []v1alpha2.BundleSource{cmSource("b")}
+	assertErr(t, env.Client.Update(ctx, b), "Bundle spec is immutable")
+
+	long := b.DeepCopy()
+	long.ObjectMeta = metav1.ObjectMeta{Name: strings.Repeat("b", 64)}
+	assertErr(t, env.Client.Create(ctx, long), "metadata.name must be at most 63 characters")
+
+	d := bd(envtest.UniqueName("defaults"), nil)
+	if err := env.Client.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if got := ptr.Deref(d.Spec.RevisionHistoryLimit, -1); got != 3 {
+		t.Fatalf("revisionHistoryLimit default = %d, want 3", got)
+	}
+	if d.Spec.CollisionProtection != v1alpha2.CollisionProtectionPrevent {
+		t.Fatalf("collisionProtection default = %q, want Prevent", d.Spec.CollisionProtection)
+	}
+}
+
+func TestProvisionerClassValidation(t *testing.T) {
+	ctx := context.Background()
+	pc := &v1alpha2.ProvisionerClass{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("class")},
+		Spec:       v1alpha2.ProvisionerClassSpec{ControllerName: "example.com/provisioner"},
+	}
+	if err := env.Client.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	pc.Spec.ControllerName = "example.com/other"
+	assertErr(t, env.Client.Update(ctx, pc), "controllerName is immutable")
+
+	bad := &v1alpha2.ProvisionerClass{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("class")},
+		Spec:       v1alpha2.ProvisionerClassSpec{ControllerName: "no-domain"},
+	}
+	assertErr(t, env.Client.Create(ctx, bad), "spec.controllerName")
+}
