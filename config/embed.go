@@ -1,0 +1,65 @@
+// Package config embeds rukpak's generated Kubernetes manifests so that Go
+// programs (the local cluster, tests, the CLI) install exactly the CRDs that
+// `make manifests` wrote, without reading the source tree at run time.
+package config
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed crd/bases/*.yaml
+var crdFS embed.FS
+
+// CRDFiles returns the embedded CRD manifests; their paths are
+// crd/bases/<group>_<plural>.yaml.
+func CRDFiles() fs.FS { return crdFS }
+
+// CRDs decodes every embedded CRD manifest, sorted by name.
+func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	files, err := fs.Glob(crdFS, "crd/bases/*.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("listing embedded CRDs: %w", err)
+	}
+	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(files))
+	for _, name := range files {
+		data, err := crdFS.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("reading embedded %s: %w", name, err)
+		}
+		reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for i := 0; ; i++ {
+			doc, err := reader.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("splitting %s: %w", path.Base(name), err)
+			}
+			if len(bytes.TrimSpace(doc)) == 0 {
+				continue
+			}
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := yaml.UnmarshalStrict(doc, crd); err != nil {
+				return nil, fmt.Errorf("decoding %s (document %d): %w", path.Base(name), i, err)
+			}
+			if crd.Kind != "CustomResourceDefinition" || crd.Name == "" {
+				return nil, fmt.Errorf("%s (document %d) is not a named CustomResourceDefinition", path.Base(name), i)
+			}
+			crds = append(crds, crd)
+		}
+	}
+	sort.Slice(crds, func(i, j int) bool { return crds[i].Name < crds[j].Name })
+	return crds, nil
+}

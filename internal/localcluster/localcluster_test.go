@@ -1,0 +1,283 @@
+package localcluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/config"
+)
+
+// fakeManagerFlag makes the test binary act as a manager: it serves /readyz
+// on --health-probe-bind-address, so StartManager is tested without
+// building anything.
+const fakeManagerFlag = "--localcluster-fake-manager"
+
+func TestMain(m *testing.M) {
+	if slices.Contains(os.Args[1:], fakeManagerFlag) {
+		fakeManager()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func fakeManager() {
+	var addr string
+	for _, arg := range os.Args[1:] {
+		if v, ok := strings.CutPrefix(arg, "--health-probe-bind-address="); ok {
+			addr = v
+		}
+		if v, ok := strings.CutPrefix(arg, "--kubeconfig="); ok {
+			if _, err := os.Stat(v); err != nil {
+				fmt.Fprintln(os.Stderr, "fake manager:", err)
+				os.Exit(1)
+			}
+		}
+	}
+	http.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	fmt.Fprintln(os.Stderr, "fake manager serving", addr, http.ListenAndServe(addr, nil))
+	os.Exit(1)
+}
+
+// testBinDir is bin/cluster of the repository (or $KUBEBUILDER_ASSETS when
+// it holds kwok too); tests build nothing.
+func testBinDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" || !exists(filepath.Join(dir, "kwok")) {
+		dir = filepath.Join("..", "..", "bin", "cluster")
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exists(filepath.Join(dir, "kube-apiserver")) {
+		t.Fatalf("no control-plane binaries in %s: run `make cluster-bins`", dir)
+	}
+	return dir
+}
+
+func exists(path string) bool { _, err := os.Stat(path); return err == nil }
+
+// syncBuffer collects progress output from Up.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func startCluster(t *testing.T, minimal bool) (*Cluster, client.Client, []process) {
+	t.Helper()
+	stateDir := t.TempDir()
+	t.Cleanup(func() {
+		if err := Down(stateDir); err != nil {
+			t.Errorf("Down in cleanup: %v", err)
+		}
+	})
+	out := &syncBuffer{}
+	began := time.Now()
+	c, err := Up(t.Context(), Options{StateDir: stateDir, BinDir: testBinDir(t), Minimal: minimal, NoManager: true, Out: out})
+	if err != nil {
+		t.Fatalf("Up: %v\n%s", err, out)
+	}
+	t.Logf("Up (minimal=%v) took %s:\n%s", minimal, time.Since(began).Round(time.Millisecond), out)
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme, err := newScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := readState(stateDir)
+	if err != nil || s == nil {
+		t.Fatalf("reading pid file: %v", err)
+	}
+	return c, cl, s.Processes
+}
+
+func TestMinimalLifecycle(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	c, cl, procs := startCluster(t, true)
+	if len(procs) != 2 {
+		t.Fatalf("a minimal cluster runs etcd and kube-apiserver, got %+v", procs)
+	}
+
+	namespaces := &corev1.NamespaceList{}
+	if err := cl.List(ctx, namespaces); err != nil {
+		t.Fatalf("listing namespaces with the kubeconfig: %v", err)
+	}
+	if !hasNamespace(namespaces, "rukpak-system") {
+		t.Errorf("namespace rukpak-system missing from %v", namespaces.Items)
+	}
+	crds, err := config.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range crds {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: want.Name}, crd); err != nil {
+			t.Fatalf("CRD %s: %v", want.Name, err)
+		}
+		if !established(crd) {
+			t.Errorf("CRD %s is not Established", want.Name)
+		}
+	}
+
+	out := &syncBuffer{}
+	again, err := Up(ctx, Options{StateDir: c.StateDir, BinDir: testBinDir(t), Minimal: true, NoManager: true, Out: out})
+	if err != nil {
+		t.Fatalf("second Up: %v", err)
+	}
+	if again.Server != c.Server || !strings.Contains(out.String(), "already up") {
+		t.Errorf("second Up should be a no-op on %s; got %s, output %q", c.Server, again.Server, out)
+	}
+
+	// A manager that exits at once fails StartManager with its log.
+	began := time.Now()
+	err = c.StartManager(ctx, filepath.Join(testBinDir(t), "kwok"))
+	if err == nil || !strings.Contains(err.Error(), "unknown flag") {
+		t.Errorf("StartManager with a binary that rejects the flags: want its log in the error, got %v", err)
+	}
+	if d := time.Since(began); d > 10*time.Second {
+		t.Errorf("a manager that exits should fail fast, took %s", d)
+	}
+
+	// A manager that serves /readyz is recorded, so Down stops it.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StartManager(ctx, self, fakeManagerFlag); err != nil {
+		t.Fatalf("StartManager: %v", err)
+	}
+	loaded, err := Load(c.StateDir)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if loaded.ManagerReadyURL == "" {
+		t.Error("Load: ManagerReadyURL is empty after StartManager")
+	}
+	s, err := readState(c.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs = s.Processes
+
+	began = time.Now()
+	if err := Down(c.StateDir); err != nil {
+		t.Fatalf("Down: %v", err)
+	}
+	t.Logf("Down took %s", time.Since(began).Round(time.Millisecond))
+	for _, p := range procs {
+		if p.alive() {
+			t.Errorf("%s (pid %d) still runs after Down", p.Name, p.PID)
+		}
+	}
+	if exists(filepath.Join(c.StateDir, pidFileName)) {
+		t.Error("pid file left after Down")
+	}
+	if err := Down(c.StateDir); err != nil {
+		t.Errorf("second Down: %v", err)
+	}
+	if _, err := Load(c.StateDir); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("Load after Down: want ErrNotRunning, got %v", err)
+	}
+}
+
+func TestFullClusterRunsDeployment(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	_, cl, procs := startCluster(t, false)
+	if len(procs) != 5 {
+		t.Fatalf("a full cluster runs five components, got %+v", procs)
+	}
+	labels := map[string]string{"app": "hello"}
+	deploy := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{NodeSelectorKey: NodeSelectorValue},
+					Containers:   []corev1.Container{{Name: "hello", Image: "registry.example/hello:1"}},
+				},
+			},
+		},
+	}
+	if err := cl.Create(ctx, deploy); err != nil {
+		t.Fatalf("creating deployment: %v", err)
+	}
+	began := time.Now()
+	err := poll(ctx, 60*time.Second, "deployment hello to be Available", func(ctx context.Context) (bool, error) {
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(deploy), deploy); err != nil {
+			return false, err
+		}
+		return deploy.Status.AvailableReplicas == 2 && deploymentAvailable(deploy), nil
+	})
+	if err != nil {
+		t.Fatalf("%v; status: %+v", err, deploy.Status)
+	}
+	t.Logf("deployment Available after %s", time.Since(began).Round(time.Millisecond))
+}
+
+func hasNamespace(list *corev1.NamespaceList, name string) bool {
+	for _, ns := range list.Items {
+		if ns.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func deploymentAvailable(d *appsv1.Deployment) bool {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,107 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+const (
+	managerName = "rukpak"
+	// managerReadyTimeout bounds the wait for the manager's /readyz.
+	managerReadyTimeout = 60 * time.Second
+)
+
+// ManagerFlags returns the flags the manager is started with (before any
+// extra ones): the cluster's kubeconfig, a content store inside the state
+// directory, the health probe on 127.0.0.1:probePort and no metrics
+// endpoint.
+func ManagerFlags(stateDir string, probePort int) []string {
+	return []string{
+		"--kubeconfig=" + filepath.Join(stateDir, kubeconfigName),
+		"--storage-dir=" + filepath.Join(stateDir, storageDir),
+		"--health-probe-bind-address=" + loopback(probePort),
+		"--metrics-bind-address=0",
+	}
+}
+
+// StartManager starts the binary at path as the cluster's manager, with
+// ManagerFlags and then args, records it in the pid file (so Down stops it)
+// and waits until its /readyz answers 200. It fails if a manager already
+// runs.
+func (c *Cluster) StartManager(ctx context.Context, path string, args ...string) error {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("resolving manager path: %w", err)
+	}
+	unlock, err := lockStateDir(c.StateDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s, err := readState(c.StateDir)
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return fmt.Errorf("no cluster recorded in %s", c.StateDir)
+	}
+	if p, ok := s.process(managerName); ok && p.alive() {
+		return fmt.Errorf("a manager already runs (pid %d)", p.PID)
+	}
+	return startManager(ctx, c.StateDir, s, path, args)
+}
+
+// startManager starts the manager, records it in s and the pid file, and
+// waits for it to be ready; on failure it stops the manager and drops it
+// from the record again. The caller holds the state directory's lock.
+func startManager(ctx context.Context, stateDir string, s *state, path string, args []string) error {
+	picked, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	port := picked[0]
+	if err := os.MkdirAll(filepath.Join(stateDir, storageDir), 0o755); err != nil {
+		return fmt.Errorf("creating content store: %w", err)
+	}
+	logs := filepath.Join(stateDir, logsDir)
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return fmt.Errorf("creating log directory: %w", err)
+	}
+	flags := append(ManagerFlags(stateDir, port), args...)
+	p, err := startProcess(managerName, path, flags, stateDir, logs)
+	if err != nil {
+		return err
+	}
+	kept := s.Processes[:0:0]
+	for _, q := range s.Processes {
+		if q.Name != managerName {
+			kept = append(kept, q)
+		}
+	}
+	s.Processes = append(kept, p)
+	s.Ports.Manager = port
+	if err := writeState(stateDir, s); err != nil {
+		_ = stopProcesses([]process{p}, 5*time.Second)
+		return err
+	}
+	url := "http://" + loopback(port) + "/readyz"
+	if err := waitHTTP(ctx, plainClient(), p, url, managerReadyTimeout); err != nil {
+		_ = stopProcesses([]process{p}, 5*time.Second)
+		s.Processes, s.Ports.Manager = kept, 0
+		_ = writeState(stateDir, s)
+		return fmt.Errorf("starting manager %s: %w", path, err)
+	}
+	return nil
+}
+
+// managerProbe returns the manager's /readyz URL, or "" when s records no
+// manager.
+func managerProbe(s *state) string {
+	if _, ok := s.process(managerName); !ok || s.Ports.Manager == 0 {
+		return ""
+	}
+	return "http://" + loopback(s.Ports.Manager) + "/readyz"
+}
