@@ -88,7 +88,7 @@ func waitHTTP(ctx context.Context, client *http.Client, p process, url string, t
 		}
 		return true, nil
 	})
-	if err != nil && p.alive() { // timed out: exited() did not add the log
+	if err != nil && p.alive() && ctx.Err() == nil { // timed out: exited() did not add the log
 		err = fmt.Errorf("%w; last lines of %s:\n%s", err, p.Log, logTail(p.Log, 30))
 	}
 	return err
