@@ -1,0 +1,55 @@
+// Command rukpak is the manager: it runs every built-in provisioner (plain,
+// and the classes later issues add) against the cluster of its kubeconfig.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/rukpak/rukpak/internal/manager"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "rukpak:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	opts := manager.DefaultOptions()
+	var kubeconfig string
+	var qps float64
+	var burst int
+	fs := flag.CommandLine
+	fs.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster; empty means in-cluster")
+	fs.StringVar(&opts.StorageDir, "storage-dir", "/var/cache/rukpak", "directory of the content store")
+	fs.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", opts.MaxConcurrentReconciles, "BundleDeployments reconciled at once")
+	fs.IntVar(&opts.ApplyConcurrency, "apply-concurrency", opts.ApplyConcurrency, "objects of one revision applied at once")
+	fs.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", opts.HealthProbeBindAddress, "address of /healthz and /readyz")
+	fs.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", opts.MetricsBindAddress, "address of the metrics endpoint; 0 turns it off")
+	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect one active replica")
+	fs.Float64Var(&qps, "kube-api-qps", 1000, "client-side request rate limit; the API server's own flow control still applies")
+	fs.IntVar(&burst, "kube-api-burst", 2000, "client-side request burst")
+	zopts := zap.Options{}
+	zopts.BindFlags(fs)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
+
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, nil).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = float32(qps), burst
+	mgr, err := manager.New(cfg, opts)
+	if err != nil {
+		return err
+	}
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

@@ -1,0 +1,223 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+)
+
+// maxReported bounds how many refused objects one message names.
+const maxReported = 5
+
+// Apply validates and applies the plan (see the package doc for the order)
+// and returns what it did. A refused object fails the plan before the first
+// write, or — for objects that need a CRD or Namespace of the same bundle —
+// before the second phase is written.
+func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
+	deferred, err := e.deferred(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	before := make([]string, len(p.items)) // resourceVersion before the write; "" if absent
+	var now, later, first, rest []int
+	for i, it := range p.items {
+		if deferred[i] {
+			later = append(later, i)
+		} else {
+			now = append(now, i)
+		}
+		if it.phase == phaseFirst {
+			first = append(first, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	if err := e.validate(ctx, p, now, before); err != nil {
+		return nil, err
+	}
+	after := make([]string, len(p.items))
+	if err := e.write(ctx, p, first, after); err != nil {
+		return e.changes(p, first, before, after), err
+	}
+	if err := e.waitEstablished(ctx, p, first); err != nil {
+		return e.changes(p, first, before, after), err
+	}
+	if err := e.validate(ctx, p, later, before); err != nil {
+		return e.changes(p, first, before, after), err
+	}
+	err = e.write(ctx, p, rest, after)
+	return e.changes(p, append(first, rest...), before, after), err
+}
+
+// deferred marks the objects that cannot be validated before the first
+// phase is applied: their kind comes from a CRD of the bundle, or their
+// namespace is a Namespace of the bundle that does not exist yet.
+func (e *Engine) deferred(ctx context.Context, p *Plan) ([]bool, error) {
+	missing := map[string]bool{}
+	for ns := range p.namespaces {
+		err := e.live().Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+		switch {
+		case apierrors.IsNotFound(err):
+			missing[ns] = true
+		case err != nil:
+			return nil, fmt.Errorf("getting namespace %s: %w", ns, err)
+		}
+	}
+	out := make([]bool, len(p.items))
+	for i, it := range p.items {
+		out[i] = it.phase == phaseRest && (it.needsCRD || missing[it.id.Namespace])
+	}
+	return out, nil
+}
+
+// validate dry-runs the objects at idx, recording each one's current
+// resourceVersion in before. Every refusal is collected, so the message
+// names all (up to maxReported) refused objects.
+func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []string) error {
+	var mu sync.Mutex
+	var refused []string
+	var transient error
+	e.each(ctx, idx, func(i int) bool {
+		it := p.items[i]
+		obj := it.obj.DeepCopy()
+		err := e.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
+			client.FieldOwner(e.opts.FieldManager), client.ForceOwnership, client.DryRunAll)
+		if err == nil {
+			before[i] = obj.GetResourceVersion()
+			return true
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if f := classify(err, v1alpha2.ReasonValidationFailed); f != nil {
+			refused = append(refused, fmt.Sprintf("object %s: %s", it.id, f.Message))
+			return true
+		}
+		if transient == nil {
+			transient = fmt.Errorf("validating object %s: %w", it.id, err)
+		}
+		return false
+	})
+	if len(refused) > 0 {
+		sort.Strings(refused)
+		msg := strings.Join(refused[:min(len(refused), maxReported)], "; ")
+		if len(refused) > maxReported {
+			msg += fmt.Sprintf("; and %d more", len(refused)-maxReported)
+		}
+		return failure.New(v1alpha2.ReasonValidationFailed, "server-side validation refused %d object(s), nothing was applied: %s", len(refused), msg)
+	}
+	if transient != nil {
+		return transient
+	}
+	return ctx.Err()
+}
+
+// write applies the objects at idx, recording resourceVersions in after.
+func (e *Engine) write(ctx context.Context, p *Plan, idx []int, after []string) error {
+	var mu sync.Mutex
+	var errs []error
+	e.each(ctx, idx, func(i int) bool {
+		it := p.items[i]
+		obj := it.obj.DeepCopy()
+		err := e.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
+			client.FieldOwner(e.opts.FieldManager), client.ForceOwnership)
+		if err == nil {
+			after[i] = obj.GetResourceVersion()
+			return true
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if f := classify(err, v1alpha2.ReasonApplyFailed); f != nil {
+			errs = append(errs, failure.New(f.Reason, "applying object %s: %s", it.id, f.Message))
+		} else {
+			errs = append(errs, fmt.Errorf("applying object %s: %w", it.id, err))
+		}
+		return false
+	})
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return ctx.Err()
+}
+
+// changes reports what happened to the objects at idx that were written.
+func (e *Engine) changes(p *Plan, idx []int, before, after []string) *ChangeSet {
+	cs := &ChangeSet{}
+	for _, i := range idx {
+		if after[i] == "" {
+			continue
+		}
+		a := Configured
+		switch before[i] {
+		case "":
+			a = Created
+		case after[i]:
+			a = Unchanged
+		}
+		cs.add(Change{ID: p.items[i].id, Action: a, ResourceVersion: after[i]})
+	}
+	return cs
+}
+
+// each runs fn for every index on at most Concurrency goroutines, stopping
+// early once fn returns false or ctx is done.
+func (e *Engine) each(ctx context.Context, idx []int, fn func(i int) bool) {
+	if len(idx) == 0 {
+		return
+	}
+	var next atomic.Int64
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for w := 0; w < min(e.opts.Concurrency, len(idx)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() && ctx.Err() == nil {
+				n := int(next.Add(1) - 1)
+				if n >= len(idx) {
+					return
+				}
+				if !fn(idx[n]) {
+					stop.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// classify returns a terminal failure for errors that retrying the same
+// objects will not fix (the object is invalid, its kind is not served, its
+// namespace does not exist), or nil for transient ones.
+func classify(err error, reason string) *failure.Error {
+	if f := failure.As(err); f != nil {
+		return f
+	}
+	if meta.IsNoMatchError(err) {
+		return failure.New(v1alpha2.ReasonUnknownKind, "%v", err)
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return nil
+	}
+	switch {
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsNotFound(err),
+		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsMethodNotSupported(err),
+		apierrors.IsUnsupportedMediaType(err), apierrors.IsNotAcceptable(err):
+		return failure.New(reason, "%v", err)
+	case apierrors.IsForbidden(err) && !strings.Contains(err.Error(), "being terminated"):
+		return failure.New(reason, "%v", err)
+	}
+	return nil
+}

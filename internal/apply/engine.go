@@ -1,0 +1,87 @@
+package apply
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/internal/inventory"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// FieldManager owns every field rukpak applies.
+	FieldManager string
+	// Concurrency is how many objects are written at once.
+	Concurrency int
+	// EstablishTimeout bounds the wait for a bundle's CRDs to be Established.
+	EstablishTimeout time.Duration
+}
+
+// Engine applies and prunes objects.
+type Engine struct {
+	c      client.Client
+	reader client.Reader
+	mapper meta.RESTMapper
+	opts   Options
+}
+
+// New returns an Engine writing with c and reading with reader, which must
+// not be a cache (managed objects may be of any kind; caching them all would
+// cost memory); mapper tells which kinds the cluster serves and their scope.
+func New(c client.Client, reader client.Reader, mapper meta.RESTMapper, opts Options) *Engine {
+	if opts.Concurrency < 1 {
+		opts.Concurrency = 1
+	}
+	if opts.EstablishTimeout <= 0 {
+		opts.EstablishTimeout = time.Minute
+	}
+	return &Engine{c: c, reader: reader, mapper: mapper, opts: opts}
+}
+
+func (e *Engine) live() client.Reader { return e.reader }
+
+// Owner is who applies a plan: a BundleDeployment and its revision.
+type Owner struct {
+	// Name is the owning BundleDeployment.
+	Name string
+	// Revision is the Bundle being applied.
+	Revision string
+}
+
+// Action is what a write did to one object.
+type Action string
+
+// The actions.
+const (
+	// Created: the object did not exist.
+	Created Action = "created"
+	// Configured: the object existed and changed.
+	Configured Action = "configured"
+	// Unchanged: the object existed and the apply changed nothing.
+	Unchanged Action = "unchanged"
+	// Deleted: the object was deleted.
+	Deleted Action = "deleted"
+	// Skipped: the object was left alone (a CRD kept by policy, or an object
+	// someone else now owns).
+	Skipped Action = "skipped"
+)
+
+// Change is what happened to one object.
+type Change struct {
+	// ID names the object.
+	ID inventory.ID
+	// Action is what happened.
+	Action Action
+	// ResourceVersion is the object's resourceVersion after the write.
+	ResourceVersion string
+}
+
+// ChangeSet is what one Apply or Prune did.
+type ChangeSet struct {
+	// Entries are the changes, one per object.
+	Entries []Change
+}
+
+func (cs *ChangeSet) add(c Change) { cs.Entries = append(cs.Entries, c) }

@@ -1,0 +1,188 @@
+package apply
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/inventory"
+)
+
+// Phases of a plan: phaseFirst holds CRDs and Namespaces, which the rest may
+// need; phaseRest holds everything else.
+const (
+	phaseFirst = iota
+	phaseRest
+)
+
+var (
+	crdGK       = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+	namespaceGK = schema.GroupKind{Kind: "Namespace"}
+)
+
+// item is one object of a plan.
+type item struct {
+	id    inventory.ID
+	obj   *unstructured.Unstructured
+	phase int
+	// needsCRD is set when the object's kind is defined by a CRD of the
+	// bundle that the cluster does not serve yet.
+	needsCRD bool
+}
+
+// Plan is a revision's objects, ready to apply: placed, labelled, checked
+// and in apply order.
+type Plan struct {
+	owner Owner
+	items []item
+	// namespaces are the Namespaces the plan itself creates.
+	namespaces map[string]bool
+}
+
+// IDs returns the IDs of the plan's objects, in apply order.
+func (p *Plan) IDs() []inventory.ID {
+	ids := make([]inventory.ID, len(p.items))
+	for i := range p.items {
+		ids[i] = p.items[i].id
+	}
+	return ids
+}
+
+// Len is the number of objects in the plan.
+func (p *Plan) Len() int { return len(p.items) }
+
+// Subset returns a plan of the objects named by ids only.
+func (p *Plan) Subset(ids []inventory.ID) *Plan {
+	want := make(map[inventory.ID]bool, len(ids))
+	for _, id := range ids {
+		want[id.Key()] = true
+	}
+	out := &Plan{owner: p.owner, namespaces: p.namespaces}
+	for _, it := range p.items {
+		if want[it.id.Key()] {
+			out.items = append(out.items, it)
+		}
+	}
+	return out
+}
+
+// crdDef is what a CRD of the bundle says about its kind.
+type crdDef struct {
+	namespaced bool
+	versions   map[string]bool
+}
+
+// Prepare checks objs and turns them into a Plan owned by owner. Namespaced
+// objects without a namespace go to installNamespace. A duplicate object or
+// a kind neither served nor defined by a CRD of the bundle is a terminal
+// failure naming the object; objs are not modified.
+func (e *Engine) Prepare(objs []*unstructured.Unstructured, installNamespace string, owner Owner) (*Plan, error) {
+	crds, err := bundleCRDs(objs)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{owner: owner, namespaces: map[string]bool{}}
+	seen := make(map[inventory.ID]bool, len(objs))
+	var first, rest []item
+	for _, in := range objs {
+		obj := in.DeepCopy()
+		gvk := obj.GroupVersionKind()
+		namespaced, needsCRD, err := e.scope(gvk, crds)
+		if err != nil {
+			return nil, fmt.Errorf("object %s %q: %w", gvk.Kind, obj.GetName(), err)
+		}
+		switch {
+		case !namespaced:
+			obj.SetNamespace("")
+		case obj.GetNamespace() == "":
+			obj.SetNamespace(installNamespace)
+		}
+		id := inventory.ID{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+		if seen[id.Key()] {
+			return nil, failure.New(v1alpha2.ReasonInvalidContent, "object %s appears twice in the bundle", id)
+		}
+		seen[id.Key()] = true
+		stamp(obj, owner)
+		it := item{id: id, obj: obj, phase: phaseRest, needsCRD: needsCRD}
+		if gk := gvk.GroupKind(); gk == crdGK || gk == namespaceGK {
+			it.phase = phaseFirst
+			if gk == namespaceGK {
+				p.namespaces[obj.GetName()] = true
+			}
+			first = append(first, it)
+			continue
+		}
+		rest = append(rest, it)
+	}
+	p.items = append(first, rest...)
+	return p, nil
+}
+
+// scope tells whether gvk is namespaced, from the cluster or else from a
+// CRD of the bundle (needsCRD), or fails with UnknownKind.
+func (e *Engine) scope(gvk schema.GroupVersionKind, crds map[schema.GroupKind]crdDef) (namespaced, needsCRD bool, err error) {
+	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err == nil {
+		return m.Scope.Name() == meta.RESTScopeNameNamespace, false, nil
+	}
+	if !meta.IsNoMatchError(err) {
+		return false, false, fmt.Errorf("looking up kind %s: %w", gvk, err)
+	}
+	if def, ok := crds[gvk.GroupKind()]; ok && def.versions[gvk.Version] {
+		return def.namespaced, true, nil
+	}
+	return false, false, failure.New(v1alpha2.ReasonUnknownKind,
+		"kind %s is not served by the cluster and no CustomResourceDefinition of the bundle defines it", gvk.GroupVersion().WithKind(gvk.Kind))
+}
+
+// bundleCRDs collects the kinds the bundle's CRDs define.
+func bundleCRDs(objs []*unstructured.Unstructured) (map[schema.GroupKind]crdDef, error) {
+	out := map[schema.GroupKind]crdDef{}
+	for _, obj := range objs {
+		if obj.GroupVersionKind().GroupKind() != crdGK {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
+		scope, _, _ := unstructured.NestedString(obj.Object, "spec", "scope")
+		versions, _, _ := unstructured.NestedSlice(obj.Object, "spec", "versions")
+		if group == "" || kind == "" {
+			return nil, failure.New(v1alpha2.ReasonInvalidContent, "CustomResourceDefinition %q has no spec.group or spec.names.kind", obj.GetName())
+		}
+		def := crdDef{namespaced: scope != "Cluster", versions: map[string]bool{}}
+		for _, v := range versions {
+			if m, ok := v.(map[string]any); ok {
+				if name, ok := m["name"].(string); ok {
+					def.versions[name] = true
+				}
+			}
+		}
+		out[schema.GroupKind{Group: group, Kind: kind}] = def
+	}
+	return out, nil
+}
+
+// stamp labels obj with its owner, annotates its revision and drops fields
+// that must not be part of an apply request.
+func stamp(obj *unstructured.Unstructured, owner Owner) {
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[v1alpha2.LabelOwnerKind] = v1alpha2.BundleDeploymentKind
+	labels[v1alpha2.LabelOwnerName] = owner.Name
+	obj.SetLabels(labels)
+	ann := obj.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[v1alpha2.AnnotationRevision] = owner.Revision
+	obj.SetAnnotations(ann)
+	for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "managedFields", "generation", "selfLink", "deletionTimestamp"} {
+		unstructured.RemoveNestedField(obj.Object, "metadata", f)
+	}
+}

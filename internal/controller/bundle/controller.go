@@ -1,0 +1,152 @@
+package bundle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/content"
+	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/format"
+	"github.com/rukpak/rukpak/internal/provisioner"
+	"github.com/rukpak/rukpak/internal/source"
+)
+
+// +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles/finalizers,verbs=update
+
+// Reconciler reconciles Bundles of the classes its provisioners serve.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// Provisioners are the classes served.
+	Provisioners provisioner.Set
+	// Sources resolve floating refs of Bundles created on their own.
+	Sources source.Registry
+	// Unpacker puts content into the store.
+	Unpacker *content.Unpacker
+}
+
+// SetupWithManager registers the controller with mgr.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha2.Bundle{}).WithOptions(opts).Complete(r)
+}
+
+// Reconcile unpacks one Bundle.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	b := &v1alpha2.Bundle{}
+	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	prov, ok, err := r.Provisioners.ForClass(ctx, r.Client, b.Spec.ProvisionerClassName)
+	if err != nil || !ok {
+		return ctrl.Result{}, err
+	}
+	if !b.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, b)
+	}
+	if !controllerutil.ContainsFinalizer(b, v1alpha2.FinalizerContent) {
+		patch := client.MergeFrom(b.DeepCopy())
+		controllerutil.AddFinalizer(b, v1alpha2.FinalizerContent)
+		if err := r.Client.Patch(ctx, b, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+	if b.Status.Phase == v1alpha2.BundlePhaseUnpacked && r.Unpacker.Store().Has(b.Status.ContentDigest) {
+		return ctrl.Result{}, nil
+	}
+
+	orig := b.Status.DeepCopy()
+	defer func() {
+		if equality.Semantic.DeepEqual(orig, &b.Status) {
+			return
+		}
+		base := b.DeepCopy()
+		base.Status = *orig
+		if err := r.Client.Status().Patch(ctx, b, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
+			retErr = errors.Join(retErr, fmt.Errorf("patching status: %w", err))
+		}
+	}()
+	b.Status.ObservedGeneration = b.Generation
+
+	pinned, err := r.Sources.Resolve(ctx, b.Spec.Sources)
+	if err == nil {
+		b.Status.ResolvedSources = pinned
+		b.Status.ContentDigest, err = r.Unpacker.Ensure(ctx, b.Name, pinned, "")
+	}
+	if err != nil {
+		b.Status.Phase = v1alpha2.BundlePhaseFailed
+		setUnpacked(b, metav1.ConditionFalse, failure.Reason(err, v1alpha2.ReasonUnpackFailed), err.Error())
+		if failure.As(err) != nil {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	b.Status.Phase = v1alpha2.BundlePhaseUnpacked
+	b.Status.ObjectCount = r.countObjects(ctx, b, prov)
+	setUnpacked(b, metav1.ConditionTrue, v1alpha2.ReasonUnpacked, "content "+b.Status.ContentDigest+" is in the content store")
+	return ctrl.Result{}, nil
+}
+
+// countObjects renders the content to count its objects; content that does
+// not render counts 0 (the BundleDeployment reports why).
+func (r *Reconciler) countObjects(ctx context.Context, b *v1alpha2.Bundle, prov provisioner.Provisioner) int32 {
+	fsys, err := r.Unpacker.Store().FS(b.Status.ContentDigest)
+	if err != nil {
+		return 0
+	}
+	objs, err := prov.Format.Objects(ctx, fsys, format.Config{Bundle: b.Spec.Config, ReleaseName: b.Labels[v1alpha2.LabelBundleDeployment]})
+	if err != nil {
+		return 0
+	}
+	return int32(len(objs))
+}
+
+func setUnpacked(b *v1alpha2.Bundle, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{
+		Type: v1alpha2.TypeUnpacked, Status: status, Reason: reason, Message: msg, ObservedGeneration: b.Generation,
+	})
+}
+
+// finalize deletes the Bundle's content unless another Bundle shares it.
+func (r *Reconciler) finalize(ctx context.Context, b *v1alpha2.Bundle) error {
+	if !controllerutil.ContainsFinalizer(b, v1alpha2.FinalizerContent) {
+		return nil
+	}
+	if d := b.Status.ContentDigest; d != "" {
+		list := &v1alpha2.BundleList{}
+		if err := r.Client.List(ctx, list); err != nil {
+			return fmt.Errorf("listing Bundles: %w", err)
+		}
+		shared := false
+		for i := range list.Items {
+			if list.Items[i].Name != b.Name && list.Items[i].Status.ContentDigest == d {
+				shared = true
+				break
+			}
+		}
+		if !shared {
+			if err := r.Unpacker.Store().Delete(d); err != nil {
+				return fmt.Errorf("deleting content %s: %w", d, err)
+			}
+		}
+	}
+	r.Unpacker.Forget(b.Name)
+	patch := client.MergeFrom(b.DeepCopy())
+	controllerutil.RemoveFinalizer(b, v1alpha2.FinalizerContent)
+	if err := r.Client.Patch(ctx, b, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing finalizer: %w", err)
+	}
+	return nil
+}

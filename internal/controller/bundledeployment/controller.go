@@ -1,0 +1,177 @@
+package bundledeployment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/content"
+	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/provisioner"
+	"github.com/rukpak/rukpak/internal/source"
+)
+
+// +kubebuilder:rbac:groups=core.rukpak.io,resources=bundledeployments,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=core.rukpak.io,resources=bundledeployments/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=core.rukpak.io,resources=bundledeployments/finalizers,verbs=update
+// +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete,namespace=rukpak-system
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=*,resources=*,verbs=*
+
+// Reconciler reconciles BundleDeployments of the classes its provisioners
+// serve.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// Provisioners are the classes served.
+	Provisioners provisioner.Set
+	// Sources resolve and unpack sources.
+	Sources source.Registry
+	// Unpacker puts revisions' content into the store.
+	Unpacker *content.Unpacker
+	// Engine applies and prunes objects.
+	Engine *apply.Engine
+	// Inventory records which objects each BundleDeployment manages.
+	Inventory *inventory.Store
+	// ObjectCache is a metadata-only cache of managed objects (selected by
+	// the owner label), used to see drift.
+	ObjectCache cache.Cache
+	// Live reads managed objects' metadata from the API server, to confirm
+	// drift the cache shows before acting on it.
+	Live client.Reader
+	// Recorder emits events.
+	Recorder events.EventRecorder
+
+	ctrl    controller.Controller
+	drift   *driftWatches
+	mu      sync.Mutex
+	applied map[string]*appliedState // by BundleDeployment name
+}
+
+// SetupWithManager registers the controller with mgr.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha2.BundleDeployment{}, indexConfigMaps, configMapIndex); err != nil {
+		return fmt.Errorf("indexing BundleDeployments by ConfigMap: %w", err)
+	}
+	r.applied = map[string]*appliedState{}
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha2.BundleDeployment{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Only a deleted Bundle needs this controller: it creates them itself.
+		Owns(&v1alpha2.Bundle{}, builder.WithPredicates(predicate.Funcs{
+			CreateFunc:  func(event.CreateEvent) bool { return false },
+			UpdateFunc:  func(event.UpdateEvent) bool { return false },
+			GenericFunc: func(event.GenericEvent) bool { return false },
+		})).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.bundleDeploymentsForConfigMap)).
+		WithOptions(opts).
+		Build(r)
+	if err != nil {
+		return fmt.Errorf("building BundleDeployment controller: %w", err)
+	}
+	r.ctrl = c
+	r.drift = newDriftWatches(r.ObjectCache, c, r.isOwnWrite)
+	return nil
+}
+
+// scope is what one reconcile knows.
+type scope struct {
+	bd   *v1alpha2.BundleDeployment
+	prov provisioner.Provisioner
+
+	pinned   []v1alpha2.BundleSource
+	revision string
+	bundle   *v1alpha2.Bundle
+	digest   string
+
+	unpackErr  error
+	installErr error
+	installed  *installResult
+}
+
+// Reconcile drives one BundleDeployment toward its spec.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	bd := &v1alpha2.BundleDeployment{}
+	if err := r.Client.Get(ctx, req.NamespacedName, bd); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("getting BundleDeployment: %w", err)
+	}
+	prov, ok, err := r.Provisioners.ForClass(ctx, r.Client, bd.Spec.ProvisionerClassName)
+	if err != nil || !ok {
+		return ctrl.Result{}, err
+	}
+	if !bd.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, bd)
+	}
+	if !controllerutil.ContainsFinalizer(bd, v1alpha2.FinalizerCleanup) {
+		patch := client.MergeFrom(bd.DeepCopy())
+		controllerutil.AddFinalizer(bd, v1alpha2.FinalizerCleanup)
+		if err := r.Client.Patch(ctx, bd, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+
+	s := &scope{bd: bd, prov: prov}
+	orig := bd.Status.DeepCopy()
+	defer func() {
+		if err := r.patchStatus(ctx, s, orig); err != nil {
+			retErr = errors.Join(retErr, err)
+		}
+	}()
+	if bd.Spec.Paused {
+		return ctrl.Result{}, nil
+	}
+	for _, phase := range []func(context.Context, *scope) (bool, error){
+		r.resolve, r.ensureBundle, r.ensureContent, r.install, r.cleanupHistory,
+	} {
+		next, err := phase(ctx, s)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !next {
+			break
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// patchStatus computes the conditions from s and patches the status if it
+// changed.
+func (r *Reconciler) patchStatus(ctx context.Context, s *scope, orig *v1alpha2.BundleDeploymentStatus) error {
+	bd := s.bd
+	computeStatus(bd, s)
+	if equality.Semantic.DeepEqual(orig, &bd.Status) {
+		return nil
+	}
+	base := bd.DeepCopy()
+	base.Status = *orig
+	if err := r.Client.Status().Patch(ctx, bd, client.MergeFrom(base)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("patching status: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+package bundledeployment
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+)
+
+// resolve pins the sources and names the revision.
+func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
+	pinned, err := r.Sources.Resolve(ctx, s.bd.Spec.Sources)
+	if err != nil {
+		s.unpackErr = err
+		return false, transient(err)
+	}
+	s.pinned = pinned
+	s.revision = revisionName(s.bd, pinned)
+	s.bd.Status.ResolvedSources = pinned
+	return true, nil
+}
+
+// revisionName is the BundleDeployment's name plus a hash of everything that
+// makes up a revision: class, pinned sources and config.
+func revisionName(bd *v1alpha2.BundleDeployment, pinned []v1alpha2.BundleSource) string {
+	b, _ := json.Marshal(struct {
+		Class   string                  `json:"class"`
+		Sources []v1alpha2.BundleSource `json:"sources"`
+		Config  *v1alpha2.BundleConfig  `json:"config,omitempty"`
+	}{bd.Spec.ProvisionerClassName, pinned, bd.Spec.Config})
+	sum := sha256.Sum256(b)
+	return bd.Name + "-" + hex.EncodeToString(sum[:])[:10]
+}
+
+// ensureBundle creates the revision's Bundle unless it exists.
+func (r *Reconciler) ensureBundle(ctx context.Context, s *scope) (bool, error) {
+	b := &v1alpha2.Bundle{}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: s.revision}, b)
+	if apierrors.IsNotFound(err) {
+		b = &v1alpha2.Bundle{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:       s.revision,
+				Labels:     map[string]string{v1alpha2.LabelBundleDeployment: s.bd.Name},
+				Finalizers: []string{v1alpha2.FinalizerContent},
+			},
+			Spec: v1alpha2.BundleSpec{
+				ProvisionerClassName: s.bd.Spec.ProvisionerClassName,
+				Sources:              s.pinned,
+				Config:               s.bd.Spec.Config,
+			},
+		}
+		if err := controllerutil.SetControllerReference(s.bd, b, r.Client.Scheme()); err != nil {
+			return false, fmt.Errorf("owning Bundle %s: %w", s.revision, err)
+		}
+		err = r.Client.Create(ctx, b)
+		if apierrors.IsAlreadyExists(err) {
+			err = r.Client.Get(ctx, client.ObjectKey{Name: s.revision}, b)
+		}
+	}
+	if err != nil {
+		s.unpackErr = fmt.Errorf("creating Bundle %s: %w", s.revision, err)
+		return false, s.unpackErr
+	}
+	if b.Labels[v1alpha2.LabelBundleDeployment] != s.bd.Name {
+		s.unpackErr = failure.New(v1alpha2.ReasonUnpackFailed, "Bundle %s exists but does not belong to BundleDeployment %s", b.Name, s.bd.Name)
+		return false, nil
+	}
+	s.bundle = b
+	return true, nil
+}
+
+// ensureContent makes sure the revision's content is in the store.
+func (r *Reconciler) ensureContent(ctx context.Context, s *scope) (bool, error) {
+	digest, err := r.Unpacker.Ensure(ctx, s.bundle.Name, s.bundle.Spec.Sources, s.bundle.Status.ContentDigest)
+	if err != nil {
+		s.unpackErr = err
+		return false, transient(err)
+	}
+	s.digest = digest
+	return true, nil
+}
+
+// cleanupHistory deletes this BundleDeployment's Bundles beyond
+// revisionHistoryLimit, oldest first; the active and the newest revision are
+// always kept.
+func (r *Reconciler) cleanupHistory(ctx context.Context, s *scope) (bool, error) {
+	list := &v1alpha2.BundleList{}
+	if err := r.Client.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: s.bd.Name}); err != nil {
+		return false, fmt.Errorf("listing Bundles: %w", err)
+	}
+	limit := int(ptr.Deref(s.bd.Spec.RevisionHistoryLimit, 3))
+	var old []v1alpha2.Bundle
+	for _, b := range list.Items {
+		if b.Name != s.bd.Status.ActiveBundle && b.Name != s.revision && b.DeletionTimestamp.IsZero() {
+			old = append(old, b)
+		}
+	}
+	if len(old) <= limit {
+		return true, nil
+	}
+	sort.Slice(old, func(i, j int) bool {
+		return old[i].CreationTimestamp.Before(&old[j].CreationTimestamp) ||
+			(old[i].CreationTimestamp.Equal(&old[j].CreationTimestamp) && old[i].Name < old[j].Name)
+	})
+	for i := range old[:len(old)-limit] {
+		if err := r.Client.Delete(ctx, &old[i]); client.IgnoreNotFound(err) != nil {
+			return false, fmt.Errorf("deleting old Bundle %s: %w", old[i].Name, err)
+		}
+	}
+	return true, nil
+}
+
+// transient returns err unless it is a terminal failure, which is reported
+// in the status and not retried until something changes.
+func transient(err error) error {
+	if failure.As(err) != nil {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,85 @@
+package bundledeployment
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+)
+
+// computeStatus sets observedGeneration and the conditions from what one
+// reconcile found. A paused reconcile changes nothing but Paused.
+func computeStatus(bd *v1alpha2.BundleDeployment, s *scope) {
+	bd.Status.ObservedGeneration = bd.Generation
+	setCondition(bd, pausedCondition(bd.Spec.Paused))
+	if bd.Spec.Paused {
+		return
+	}
+	if c := unpackedCondition(s); c != nil {
+		setCondition(bd, *c)
+	}
+	if c := installedCondition(s, bd.Status.ActiveBundle); c != nil {
+		setCondition(bd, *c)
+	}
+}
+
+func setCondition(bd *v1alpha2.BundleDeployment, c metav1.Condition) {
+	c.ObservedGeneration = bd.Generation
+	meta.SetStatusCondition(&bd.Status.Conditions, c)
+}
+
+func pausedCondition(paused bool) metav1.Condition {
+	if paused {
+		return metav1.Condition{Type: v1alpha2.TypePaused, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonPaused,
+			Message: "spec.paused is set: rukpak makes no changes, drift correction included"}
+	}
+	return metav1.Condition{Type: v1alpha2.TypePaused, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonNotPaused,
+		Message: "spec.paused is not set"}
+}
+
+// unpackedCondition is nil when the reconcile did not get as far as
+// unpacking (nothing new is known).
+func unpackedCondition(s *scope) *metav1.Condition {
+	switch {
+	case s.unpackErr != nil:
+		return &metav1.Condition{Type: v1alpha2.TypeUnpacked, Status: metav1.ConditionFalse,
+			Reason: failure.Reason(s.unpackErr, v1alpha2.ReasonUnpackFailed), Message: s.unpackErr.Error()}
+	case s.digest != "":
+		return &metav1.Condition{Type: v1alpha2.TypeUnpacked, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonUnpacked,
+			Message: fmt.Sprintf("revision %s unpacked, content %s", s.revision, s.digest)}
+	}
+	return nil
+}
+
+// installedCondition reports the newest revision's install. When it failed,
+// the message says which revision is still installed.
+func installedCondition(s *scope, active string) *metav1.Condition {
+	switch {
+	case s.installErr != nil:
+		msg := fmt.Sprintf("revision %s: %v", s.revision, s.installErr)
+		if active != "" && active != s.revision {
+			msg += fmt.Sprintf("; revision %s remains installed", active)
+		}
+		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionFalse,
+			Reason: failure.Reason(s.installErr, v1alpha2.ReasonApplyFailed), Message: msg}
+	case s.installed != nil:
+		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonInstalled,
+			Message: fmt.Sprintf("revision %s installed: %d objects", active, s.installed.objects)}
+	case s.unpackErr != nil:
+		msg := fmt.Sprintf("waiting for revision %s to unpack", s.revision)
+		if s.revision == "" {
+			msg = "waiting for sources to resolve"
+		}
+		if active != "" {
+			msg += fmt.Sprintf("; revision %s remains installed", active)
+			// The active revision is still installed: keep Installed as it is.
+			return nil
+		}
+		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionFalse,
+			Reason: v1alpha2.ReasonInstallPending, Message: msg}
+	}
+	return nil
+}

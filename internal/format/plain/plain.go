@@ -1,0 +1,176 @@
+package plain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/format"
+)
+
+// Default limits of a bundle's content.
+const (
+	// DefaultMaxFileBytes is the largest manifest file read: 16 MiB.
+	DefaultMaxFileBytes int64 = 16 << 20
+	// DefaultMaxTotalBytes is the most all manifest files of a bundle may
+	// hold together: 256 MiB.
+	DefaultMaxTotalBytes int64 = 256 << 20
+	// DefaultMaxObjects is the most objects a bundle may have.
+	DefaultMaxObjects = 50_000
+)
+
+// manifestsDir is the directory of the tree that holds the manifests.
+const manifestsDir = "manifests"
+
+// Limits bound what reading a bundle's untrusted content may cost. A zero
+// field means its default.
+type Limits struct {
+	// MaxFileBytes is the largest manifest file read, in bytes.
+	MaxFileBytes int64
+	// MaxTotalBytes is the most all manifest files of a bundle may hold
+	// together, in bytes. Ignored files do not count.
+	MaxTotalBytes int64
+	// MaxObjects is the most objects a bundle may have, after Lists are
+	// expanded.
+	MaxObjects int
+}
+
+// DefaultLimits returns the limits New uses.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxFileBytes:  DefaultMaxFileBytes,
+		MaxTotalBytes: DefaultMaxTotalBytes,
+		MaxObjects:    DefaultMaxObjects,
+	}
+}
+
+// withDefaults returns l with every zero field set to its default.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = d.MaxFileBytes
+	}
+	if l.MaxTotalBytes <= 0 {
+		l.MaxTotalBytes = d.MaxTotalBytes
+	}
+	if l.MaxObjects <= 0 {
+		l.MaxObjects = d.MaxObjects
+	}
+	return l
+}
+
+// Format reads plain+v0 bundles. It holds no state between calls and is
+// safe for concurrent use as long as Limits is not changed meanwhile.
+type Format struct {
+	// Limits bound the content read; New sets DefaultLimits.
+	Limits Limits
+}
+
+var _ format.Format = (*Format)(nil)
+
+// New returns a plain+v0 Format with the default limits.
+func New() *Format {
+	return &Format{Limits: DefaultLimits()}
+}
+
+// Objects returns the objects of the manifests/ directory of fsys in file
+// order, then document order. cfg.InstallNamespace is used only to find
+// duplicates (an object without a namespace lands there); objects are
+// returned without change.
+func (f *Format) Objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]*unstructured.Unstructured, error) {
+	info, err := fs.Stat(fsys, manifestsDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, failure.New(v1alpha2.ReasonInvalidContent, "bundle has no %s/ directory", manifestsDir)
+	case err != nil:
+		return nil, fmt.Errorf("reading %s/: %w", manifestsDir, err)
+	case !info.IsDir():
+		return nil, failure.New(v1alpha2.ReasonInvalidContent, "bundle has no %s/ directory: %s is a file", manifestsDir, manifestsDir)
+	}
+
+	c := newCollector(f.Limits.withDefaults(), cfg.InstallNamespace)
+	err = fs.WalkDir(fsys, manifestsDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", p, err)
+		}
+		if d.IsDir() || !isManifest(p) {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("reading bundle manifests: %w", err)
+		}
+		return c.readFile(fsys, p, d)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(c.objects) == 0 {
+		return nil, failure.New(v1alpha2.ReasonInvalidContent, "bundle has no objects in %s/", manifestsDir)
+	}
+	return c.objects, nil
+}
+
+// isManifest reports whether the file at p holds objects.
+func isManifest(p string) bool {
+	switch path.Ext(p) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// readFile reads the manifest file at p within the limits and adds its
+// objects to c.
+func (c *collector) readFile(fsys fs.FS, p string, d fs.DirEntry) error {
+	// A symlink could point out of the bundle; devices and pipes may never end.
+	if !d.Type().IsRegular() {
+		return failure.New(v1alpha2.ReasonInvalidContent, "%s: not a regular file", p)
+	}
+	info, err := d.Info()
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", p, err)
+	}
+	if err := c.checkSize(p, info.Size()); err != nil {
+		return err
+	}
+	file, err := fsys.Open(p)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", p, err)
+	}
+	defer file.Close()
+	// Do not trust the size the file system reported: read one byte more
+	// than allowed to tell a file that grew from one that fits.
+	allowed := min(c.limits.MaxFileBytes, c.limits.MaxTotalBytes-c.total)
+	data, err := io.ReadAll(io.LimitReader(file, allowed+1))
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", p, err)
+	}
+	if err := c.checkSize(p, int64(len(data))); err != nil {
+		return err
+	}
+	c.total += int64(len(data))
+	if path.Ext(p) == ".json" {
+		return eachJSONDocument(p, data, c.add)
+	}
+	return eachYAMLDocument(p, data, c.add)
+}
+
+// checkSize refuses a file of size bytes at p that is over a limit.
+func (c *collector) checkSize(p string, size int64) error {
+	if size > c.limits.MaxFileBytes {
+		return failure.New(v1alpha2.ReasonInvalidContent,
+			"%s: file is over the limit of %d bytes per manifest file", p, c.limits.MaxFileBytes)
+	}
+	if c.total+size > c.limits.MaxTotalBytes {
+		return failure.New(v1alpha2.ReasonInvalidContent,
+			"%s: file takes the bundle's manifests over the limit of %d bytes in total", p, c.limits.MaxTotalBytes)
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package inventory
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// maxDecoded bounds what one inventory may decompress to (64 MiB, about a
+// million objects), so a corrupted or hostile chunk cannot exhaust memory.
+const maxDecoded = 64 << 20
+
+// encode writes ids one per line as group|version|kind|namespace|name and
+// gzips the result. Kubernetes names and kinds cannot contain '|' or '\n'.
+func encode(ids []ID) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	w := bufio.NewWriter(zw)
+	for _, id := range ids {
+		if _, err := fmt.Fprintf(w, "%s|%s|%s|%s|%s\n", id.Group, id.Version, id.Kind, id.Namespace, id.Name); err != nil {
+			return nil, fmt.Errorf("encoding inventory: %w", err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return nil, fmt.Errorf("encoding inventory: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("compressing inventory: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// decode reverses encode.
+func decode(data []byte) ([]ID, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decompressing inventory: %w", err)
+	}
+	raw, err := io.ReadAll(io.LimitReader(zr, maxDecoded+1))
+	if err != nil {
+		return nil, fmt.Errorf("decompressing inventory: %w", err)
+	}
+	if len(raw) > maxDecoded {
+		return nil, fmt.Errorf("inventory decompresses to more than %d bytes", maxDecoded)
+	}
+	var ids []ID
+	for i, line := range strings.Split(string(raw), "\n") {
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, "|")
+		if len(f) != 5 || f[2] == "" || f[4] == "" {
+			return nil, fmt.Errorf("inventory line %d is malformed: %q", i+1, line)
+		}
+		ids = append(ids, ID{Group: f[0], Version: f[1], Kind: f[2], Namespace: f[3], Name: f[4]})
+	}
+	return ids, nil
+}

@@ -1,0 +1,89 @@
+package inventory
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+func TestStale(t *testing.T) {
+	cm := func(name string) ID { return ID{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: name} }
+	crd := func(version string) ID {
+		return ID{Group: "apiextensions.k8s.io", Version: version, Kind: "CustomResourceDefinition", Name: "widgets.example.com"}
+	}
+	tests := []struct {
+		name string
+		a, b []ID
+		want []ID
+	}{
+		{name: "empty", a: nil, b: []ID{cm("x")}, want: nil},
+		{name: "dropped object", a: []ID{cm("keep"), cm("drop")}, b: []ID{cm("keep")}, want: []ID{cm("drop")}},
+		{name: "version change is the same object", a: []ID{crd("v1beta1")}, b: []ID{crd("v1")}, want: nil},
+		{name: "namespace matters", a: []ID{cm("x")}, b: []ID{{Version: "v1", Kind: "ConfigMap", Namespace: "other", Name: "x"}}, want: []ID{cm("x")}},
+		{name: "keeps a's order", a: []ID{cm("c"), cm("a"), cm("b")}, b: []ID{cm("a")}, want: []ID{cm("c"), cm("b")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Stale(tt.a, tt.b); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("Stale = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestIDString(t *testing.T) {
+	tests := []struct {
+		id   ID
+		want string
+	}{
+		{ID{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "x"}, "ConfigMap ns/x"},
+		{ID{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "ns", Name: "d"}, "Deployment.apps ns/d"},
+		{ID{Version: "v1", Kind: "Namespace", Name: "ns"}, "Namespace ns"},
+	}
+	for _, tt := range tests {
+		if got := tt.id.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestCodecRoundTrip(t *testing.T) {
+	for _, n := range []int{0, 1, 10000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			ids := make([]ID, n)
+			for i := range ids {
+				ids[i] = ID{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: fmt.Sprintf("ns-%d", i%7), Name: fmt.Sprintf("object-%05d", i)}
+			}
+			data, err := encode(ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := decode(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != n || (n > 0 && !reflect.DeepEqual(got, ids)) {
+				t.Fatalf("round trip of %d IDs gave %d", n, len(got))
+			}
+			// 10,000 objects must fit one small chunk.
+			if len(data) > 100<<10 {
+				t.Fatalf("%d IDs encode to %d bytes, want < 100 KiB", n, len(data))
+			}
+		})
+	}
+}
+
+func TestDecodeRefusesGarbage(t *testing.T) {
+	tests := map[string][]byte{
+		"not gzip": []byte("plain text"),
+	}
+	bad, _ := encode(nil)
+	tests["truncated"] = bad[:len(bad)/2]
+	for name, data := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := decode(data); err == nil {
+				t.Fatal("decode accepted garbage")
+			}
+		})
+	}
+}

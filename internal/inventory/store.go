@@ -1,0 +1,228 @@
+package inventory
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	// labelInventoryOf names the owner of an inventory chunk.
+	labelInventoryOf = "core.rukpak.io/inventory-of"
+	// annotationChunks on chunk 0 is how many chunks the inventory has.
+	annotationChunks = "core.rukpak.io/chunks"
+	// annotationGeneration ties the chunks of one save together.
+	annotationGeneration = "core.rukpak.io/inventory-generation"
+	dataKey              = "ids.gz"
+	// defaultChunkSize keeps every chunk far below the 1 MiB object limit.
+	defaultChunkSize = 512 << 10
+)
+
+// Store reads and writes inventories in one namespace. It remembers what it
+// last saved or loaded, so repeated loads and unchanged saves cost nothing;
+// it assumes it is the only writer (one active manager).
+type Store struct {
+	c         client.Client
+	live      client.Reader
+	namespace string
+	chunkSize int
+
+	mu    sync.Mutex
+	known map[string]saved
+}
+
+type saved struct {
+	ids    []ID
+	hash   string
+	chunks int
+}
+
+// NewStore returns a Store that writes with c and reads with live (an
+// uncached reader) in namespace.
+func NewStore(c client.Client, live client.Reader, namespace string) *Store {
+	return &Store{c: c, live: live, namespace: namespace, chunkSize: defaultChunkSize, known: map[string]saved{}}
+}
+
+func chunkName(owner string, i int) string {
+	if i == 0 {
+		return "inventory-" + owner
+	}
+	return fmt.Sprintf("inventory-%s-%d", owner, i)
+}
+
+// Load returns owner's inventory; an owner without one has none.
+func (s *Store) Load(ctx context.Context, owner string) ([]ID, error) {
+	s.mu.Lock()
+	k, ok := s.known[owner]
+	s.mu.Unlock()
+	if ok {
+		return append([]ID(nil), k.ids...), nil
+	}
+	ids, chunks, err := s.read(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	s.remember(owner, ids, chunks)
+	return append([]ID(nil), ids...), nil
+}
+
+// read returns owner's inventory and how many chunks hold it.
+func (s *Store) read(ctx context.Context, owner string) ([]ID, int, error) {
+	first := &corev1.ConfigMap{}
+	if err := s.live.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: chunkName(owner, 0)}, first); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, 0, nil
+		}
+		return nil, 0, fmt.Errorf("reading inventory of %s: %w", owner, err)
+	}
+	n, err := strconv.Atoi(first.Annotations[annotationChunks])
+	if err != nil || n < 1 {
+		return nil, 0, fmt.Errorf("inventory of %s: bad chunk count %q", owner, first.Annotations[annotationChunks])
+	}
+	data := append([]byte(nil), first.BinaryData[dataKey]...)
+	gen := first.Annotations[annotationGeneration]
+	for i := 1; i < n; i++ {
+		cm := &corev1.ConfigMap{}
+		if err := s.live.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: chunkName(owner, i)}, cm); err != nil {
+			return nil, 0, fmt.Errorf("reading inventory chunk %d of %s: %w", i, owner, err)
+		}
+		if cm.Annotations[annotationGeneration] != gen {
+			return nil, 0, fmt.Errorf("inventory chunk %d of %s is from another save", i, owner)
+		}
+		data = append(data, cm.BinaryData[dataKey]...)
+	}
+	ids, err := decode(data)
+	return ids, n, err
+}
+
+// Save records ids as owner's inventory. Saving what is recorded already
+// makes no request.
+func (s *Store) Save(ctx context.Context, owner string, ids []ID) error {
+	ids = Sorted(ids)
+	data, err := encode(ids)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	s.mu.Lock()
+	k, ok := s.known[owner]
+	s.mu.Unlock()
+	if ok && k.hash == hash {
+		return nil
+	}
+	chunks := split(data, s.chunkSize)
+	gen := hash[:16]
+	// Later chunks first, so chunk 0 (which says how many there are) is
+	// only written once the rest is in place.
+	for i := len(chunks) - 1; i >= 0; i-- {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        chunkName(owner, i),
+				Namespace:   s.namespace,
+				Labels:      map[string]string{labelInventoryOf: owner},
+				Annotations: map[string]string{annotationGeneration: gen},
+			},
+			BinaryData: map[string][]byte{dataKey: chunks[i]},
+		}
+		if i == 0 {
+			cm.Annotations[annotationChunks] = strconv.Itoa(len(chunks))
+		}
+		if err := s.put(ctx, cm); err != nil {
+			return fmt.Errorf("saving inventory of %s: %w", owner, err)
+		}
+	}
+	if !ok || k.chunks > len(chunks) {
+		if err := s.deleteChunks(ctx, owner, len(chunks)); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.known[owner] = saved{ids: ids, hash: hash, chunks: len(chunks)}
+	s.mu.Unlock()
+	return nil
+}
+
+// put creates cm or replaces the existing one.
+func (s *Store) put(ctx context.Context, cm *corev1.ConfigMap) error {
+	err := s.c.Create(ctx, cm)
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	cur := &corev1.ConfigMap{}
+	if err := s.live.Get(ctx, client.ObjectKeyFromObject(cm), cur); err != nil {
+		return err
+	}
+	cm.ResourceVersion = cur.ResourceVersion
+	return s.c.Update(ctx, cm)
+}
+
+// deleteChunks deletes owner's chunks from index from on.
+func (s *Store) deleteChunks(ctx context.Context, owner string, from int) error {
+	list := &corev1.ConfigMapList{}
+	if err := s.live.List(ctx, list, client.InNamespace(s.namespace), client.MatchingLabels{labelInventoryOf: owner}); err != nil {
+		return fmt.Errorf("listing inventory chunks of %s: %w", owner, err)
+	}
+	keep := map[string]bool{}
+	for i := 0; i < from; i++ {
+		keep[chunkName(owner, i)] = true
+	}
+	for i := range list.Items {
+		if keep[list.Items[i].Name] {
+			continue
+		}
+		if err := s.c.Delete(ctx, &list.Items[i]); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting inventory chunk %s: %w", list.Items[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// Delete removes owner's inventory.
+func (s *Store) Delete(ctx context.Context, owner string) error {
+	if err := s.deleteChunks(ctx, owner, 0); err != nil {
+		return err
+	}
+	s.Forget(owner)
+	return nil
+}
+
+// Forget drops what the Store remembers of owner; the next Load reads the
+// cluster.
+func (s *Store) Forget(owner string) {
+	s.mu.Lock()
+	delete(s.known, owner)
+	s.mu.Unlock()
+}
+
+func (s *Store) remember(owner string, ids []ID, chunks int) {
+	ids = Sorted(ids)
+	data, err := encode(ids)
+	if err != nil {
+		return
+	}
+	sum := sha256.Sum256(data)
+	s.mu.Lock()
+	s.known[owner] = saved{ids: ids, hash: hex.EncodeToString(sum[:]), chunks: chunks}
+	s.mu.Unlock()
+}
+
+func split(data []byte, size int) [][]byte {
+	if len(data) == 0 {
+		return [][]byte{nil}
+	}
+	var out [][]byte
+	for len(data) > size {
+		out = append(out, data[:size])
+		data = data[size:]
+	}
+	return append(out, data)
+}

@@ -1,0 +1,95 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/testutil/envtest"
+)
+
+var env *envtest.Env
+
+func TestMain(m *testing.M) { envtest.Run(m, &env) }
+
+func ids(n int) []ID {
+	out := make([]ID, n)
+	for i := range out {
+		out[i] = ID{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: fmt.Sprintf("object-with-a-longish-name-%05d", i)}
+	}
+	return out
+}
+
+func chunks(t *testing.T, owner string) int {
+	t.Helper()
+	list := &corev1.ConfigMapList{}
+	if err := env.Client.List(context.Background(), list, client.InNamespace(v1alpha2.SystemNamespace), client.MatchingLabels{labelInventoryOf: owner}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range list.Items {
+		if n := len(cm.BinaryData[dataKey]); n > 900<<10 {
+			t.Fatalf("chunk %s is %d bytes", cm.Name, n)
+		}
+	}
+	return len(list.Items)
+}
+
+func TestStoreRoundTripAndChunking(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name       string
+		chunkSize  int
+		sizes      []int // successive saves
+		wantChunks int   // after the last save
+	}{
+		{name: "small", chunkSize: defaultChunkSize, sizes: []int{3}, wantChunks: 1},
+		{name: "ten thousand in one chunk", chunkSize: defaultChunkSize, sizes: []int{10000}, wantChunks: 1},
+		{name: "grows into chunks", chunkSize: 2 << 10, sizes: []int{10, 10000}, wantChunks: -1},
+		{name: "shrinks and drops chunks", chunkSize: 2 << 10, sizes: []int{10000, 5}, wantChunks: 1},
+		{name: "empty", chunkSize: defaultChunkSize, sizes: []int{5, 0}, wantChunks: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			owner := envtest.UniqueName("inv")
+			w := NewStore(env.Client, env.Client, v1alpha2.SystemNamespace)
+			w.chunkSize = tt.chunkSize
+			var last []ID
+			for _, n := range tt.sizes {
+				last = ids(n)
+				if err := w.Save(ctx, owner, last); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A fresh Store (a restarted manager) reads what was saved.
+			r := NewStore(env.Client, env.Client, v1alpha2.SystemNamespace)
+			got, err := r.Load(ctx, owner)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(Sorted(got), Sorted(last)) && !(len(got) == 0 && len(last) == 0) {
+				t.Fatalf("loaded %d IDs, want %d", len(got), len(last))
+			}
+			n := chunks(t, owner)
+			if tt.wantChunks > 0 && n != tt.wantChunks {
+				t.Fatalf("%d chunks, want %d", n, tt.wantChunks)
+			}
+			if tt.wantChunks < 0 && n < 2 {
+				t.Fatalf("%d chunks, want several", n)
+			}
+			if err := r.Delete(ctx, owner); err != nil {
+				t.Fatal(err)
+			}
+			if n := chunks(t, owner); n != 0 {
+				t.Fatalf("%d chunks left after Delete", n)
+			}
+			if got, err := NewStore(env.Client, env.Client, v1alpha2.SystemNamespace).Load(ctx, owner); err != nil || len(got) != 0 {
+				t.Fatalf("Load after Delete = %v, %v; want none", got, err)
+			}
+		})
+	}
+}

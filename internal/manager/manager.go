@@ -1,0 +1,180 @@
+// Package manager wires rukpak's built-in provisioners into one
+// controller-runtime manager: the caches, the content store, the apply
+// engine, the inventory and the BundleDeployment, Bundle and
+// ProvisionerClass controllers. cmd/rukpak runs it; tests run it in-process
+// against a real API server.
+package manager
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/content"
+	"github.com/rukpak/rukpak/internal/controller/bundle"
+	"github.com/rukpak/rukpak/internal/controller/bundledeployment"
+	"github.com/rukpak/rukpak/internal/controller/provisionerclass"
+	"github.com/rukpak/rukpak/internal/format/plain"
+	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/provisioner"
+	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/internal/source/configmaps"
+	"github.com/rukpak/rukpak/internal/store"
+)
+
+// Options configure the manager.
+type Options struct {
+	// StorageDir is the content store's directory.
+	StorageDir string
+	// MaxConcurrentReconciles is how many BundleDeployments (and Bundles)
+	// are reconciled at once.
+	MaxConcurrentReconciles int
+	// ApplyConcurrency is how many objects one revision applies at once.
+	ApplyConcurrency int
+	// HealthProbeBindAddress serves /healthz and /readyz; "0" turns it off.
+	HealthProbeBindAddress string
+	// MetricsBindAddress serves metrics; "0" turns it off.
+	MetricsBindAddress string
+	// LeaderElection makes only one of several replicas act.
+	LeaderElection bool
+	// LeaderElectionNamespace holds the leader-election lease.
+	LeaderElectionNamespace string
+}
+
+// DefaultOptions are the settings cmd/rukpak starts with.
+func DefaultOptions() Options {
+	return Options{
+		MaxConcurrentReconciles: 16,
+		ApplyConcurrency:        8,
+		HealthProbeBindAddress:  ":8081",
+		MetricsBindAddress:      "0",
+		LeaderElectionNamespace: v1alpha2.SystemNamespace,
+	}
+}
+
+// Scheme returns the scheme of every type the manager reads or writes.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme(s); err != nil {
+		return nil, err
+	}
+	if err := v1alpha2.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("adding rukpak types: %w", err)
+	}
+	return s, nil
+}
+
+// New builds the manager; Start it to run.
+func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		LeaderElection:          opts.LeaderElection,
+		LeaderElectionID:        "rukpak-manager",
+		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		Cache: cache.Options{
+			// Sources are read only from the system namespace.
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{v1alpha2.SystemNamespace: {}}},
+			},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+
+	// Managed objects are watched metadata-only and only when they carry the
+	// owner label, in a cache of their own.
+	managed, err := labels.NewRequirement(v1alpha2.LabelOwnerKind, selection.Exists, nil)
+	if err != nil {
+		return nil, fmt.Errorf("building owner selector: %w", err)
+	}
+	objectCache, err := cache.New(cfg, cache.Options{
+		Scheme:               scheme,
+		Mapper:               mgr.GetRESTMapper(),
+		HTTPClient:           mgr.GetHTTPClient(),
+		DefaultLabelSelector: labels.NewSelector().Add(*managed),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating managed-object cache: %w", err)
+	}
+	if err := mgr.Add(objectCache); err != nil {
+		return nil, fmt.Errorf("adding managed-object cache: %w", err)
+	}
+
+	st, err := store.New(opts.StorageDir)
+	if err != nil {
+		return nil, fmt.Errorf("opening content store: %w", err)
+	}
+	sources := source.Registry{
+		v1alpha2.SourceTypeConfigMaps: configmaps.New(mgr.GetClient(), v1alpha2.SystemNamespace),
+	}
+	provisioners := provisioner.Set{
+		v1alpha2.ControllerPlain: {ControllerName: v1alpha2.ControllerPlain, Format: plain.New()},
+	}
+	unpacker := content.NewUnpacker(st, sources)
+	ctrlOpts := controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}
+
+	if err := (&provisionerclass.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up ProvisionerClass controller: %w", err)
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		return provisionerclass.CreateBuiltin(ctx, mgr.GetClient())
+	})); err != nil {
+		return nil, fmt.Errorf("adding built-in classes: %w", err)
+	}
+	if err := (&bundle.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners, Sources: sources, Unpacker: unpacker}).SetupWithManager(mgr, ctrlOpts); err != nil {
+		return nil, fmt.Errorf("setting up Bundle controller: %w", err)
+	}
+	bdr := &bundledeployment.Reconciler{
+		Client:       mgr.GetClient(),
+		Provisioners: provisioners,
+		Sources:      sources,
+		Unpacker:     unpacker,
+		Engine: apply.New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetRESTMapper(), apply.Options{
+			FieldManager:     v1alpha2.FieldManager,
+			Concurrency:      opts.ApplyConcurrency,
+			EstablishTimeout: time.Minute,
+		}),
+		Inventory:   inventory.NewStore(mgr.GetClient(), mgr.GetAPIReader(), v1alpha2.SystemNamespace),
+		ObjectCache: objectCache,
+		Live:        mgr.GetAPIReader(),
+		Recorder:    mgr.GetEventRecorder("rukpak"),
+	}
+	if err := bdr.SetupWithManager(mgr, ctrlOpts); err != nil {
+		return nil, fmt.Errorf("setting up BundleDeployment controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return fmt.Errorf("caches not synced")
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("adding ready check: %w", err)
+	}
+	return mgr, nil
+}

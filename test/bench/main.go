@@ -1,0 +1,251 @@
+// Command bench measures how fast rukpak installs plain bundles compared
+// with the floor: a plain Go client server-side applying the same number of
+// objects with the same concurrency, against the same local cluster in the
+// same run. It prints both times, their ratio and the manager's peak RSS.
+//
+//	go run ./test/bench -bundles 1000 -objects 10
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/localcluster"
+	"github.com/rukpak/rukpak/internal/testutil/envtest"
+)
+
+type config struct {
+	bundles, objects, concurrency, namespaces int
+	stateDir, binDir                          string
+	keep                                      bool
+}
+
+func main() {
+	var c config
+	flag.IntVar(&c.bundles, "bundles", 1000, "BundleDeployments to create")
+	flag.IntVar(&c.objects, "objects", 10, "objects (ConfigMaps) per bundle")
+	flag.IntVar(&c.concurrency, "concurrency", 16, "concurrent reconciles of the manager, and workers of the floor client")
+	flag.IntVar(&c.namespaces, "namespaces", 10, "install namespaces the bundles are spread over")
+	flag.StringVar(&c.stateDir, "state-dir", "", "local cluster state (default: a temporary directory)")
+	flag.StringVar(&c.binDir, "bin-dir", "", "directory of rukpak and the control-plane binaries (default: bin/)")
+	flag.BoolVar(&c.keep, "keep", false, "leave the cluster running")
+	flag.Parse()
+	if err := run(c); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(c config) error {
+	ctx := context.Background()
+	root := envtest.RepoRoot()
+	if c.binDir == "" {
+		c.binDir = filepath.Join(root, "bin")
+	}
+	if c.stateDir == "" {
+		dir, err := os.MkdirTemp("", "rukpak-bench-")
+		if err != nil {
+			return err
+		}
+		c.stateDir = dir
+	}
+	fmt.Printf("starting a minimal local cluster in %s\n", c.stateDir)
+	cl, err := localcluster.Up(ctx, localcluster.Options{
+		StateDir:    c.stateDir,
+		BinDir:      filepath.Join(c.binDir, "cluster"),
+		ManagerPath: filepath.Join(c.binDir, "rukpak"),
+		Minimal:     true,
+		ManagerArgs: []string{fmt.Sprintf("--max-concurrent-reconciles=%d", c.concurrency)},
+		Out:         os.Stdout,
+	})
+	if err != nil {
+		return fmt.Errorf("starting local cluster: %w", err)
+	}
+	if !c.keep {
+		defer func() { _ = localcluster.Down(c.stateDir) }()
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", cl.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side limit: measure the server
+	k, err := client.New(cfg, client.Options{Scheme: envtest.Scheme()})
+	if err != nil {
+		return err
+	}
+
+	fmt.Printf("preparing %d bundles × %d objects\n", c.bundles, c.objects)
+	for i := 0; i < c.namespaces; i++ {
+		for _, prefix := range []string{"bench", "floor"} {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i)}}
+			if err := k.Create(ctx, ns); err != nil {
+				return fmt.Errorf("creating namespace: %w", err)
+			}
+		}
+	}
+	if err := parallel(c.bundles, c.concurrency, func(i int) error {
+		return k.Create(ctx, sourceConfigMap(i, c.objects))
+	}); err != nil {
+		return fmt.Errorf("creating source ConfigMaps: %w", err)
+	}
+
+	// rukpak: create every BundleDeployment, wait until all are Installed.
+	start := time.Now()
+	if err := parallel(c.bundles, c.concurrency, func(i int) error {
+		return k.Create(ctx, bundleDeployment(i, c.namespaces))
+	}); err != nil {
+		return fmt.Errorf("creating BundleDeployments: %w", err)
+	}
+	if err := waitInstalled(ctx, k, c.bundles, 30*time.Minute); err != nil {
+		return err
+	}
+	rukpak := time.Since(start)
+	rss, err := peakRSS(cl.ManagerPID)
+	if err != nil {
+		return err
+	}
+
+	// The floor: the same objects, server-side applied by a plain client.
+	start = time.Now()
+	var n atomic.Int64
+	if err := parallel(c.bundles*c.objects, c.concurrency, func(i int) error {
+		obj := floorObject(i, c.objects, c.namespaces)
+		n.Add(1)
+		return k.Patch(ctx, obj, client.Apply, client.FieldOwner("floor"), client.ForceOwnership)
+	}); err != nil {
+		return fmt.Errorf("floor apply: %w", err)
+	}
+	floor := time.Since(start)
+
+	objects := c.bundles * c.objects
+	fmt.Printf("\nbundles=%d objects/bundle=%d objects=%d concurrency=%d\n", c.bundles, c.objects, objects, c.concurrency)
+	fmt.Printf("rukpak: all Installed in %s (%.0f objects/s)\n", rukpak.Round(time.Millisecond), float64(objects)/rukpak.Seconds())
+	fmt.Printf("floor:  %d server-side applies in %s (%.0f objects/s)\n", n.Load(), floor.Round(time.Millisecond), float64(objects)/floor.Seconds())
+	fmt.Printf("ratio:  %.2f (goal ≤ 2.0)\n", rukpak.Seconds()/floor.Seconds())
+	fmt.Printf("manager peak RSS: %.1f MiB (goal ≤ 150)\n", float64(rss)/1024)
+	return nil
+}
+
+func sourceConfigMap(i, objects int) *corev1.ConfigMap {
+	var b strings.Builder
+	for j := 0; j < objects; j++ {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b%d-o%d\ndata:\n  index: \"%d\"\n", i, j, j)
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%d", i), Namespace: v1alpha2.SystemNamespace},
+		Immutable:  ptr.To(true),
+		Data:       map[string]string{"objects.yaml": b.String()},
+	}
+}
+
+func bundleDeployment(i, namespaces int) *v1alpha2.BundleDeployment {
+	return &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%d", i)},
+		Spec: v1alpha2.BundleDeploymentSpec{
+			ProvisionerClassName: v1alpha2.ClassPlain,
+			InstallNamespace:     fmt.Sprintf("bench-%d", i%namespaces),
+			Sources: []v1alpha2.BundleSource{{
+				Type: v1alpha2.SourceTypeConfigMaps,
+				ConfigMaps: []v1alpha2.ConfigMapSource{{
+					ConfigMap: v1alpha2.LocalObjectReference{Name: fmt.Sprintf("bench-%d", i)}, Path: "manifests",
+				}},
+			}},
+		},
+	}
+}
+
+func floorObject(i, objects, namespaces int) *corev1.ConfigMap {
+	b, j := i/objects, i%objects
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("b%d-o%d", b, j), Namespace: fmt.Sprintf("floor-%d", b%namespaces)},
+		Data:       map[string]string{"index": fmt.Sprint(j)},
+	}
+}
+
+func waitInstalled(ctx context.Context, k client.Client, want int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	last := -1
+	for {
+		list := &v1alpha2.BundleDeploymentList{}
+		if err := k.List(ctx, list); err != nil {
+			return fmt.Errorf("listing BundleDeployments: %w", err)
+		}
+		installed := 0
+		for i := range list.Items {
+			if meta.IsStatusConditionTrue(list.Items[i].Status.Conditions, v1alpha2.TypeInstalled) {
+				installed++
+			}
+		}
+		if installed != last {
+			fmt.Printf("  %d/%d Installed\n", installed, want)
+			last = installed
+		}
+		if installed >= want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d BundleDeployments Installed after %s", installed, want, timeout)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// parallel runs fn for 0..n-1 on workers goroutines and returns the first error.
+func parallel(n, workers int, fn func(i int) error) error {
+	var next atomic.Int64
+	var once sync.Once
+	var first error
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// peakRSS returns the process's peak resident set size in KiB (VmHWM).
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading manager status: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:")), "%d kB", &kb); err != nil {
+				return 0, fmt.Errorf("parsing %q: %w", line, err)
+			}
+			return kb, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM for pid %d", pid)
+}
