@@ -280,3 +280,20 @@ func down(dir string, s *state) error {
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(10 * time.Millisecond) }
+
+// PID returns the process ID of a running component of the cluster
+// ("etcd", "kube-apiserver", "rukpak", …), read from the pid file.
+func (c *Cluster) PID(component string) (int, error) {
+	s, err := readState(c.StateDir)
+	if err != nil {
+		return 0, err
+	}
+	if s == nil {
+		return 0, fmt.Errorf("%w in %s", ErrNotRunning, c.StateDir)
+	}
+	p, ok := s.process(component)
+	if !ok || !p.alive() {
+		return 0, fmt.Errorf("component %s does not run in %s", component, c.StateDir)
+	}
+	return p.PID, nil
+}

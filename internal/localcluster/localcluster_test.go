@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/config"
+	"github.com/rukpak/rukpak/internal/testutil/envtest"
 )
 
 // fakeManagerFlag makes the test binary act as a manager: it serves /readyz
@@ -55,20 +56,13 @@ func fakeManager() {
 	os.Exit(1)
 }
 
-// testBinDir is bin/cluster of the repository (or $KUBEBUILDER_ASSETS when
-// it holds kwok too); tests build nothing.
+// testBinDir is the directory of the control-plane binaries, built first
+// if they are missing.
 func testBinDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("KUBEBUILDER_ASSETS")
-	if dir == "" || !exists(filepath.Join(dir, "kwok")) {
-		dir = filepath.Join("..", "..", "bin", "cluster")
-	}
-	dir, err := filepath.Abs(dir)
+	dir, err := envtest.BinDir()
 	if err != nil {
 		t.Fatal(err)
-	}
-	if !exists(filepath.Join(dir, "kube-apiserver")) {
-		t.Fatalf("no control-plane binaries in %s: run `make cluster-bins`", dir)
 	}
 	return dir
 }

@@ -115,7 +115,11 @@ func run(c config) error {
 		return err
 	}
 	rukpak := time.Since(start)
-	rss, err := peakRSS(cl.ManagerPID)
+	pid, err := cl.PID("rukpak")
+	if err != nil {
+		return err
+	}
+	rss, err := peakRSS(pid)
 	if err != nil {
 		return err
 	}

@@ -43,18 +43,21 @@ func RepoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
-// BinDir returns the directory of the control-plane binaries, building them
-// with hack/build-cluster-bins.sh if they are missing.
+// clusterBins are the files hack/build-cluster-bins.sh produces.
+var clusterBins = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "kwok-stages.yaml"}
+
+// BinDir returns the directory of the control-plane binaries:
+// $KUBEBUILDER_ASSETS if it holds them all, else bin/cluster of the
+// repository, building what is missing with hack/build-cluster-bins.sh
+// (which reuses what is there).
 func BinDir() (string, error) {
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" && complete(dir) {
 		return dir, nil
 	}
 	root := RepoRoot()
 	dir := filepath.Join(root, "bin", "cluster")
-	if _, err := os.Stat(filepath.Join(dir, "kube-apiserver")); err == nil {
-		if _, err := os.Stat(filepath.Join(dir, "etcd")); err == nil {
-			return dir, nil
-		}
+	if complete(dir) {
+		return dir, nil
 	}
 	cmd := exec.Command(filepath.Join(root, "hack", "build-cluster-bins.sh"), dir)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -62,6 +65,15 @@ func BinDir() (string, error) {
 		return "", fmt.Errorf("building control-plane binaries: %w", err)
 	}
 	return dir, nil
+}
+
+func complete(dir string) bool {
+	for _, name := range clusterBins {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // Scheme returns a scheme with the built-in, apiextensions and rukpak types.

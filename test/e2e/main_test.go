@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/internal/testutil/envtest"
+)
+
+// suite is what every test of the package shares.
+var suite struct {
+	bin        string // rukpakctl and rukpak, built from this tree
+	clusterBin string // control-plane binaries
+	stateDir   string
+	kubeconfig string
+	client     client.Client
+}
+
+func TestMain(m *testing.M) {
+	code, err := setUp(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func setUp(m *testing.M) (int, error) {
+	clusterBin, err := envtest.BinDir()
+	if err != nil {
+		return 1, err
+	}
+	tmp, err := os.MkdirTemp("", "rukpak-e2e-")
+	if err != nil {
+		return 1, err
+	}
+	defer os.RemoveAll(tmp)
+	suite.bin, suite.clusterBin, suite.stateDir = filepath.Join(tmp, "bin"), clusterBin, filepath.Join(tmp, "cluster")
+	for _, pkg := range []string{"rukpak", "rukpakctl"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(suite.bin, pkg), "./cmd/"+pkg)
+		build.Dir = envtest.RepoRoot()
+		if out, err := build.CombinedOutput(); err != nil {
+			return 1, fmt.Errorf("building %s: %w\n%s", pkg, err, out)
+		}
+	}
+	out, err := rukpakctl("local", "up")
+	if err != nil {
+		return 1, fmt.Errorf("rukpakctl local up: %w\n%s", err, out)
+	}
+	defer func() {
+		if out, err := rukpakctl("local", "down"); err != nil {
+			fmt.Fprintf(os.Stderr, "rukpakctl local down: %v\n%s", err, out)
+		}
+	}()
+	line := lastLine(out)
+	suite.kubeconfig = strings.TrimPrefix(line, "export KUBECONFIG=")
+	if suite.kubeconfig == line {
+		return 1, fmt.Errorf("rukpakctl local up did not end with the KUBECONFIG line:\n%s", out)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", suite.kubeconfig)
+	if err != nil {
+		return 1, err
+	}
+	if suite.client, err = client.New(cfg, client.Options{Scheme: envtest.Scheme()}); err != nil {
+		return 1, err
+	}
+	code := m.Run()
+	if code != 0 {
+		log, _ := os.ReadFile(filepath.Join(suite.stateDir, "logs", "rukpak.log"))
+		fmt.Fprintf(os.Stderr, "--- last lines of the manager's log:\n%s\n", tail(string(log), 40))
+	}
+	return code, nil
+}
+
+// rukpakctl runs the built CLI against the suite's cluster; it returns
+// stdout and stderr together. `local up` is pointed at the binaries built
+// for the suite.
+func rukpakctl(args ...string) (string, error) {
+	if len(args) >= 2 && args[0] == "local" && args[1] == "up" {
+		args = append(args, "--bin-dir="+suite.clusterBin, "--manager="+filepath.Join(suite.bin, "rukpak"))
+	}
+	cmd := exec.Command(filepath.Join(suite.bin, "rukpakctl"), args...)
+	cmd.Env = append(os.Environ(), "RUKPAK_STATE_DIR="+suite.stateDir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stderr.String() + stdout.String(), err
+}
+
+// kubectl runs the real kubectl against the suite's cluster.
+func kubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(suite.clusterBin, "kubectl"), args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+suite.kubeconfig)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
