@@ -10,9 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/content"
@@ -40,7 +44,28 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller with mgr.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
-	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha2.Bundle{}).WithOptions(opts).Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha2.Bundle{}).
+		// A class created (or changed) after its Bundles.
+		Watches(&v1alpha2.ProvisionerClass{}, handler.EnqueueRequestsFromMapFunc(r.bundlesForClass),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(opts).
+		Complete(r)
+}
+
+// bundlesForClass maps a ProvisionerClass to the Bundles of that class.
+func (r *Reconciler) bundlesForClass(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &v1alpha2.BundleList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		if list.Items[i].Spec.ProvisionerClassName == obj.GetName() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: list.Items[i].Name}})
+		}
+	}
+	return reqs
 }
 
 // Reconcile unpacks one Bundle.

@@ -73,6 +73,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha2.BundleDeployment{}, indexConfigMaps, configMapIndex); err != nil {
 		return fmt.Errorf("indexing BundleDeployments by ConfigMap: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha2.BundleDeployment{}, indexClass, classIndex); err != nil {
+		return fmt.Errorf("indexing BundleDeployments by class: %w", err)
+	}
 	r.applied = map[string]*appliedState{}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha2.BundleDeployment{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -83,6 +86,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			GenericFunc: func(event.GenericEvent) bool { return false },
 		})).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.bundleDeploymentsForConfigMap)).
+		// A class created (or changed) after its BundleDeployments.
+		Watches(&v1alpha2.ProvisionerClass{}, handler.EnqueueRequestsFromMapFunc(r.bundleDeploymentsForClass),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(opts).
 		Build(r)
 	if err != nil {

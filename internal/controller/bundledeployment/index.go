@@ -9,7 +9,21 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 )
 
-const indexConfigMaps = "spec.sources.configMaps"
+const (
+	indexConfigMaps = "spec.sources.configMaps"
+	indexClass      = "spec.provisionerClassName"
+)
+
+// classIndex indexes a BundleDeployment by its class.
+func classIndex(obj client.Object) []string {
+	return []string{obj.(*v1alpha2.BundleDeployment).Spec.ProvisionerClassName}
+}
+
+// bundleDeploymentsForClass maps a ProvisionerClass to the
+// BundleDeployments of that class.
+func (r *Reconciler) bundleDeploymentsForClass(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.listRequests(ctx, client.MatchingFields{indexClass: obj.GetName()})
+}
 
 // configMapIndex indexes a BundleDeployment by the ConfigMaps it reads.
 func configMapIndex(obj client.Object) []string {
@@ -29,8 +43,13 @@ func (r *Reconciler) bundleDeploymentsForConfigMap(ctx context.Context, obj clie
 	if obj.GetNamespace() != v1alpha2.SystemNamespace {
 		return nil
 	}
+	return r.listRequests(ctx, client.MatchingFields{indexConfigMaps: obj.GetName()})
+}
+
+// listRequests returns a request for every BundleDeployment matching opts.
+func (r *Reconciler) listRequests(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	list := &v1alpha2.BundleDeploymentList{}
-	if err := r.Client.List(ctx, list, client.MatchingFields{indexConfigMaps: obj.GetName()}); err != nil {
+	if err := r.Client.List(ctx, list, opts...); err != nil {
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))

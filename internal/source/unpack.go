@@ -1,0 +1,55 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+)
+
+// Unpack writes every pinned source into dir (an existing empty directory), each at its Destination sub-path.
+//
+// Each source is unpacked into a temporary directory of its own next to dir
+// (on the same filesystem, removed afterwards), and its files are then moved
+// into dir at the source's destination, merging directories. dir ends up
+// holding only the content. Two sources writing the same file (or one a file
+// where another has a directory) is a terminal SourceConflict failure; a
+// destination that is absolute or escapes the tree is a terminal
+// UnpackFailed failure. Errors of a source are prefixed with its index and
+// type.
+func (r Registry) Unpack(ctx context.Context, pinned []v1alpha2.BundleSource, dir string) error {
+	m := &merger{dir: dir, paths: map[string]claim{}}
+	for i := range pinned {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("unpacking sources: %w", err)
+		}
+		if err := r.unpackOne(ctx, m, i, &pinned[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unpackOne unpacks the source of index i into a temporary directory and
+// merges it into m.
+func (r Registry) unpackOne(ctx context.Context, m *merger, i int, src *v1alpha2.BundleSource) error {
+	s, err := r.get(src.Type)
+	if err != nil {
+		return fmt.Errorf("source %d (%s): %w", i, src.Type, err)
+	}
+	dest, err := CleanPath(src.Destination)
+	if err != nil {
+		return fmt.Errorf("source %d (%s): destination: %w", i, src.Type, err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(m.dir), "."+filepath.Base(m.dir)+".src-")
+	if err != nil {
+		return fmt.Errorf("source %d (%s): creating temporary directory: %w", i, src.Type, err)
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	if err := s.Unpack(ctx, *src, tmp); err != nil {
+		return fmt.Errorf("source %d (%s): %w", i, src.Type, err)
+	}
+	return m.merge(tmp, dest, claim{index: i, typ: src.Type})
+}
