@@ -22,6 +22,11 @@ mkdir -p "${work}"
 
 log() { echo "[build-cluster-bins] $*" >&2; }
 
+# One build at a time per output directory (parallel test packages may all
+# find the binaries missing); the others wait and then find them built.
+exec 9>"${work}/lock"
+flock 9
+
 # copy_module downloads module@version and copies it to a writable directory,
 # printing that directory.
 copy_module() {
@@ -80,8 +85,10 @@ fi
 # --- kwok ------------------------------------------------------------------
 if need kwok; then
   log "building kwok ${KWOK_VERSION}"
-  GOBIN="${work}/gobin" GOFLAGS= CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
-  mv "${work}/gobin/kwok" "${out}/kwok"
+  gobin="$(mktemp -d "${work}/gobin.XXXXXX")"
+  GOBIN="${gobin}" GOFLAGS= CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
+  mv "${gobin}/kwok" "${out}/kwok"
+  rmdir "${gobin}"
 fi
 if [[ ! -f "${out}/kwok-stages.yaml" ]]; then
   dir="$(GOFLAGS= go mod download -json "sigs.k8s.io/kwok@${KWOK_VERSION}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"

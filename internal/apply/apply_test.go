@@ -120,8 +120,8 @@ func TestPrepare(t *testing.T) {
 		},
 		{
 			name:    "CRDs and Namespaces come first",
-			docs:    []string{cm("a", "", "1"), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: n\n", crd("first.example.com", "things", "Thing"), "apiVersion: first.example.com/v1\nkind: Thing\nmetadata:\n  name: t\n"},
-			wantIDs: []string{"Namespace n", "CustomResourceDefinition.apiextensions.k8s.io things.first.example.com", "ConfigMap install/a", "Thing.first.example.com install/t"},
+			docs:    []string{cm("a", "", "1"), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: first\n", crd("first.example.com", "things", "Thing"), "apiVersion: first.example.com/v1\nkind: Thing\nmetadata:\n  name: t\n"},
+			wantIDs: []string{"Namespace first", "CustomResourceDefinition.apiextensions.k8s.io things.first.example.com", "ConfigMap install/a", "Thing.first.example.com install/t"},
 		},
 		{
 			name:       "duplicate after namespace defaulting",
