@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -23,11 +22,11 @@ func main() {
 
 func run() error {
 	opts := manager.DefaultOptions()
-	var kubeconfig string
 	var qps float64
 	var burst int
 	fs := flag.CommandLine
-	fs.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster; empty means in-cluster")
+	// --kubeconfig is registered by controller-runtime: the flag, else
+	// $KUBECONFIG, else in-cluster, else ~/.kube/config.
 	fs.StringVar(&opts.StorageDir, "storage-dir", "/var/cache/rukpak", "directory of the content store")
 	fs.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", opts.MaxConcurrentReconciles, "BundleDeployments reconciled at once")
 	fs.IntVar(&opts.ApplyConcurrency, "apply-concurrency", opts.ApplyConcurrency, "objects of one revision applied at once")
@@ -41,8 +40,7 @@ func run() error {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
 
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, nil).ClientConfig()
+	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
