@@ -47,7 +47,7 @@ func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
 	if err := e.validate(ctx, p, now, before); err != nil {
 		return nil, err
 	}
-	after := make([]string, len(p.items))
+	after := make([]written, len(p.items))
 	if err := e.write(ctx, p, first, after); err != nil {
 		return e.changes(p, first, before, after), err
 	}
@@ -124,7 +124,13 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 }
 
 // write applies the objects at idx, recording resourceVersions in after.
-func (e *Engine) write(ctx context.Context, p *Plan, idx []int, after []string) error {
+// written is what an object looked like right after it was applied.
+type written struct {
+	rv         string
+	generation int64
+}
+
+func (e *Engine) write(ctx context.Context, p *Plan, idx []int, after []written) error {
 	var mu sync.Mutex
 	var errs []error
 	e.each(ctx, idx, func(i int) bool {
@@ -133,7 +139,7 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, after []string) 
 		err := e.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
 			client.FieldOwner(e.opts.FieldManager), client.ForceOwnership)
 		if err == nil {
-			after[i] = obj.GetResourceVersion()
+			after[i] = written{rv: obj.GetResourceVersion(), generation: obj.GetGeneration()}
 			return true
 		}
 		mu.Lock()
@@ -152,20 +158,22 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, after []string) 
 }
 
 // changes reports what happened to the objects at idx that were written.
-func (e *Engine) changes(p *Plan, idx []int, before, after []string) *ChangeSet {
+func (e *Engine) changes(p *Plan, idx []int, before []string, after []written) *ChangeSet {
 	cs := &ChangeSet{}
 	for _, i := range idx {
-		if after[i] == "" {
+		if after[i].rv == "" {
 			continue
 		}
 		a := Configured
 		switch before[i] {
 		case "":
 			a = Created
-		case after[i]:
+		case after[i].rv:
 			a = Unchanged
 		}
-		cs.add(Change{ID: p.items[i].id, Action: a, ResourceVersion: after[i]})
+		obj := p.items[i].obj
+		cs.add(Change{ID: p.items[i].id, Action: a, ResourceVersion: after[i].rv, Generation: after[i].generation,
+			Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()})
 	}
 	return cs
 }

@@ -76,6 +76,12 @@ type Change struct {
 	Action Action
 	// ResourceVersion is the object's resourceVersion after the write.
 	ResourceVersion string
+	// Generation is the object's metadata.generation after the write; 0 for
+	// kinds that do not track it.
+	Generation int64
+	// Labels and Annotations are the ones the bundle sets on the object (not
+	// what others added).
+	Labels, Annotations map[string]string
 }
 
 // ChangeSet is what one Apply or Prune did.

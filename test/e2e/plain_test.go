@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +44,28 @@ func TestExampleDeploymentBecomesAvailable(t *testing.T) {
 	out := kubectl(t, "get", "bd", "hello")
 	if !strings.Contains(out, "core-rukpak-io-plain") || !strings.Contains(out, "hello-") {
 		t.Fatalf("printer columns do not show class and active bundle:\n%s", out)
+	}
+	// The Deployment's rollout (status, the controller's annotations) is
+	// not drift: rukpak must not report restoring anything.
+	// The Installed event shows the event list is the right one.
+	var events []eventsv1.Event
+	envtest.Eventually(t, 10*time.Second, func() error {
+		list := &eventsv1.EventList{}
+		if err := suite.client.List(context.Background(), list, client.MatchingFields{"regarding.name": "hello"}); err != nil {
+			return err
+		}
+		events = list.Items
+		for _, e := range events {
+			if e.Reason == v1alpha2.ReasonInstalled {
+				return nil
+			}
+		}
+		return fmt.Errorf("no Installed event among %d events of bd/hello", len(events))
+	})
+	for _, e := range events {
+		if e.Reason == "DriftCorrected" {
+			t.Fatalf("rollout of an untouched Deployment reported as drift: %s", e.Note)
+		}
 	}
 }
 

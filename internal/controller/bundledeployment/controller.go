@@ -95,7 +95,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		return fmt.Errorf("building BundleDeployment controller: %w", err)
 	}
 	r.ctrl = c
-	r.drift = newDriftWatches(r.ObjectCache, c, r.isOwnWrite)
+	r.drift = newDriftWatches(r.ObjectCache, c, r.isUnchanged)
 	return nil
 }
 

@@ -22,19 +22,22 @@ import (
 
 // driftWatches starts one metadata-only watch per kind of managed object,
 // on a cache that only holds objects carrying the owner label. An event that
-// is not the echo of rukpak's own write enqueues the owning
-// BundleDeployment, which then re-applies what changed.
+// shows drift (not the echo of rukpak's own write, nor a change only to what
+// others own) enqueues the owning BundleDeployment, which then re-applies
+// what changed.
 type driftWatches struct {
 	cache cache.Cache
 	ctrl  controller.Controller
-	own   func(schema.GroupVersionKind, client.Object) bool
+	// unchanged reports that an event shows no drift (see
+	// appliedObject.drifted).
+	unchanged func(schema.GroupVersionKind, client.Object) bool
 
 	mu      sync.Mutex
 	watched map[schema.GroupVersionKind]bool
 }
 
-func newDriftWatches(c cache.Cache, ctrl controller.Controller, own func(schema.GroupVersionKind, client.Object) bool) *driftWatches {
-	return &driftWatches{cache: c, ctrl: ctrl, own: own, watched: map[schema.GroupVersionKind]bool{}}
+func newDriftWatches(c cache.Cache, ctrl controller.Controller, unchanged func(schema.GroupVersionKind, client.Object) bool) *driftWatches {
+	return &driftWatches{cache: c, ctrl: ctrl, unchanged: unchanged, watched: map[schema.GroupVersionKind]bool{}}
 }
 
 // ensure watches the kinds of ids.
@@ -66,12 +69,12 @@ func (d *driftWatches) handler(gvk schema.GroupVersionKind) handler.TypedEventHa
 	}
 	return handler.TypedFuncs[*metav1.PartialObjectMetadata, reconcile.Request]{
 		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[*metav1.PartialObjectMetadata], q queue) {
-			if !d.own(gvk, e.Object) {
+			if !d.unchanged(gvk, e.Object) {
 				enqueue(e.Object, q)
 			}
 		},
 		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[*metav1.PartialObjectMetadata], q queue) {
-			if !d.own(gvk, e.ObjectNew) {
+			if !d.unchanged(gvk, e.ObjectNew) {
 				enqueue(e.ObjectNew, q)
 				// The owner label itself may have been removed or changed.
 				if e.ObjectOld.GetLabels()[v1alpha2.LabelOwnerName] != e.ObjectNew.GetLabels()[v1alpha2.LabelOwnerName] {

@@ -19,14 +19,12 @@ import (
 )
 
 // appliedState is what this process last applied for one BundleDeployment:
-// the revision and the resourceVersion each object had right after the
-// apply. An object whose resourceVersion differs was changed by someone
-// else (drift).
+// the revision and what each object looked like right after the apply.
 type appliedState struct {
-	bundle string
-	digest string
-	ids    []inventory.ID
-	rvs    map[inventory.ID]string
+	bundle  string
+	digest  string
+	ids     []inventory.ID
+	objects map[inventory.ID]appliedObject
 	// failed is the newest revision when it failed terminally: it is not
 	// retried until the spec or its content changes.
 	failed       string
@@ -77,10 +75,10 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	if err != nil {
 		return false, r.installFailed(s, st, err)
 	}
-	next := &appliedState{bundle: s.bundle.Name, digest: s.digest, ids: ids, rvs: make(map[inventory.ID]string, len(ids))}
+	next := &appliedState{bundle: s.bundle.Name, digest: s.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids))}
 	res := &installResult{objects: len(ids)}
 	for _, c := range cs.Entries {
-		next.rvs[c.ID] = c.ResourceVersion
+		next.objects[c.ID] = appliedFrom(c)
 		countChange(res, c.Action)
 	}
 	r.setState(s.bd.Name, next)
@@ -155,7 +153,7 @@ func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, re
 func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedState) error {
 	var drifted []inventory.ID
 	for _, id := range st.ids {
-		if r.hasDrifted(ctx, id, st.rvs[id]) {
+		if r.hasDrifted(ctx, id, st.object(&r.mu, id)) {
 			drifted = append(drifted, id)
 		}
 	}
@@ -173,34 +171,42 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if err != nil {
 		return fmt.Errorf("correcting drift of revision %s: %w", st.bundle, err)
 	}
+	var restored []inventory.ID
 	r.mu.Lock()
 	for _, c := range cs.Entries {
-		st.rvs[c.ID] = c.ResourceVersion
+		st.objects[c.ID] = appliedFrom(c)
+		if c.Action == apply.Created || c.Action == apply.Configured {
+			restored = append(restored, c.ID)
+		}
 	}
 	r.mu.Unlock()
-	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, "DriftCorrected", "Install",
-		"Restored %d object(s) changed or deleted outside rukpak, e.g. %s", len(drifted), drifted[0])
+	// Changes that did not touch what the bundle sets (status, fields
+	// other managers own) need no event.
+	if len(restored) > 0 {
+		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, "DriftCorrected", "Install",
+			"Restored %d object(s) changed or deleted outside rukpak, e.g. %s", len(restored), restored[0])
+	}
 	return nil
 }
 
 // hasDrifted reports whether the object differs from what was applied. The
 // cache may lag behind a write just made, so a difference it shows is
 // confirmed against the API server.
-func (r *Reconciler) hasDrifted(ctx context.Context, id inventory.ID, rv string) bool {
-	if rv == "" {
+func (r *Reconciler) hasDrifted(ctx context.Context, id inventory.ID, a appliedObject) bool {
+	if a.rv == "" {
 		return true
 	}
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
 	key := client.ObjectKey{Namespace: id.Namespace, Name: id.Name}
-	if err := r.ObjectCache.Get(ctx, key, obj); err == nil && obj.ResourceVersion == rv {
+	if err := r.ObjectCache.Get(ctx, key, obj); err == nil && !a.drifted(obj) {
 		return false
 	}
 	err := r.Live.Get(ctx, key, obj)
 	if apierrors.IsNotFound(err) {
 		return true
 	}
-	return err == nil && obj.ResourceVersion != rv
+	return err == nil && a.drifted(obj)
 }
 
 func countChange(res *installResult, a apply.Action) {
@@ -243,13 +249,18 @@ func (r *Reconciler) forget(name string) {
 	r.mu.Unlock()
 }
 
-// isOwnWrite reports whether a managed object's event is the echo of this
-// process's own apply (same resourceVersion), which needs no reconcile.
-func (r *Reconciler) isOwnWrite(gvk schema.GroupVersionKind, obj client.Object) bool {
+// isUnchanged reports whether a managed object's event shows no drift: the
+// echo of this process's own apply, or a change only to what others own
+// (status, their fields), which needs no reconcile.
+func (r *Reconciler) isUnchanged(gvk schema.GroupVersionKind, obj client.Object) bool {
 	owner := obj.GetLabels()[v1alpha2.LabelOwnerName]
 	id := inventory.ID{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.applied[owner]
-	return st != nil && st.rvs[id] != "" && st.rvs[id] == obj.GetResourceVersion()
+	if st == nil {
+		return false
+	}
+	a, ok := st.objects[id]
+	return ok && !a.drifted(obj)
 }

@@ -1,0 +1,62 @@
+package bundledeployment
+
+import (
+	"sync"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/inventory"
+)
+
+// appliedObject is what one object looked like right after rukpak applied
+// it, as far as drift detection needs to know.
+type appliedObject struct {
+	rv         string
+	generation int64
+	// labels and annotations are the ones the bundle sets.
+	labels, annotations map[string]string
+}
+
+func appliedFrom(c apply.Change) appliedObject {
+	return appliedObject{rv: c.ResourceVersion, generation: c.Generation, labels: c.Labels, annotations: c.Annotations}
+}
+
+// drifted reports whether live (metadata is enough) was changed by someone
+// else since the apply. For kinds that track metadata.generation, only a
+// new generation (a spec change) or a change to the labels and annotations
+// the bundle sets counts: status updates and metadata others add do not.
+// For other kinds any change counts; re-applying them is cheap and a no-op
+// when nothing the bundle sets changed.
+func (a appliedObject) drifted(live client.Object) bool {
+	if live.GetResourceVersion() == a.rv {
+		return false
+	}
+	if !live.GetDeletionTimestamp().IsZero() {
+		return true
+	}
+	if !subset(a.labels, live.GetLabels()) || !subset(a.annotations, live.GetAnnotations()) {
+		return true
+	}
+	if a.generation > 0 {
+		return live.GetGeneration() != a.generation
+	}
+	return true
+}
+
+// subset reports whether every key of want has the same value in got.
+func subset(want, got map[string]string) bool {
+	for k, v := range want {
+		if got[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// object returns what was applied of id, under mu.
+func (st *appliedState) object(mu *sync.Mutex, id inventory.ID) appliedObject {
+	mu.Lock()
+	defer mu.Unlock()
+	return st.objects[id]
+}
