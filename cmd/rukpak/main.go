@@ -32,6 +32,7 @@ func run() error {
 	fs.IntVar(&opts.ApplyConcurrency, "apply-concurrency", opts.ApplyConcurrency, "objects of one revision applied at once")
 	fs.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", opts.HealthProbeBindAddress, "address of /healthz and /readyz")
 	fs.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", opts.MetricsBindAddress, "address of the metrics endpoint; 0 turns it off")
+	fs.StringVar(&opts.PprofBindAddress, "pprof-bind-address", "", "address of Go's /debug/pprof profiles; empty turns them off")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect one active replica")
 	fs.Float64Var(&qps, "kube-api-qps", 1000, "client-side request rate limit; the API server's own flow control still applies")
 	fs.IntVar(&burst, "kube-api-burst", 2000, "client-side request burst")

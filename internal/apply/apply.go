@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -12,6 +13,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -91,9 +96,7 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 	var transient error
 	e.each(ctx, idx, func(i int) bool {
 		it := p.items[i]
-		obj := it.obj.DeepCopy()
-		err := e.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
-			client.FieldOwner(e.opts.FieldManager), client.ForceOwnership, client.DryRunAll)
+		obj, err := e.patch(ctx, it, true)
 		if err == nil {
 			before[i] = obj.GetResourceVersion()
 			return true
@@ -135,9 +138,7 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, after []written)
 	var errs []error
 	e.each(ctx, idx, func(i int) bool {
 		it := p.items[i]
-		obj := it.obj.DeepCopy()
-		err := e.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
-			client.FieldOwner(e.opts.FieldManager), client.ForceOwnership)
+		obj, err := e.patch(ctx, it, false)
 		if err == nil {
 			after[i] = written{rv: obj.GetResourceVersion(), generation: obj.GetGeneration()}
 			return true
@@ -155,6 +156,29 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, after []written)
 		return errs[0]
 	}
 	return ctx.Err()
+}
+
+// patch server-side applies one object (or dry-runs it) and returns the
+// object's metadata after the apply.
+func (e *Engine) patch(ctx context.Context, it item, dryRun bool) (*metav1.PartialObjectMetadata, error) {
+	gvk := it.obj.GroupVersionKind()
+	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(it.obj.Object)
+	if err != nil {
+		return nil, failure.New(v1alpha2.ReasonInvalidContent, "encoding object %s: %v", it.id, err)
+	}
+	opts := metav1.PatchOptions{FieldManager: e.opts.FieldManager, Force: ptr.To(true)}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	var ri metadata.ResourceInterface = e.meta.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		ri = e.meta.Resource(m.Resource).Namespace(it.id.Namespace)
+	}
+	return ri.Patch(ctx, it.id.Name, types.ApplyPatchType, body, opts)
 }
 
 // changes reports what happened to the objects at idx that were written.

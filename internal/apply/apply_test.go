@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -35,7 +36,11 @@ func newEngine(t *testing.T) *apply.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return apply.New(env.Client, env.Client, mapper, apply.Options{FieldManager: "rukpak-test", Concurrency: 4, EstablishTimeout: 30 * time.Second})
+	md, err := metadata.NewForConfigAndClient(env.Config, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return apply.New(env.Client, env.Client, md, mapper, apply.Options{FieldManager: "rukpak-test", Concurrency: 4, EstablishTimeout: 30 * time.Second})
 }
 
 func objs(t *testing.T, docs ...string) []*unstructured.Unstructured {

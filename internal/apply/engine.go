@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/internal/inventory"
@@ -23,21 +24,25 @@ type Options struct {
 type Engine struct {
 	c      client.Client
 	reader client.Reader
+	meta   metadata.Interface
 	mapper meta.RESTMapper
 	opts   Options
 }
 
-// New returns an Engine writing with c and reading with reader, which must
-// not be a cache (managed objects may be of any kind; caching them all would
+// New returns an Engine. It applies bundle objects through md, a metadata
+// client, so the API server answers each apply with the object's metadata
+// (as protobuf) rather than the whole object; it writes its own objects
+// (namespaces) with c and reads managed objects with reader, which must not
+// be a cache (managed objects may be of any kind; caching them all would
 // cost memory); mapper tells which kinds the cluster serves and their scope.
-func New(c client.Client, reader client.Reader, mapper meta.RESTMapper, opts Options) *Engine {
+func New(c client.Client, reader client.Reader, md metadata.Interface, mapper meta.RESTMapper, opts Options) *Engine {
 	if opts.Concurrency < 1 {
 		opts.Concurrency = 1
 	}
 	if opts.EstablishTimeout <= 0 {
 		opts.EstablishTimeout = time.Minute
 	}
-	return &Engine{c: c, reader: reader, mapper: mapper, opts: opts}
+	return &Engine{c: c, reader: reader, meta: md, mapper: mapper, opts: opts}
 }
 
 func (e *Engine) live() client.Reader { return e.reader }

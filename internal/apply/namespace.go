@@ -11,9 +11,11 @@ import (
 )
 
 // EnsureNamespace creates the namespace name unless it exists. The
-// namespace is not labelled as managed: it is never pruned.
+// namespace is not labelled as managed: it is never pruned. Existence is
+// read through the Engine's client, which may be a cache (of namespace
+// metadata): a namespace deleted a moment ago fails the dry-run instead.
 func (e *Engine) EnsureNamespace(ctx context.Context, name string) error {
-	err := e.live().Get(ctx, client.ObjectKey{Name: name}, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}})
+	err := e.c.Get(ctx, client.ObjectKey{Name: name}, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}})
 	if err == nil {
 		return nil
 	}

@@ -45,8 +45,10 @@ type saved struct {
 	chunks int
 }
 
-// NewStore returns a Store that writes with c and reads with live (an
-// uncached reader) in namespace.
+// NewStore returns a Store that writes with c and reads with live in
+// namespace. live may be the manager's cache: the Store reads only
+// inventories it has not written itself (after a restart, or of a new
+// owner), and a chunk from another save than chunk 0 is refused.
 func NewStore(c client.Client, live client.Reader, namespace string) *Store {
 	return &Store{c: c, live: live, namespace: namespace, chunkSize: defaultChunkSize, known: map[string]saved{}}
 }

@@ -75,7 +75,9 @@ func components(l layout, p ports, minimal bool) []component {
 			// which Endpoints validation rejects; nothing in-cluster needs it.
 			"--endpoint-reconciler-type=none",
 			"--allow-privileged=true",
-			"--profiling=false",
+			// Profiling is on for a local development cluster: `kubectl get
+			// --raw /debug/pprof/profile` needs admin credentials anyway.
+			"--profiling=true",
 		},
 	}}
 	if minimal {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -51,6 +52,8 @@ type Options struct {
 	HealthProbeBindAddress string
 	// MetricsBindAddress serves metrics; "0" turns it off.
 	MetricsBindAddress string
+	// PprofBindAddress serves Go's pprof profiles; "" or "0" turns it off.
+	PprofBindAddress string
 	// LeaderElection makes only one of several replicas act.
 	LeaderElection bool
 	// LeaderElectionNamespace holds the leader-election lease.
@@ -89,11 +92,15 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
+		PprofBindAddress:        opts.PprofBindAddress,
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "rukpak-manager",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		Cache: cache.Options{
+			// managedFields are never read from the cache: dropping them
+			// roughly halves what cached objects cost.
+			DefaultTransform: cache.TransformStripManagedFields(),
 			// Sources are read only from the system namespace.
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{v1alpha2.SystemNamespace: {}}},
@@ -115,6 +122,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Mapper:               mgr.GetRESTMapper(),
 		HTTPClient:           mgr.GetHTTPClient(),
 		DefaultLabelSelector: labels.NewSelector().Add(*managed),
+		DefaultTransform:     cache.TransformStripManagedFields(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating managed-object cache: %w", err)
@@ -123,6 +131,10 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("adding managed-object cache: %w", err)
 	}
 
+	md, err := metadata.NewForConfigAndClient(cfg, mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("creating metadata client: %w", err)
+	}
 	st, err := store.New(opts.StorageDir)
 	if err != nil {
 		return nil, fmt.Errorf("opening content store: %w", err)
@@ -152,12 +164,12 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Provisioners: provisioners,
 		Sources:      sources,
 		Unpacker:     unpacker,
-		Engine: apply.New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetRESTMapper(), apply.Options{
+		Engine: apply.New(mgr.GetClient(), mgr.GetAPIReader(), md, mgr.GetRESTMapper(), apply.Options{
 			FieldManager:     v1alpha2.FieldManager,
 			Concurrency:      opts.ApplyConcurrency,
 			EstablishTimeout: time.Minute,
 		}),
-		Inventory:   inventory.NewStore(mgr.GetClient(), mgr.GetAPIReader(), v1alpha2.SystemNamespace),
+		Inventory:   inventory.NewStore(mgr.GetClient(), mgr.GetClient(), v1alpha2.SystemNamespace),
 		ObjectCache: objectCache,
 		Live:        mgr.GetAPIReader(),
 		Recorder:    mgr.GetEventRecorder("rukpak"),

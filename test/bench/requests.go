@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// requestCounts is apiserver_request_total summed by verb, resource,
+// subresource and dry-run, read from the API server's /metrics.
+type requestCounts map[string]float64
+
+var labelRE = regexp.MustCompile(`(\w+)="([^"]*)"`)
+
+func readRequestCounts(ctx context.Context, cs kubernetes.Interface) (requestCounts, error) {
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading API server metrics: %w", err)
+	}
+	out := requestCounts{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		if end < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			continue
+		}
+		l := map[string]string{}
+		for _, m := range labelRE.FindAllStringSubmatch(line[:end], -1) {
+			l[m[1]] = m[2]
+		}
+		key := l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		if l["dry_run"] != "" {
+			key += " (dry-run)"
+		}
+		out[key] += v
+	}
+	return out, nil
+}
+
+// top formats the n largest differences between c and before.
+func (c requestCounts) top(before requestCounts, n int) string {
+	type kv struct {
+		k string
+		v float64
+	}
+	var d []kv
+	total := 0.0
+	for k, v := range c {
+		if diff := v - before[k]; diff > 0 {
+			d = append(d, kv{k, diff})
+			total += diff
+		}
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i].v > d[j].v })
+	var b strings.Builder
+	fmt.Fprintf(&b, "%.0f requests", total)
+	for i := 0; i < len(d) && i < n; i++ {
+		fmt.Fprintf(&b, "; %s %.0f", d[i].k, d[i].v)
+	}
+	return b.String()
+}
