@@ -7,17 +7,24 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 )
 
 // maxDecoded bounds what one inventory may decompress to (64 MiB, about a
 // million objects), so a corrupted or hostile chunk cannot exhaust memory.
 const maxDecoded = 64 << 20
 
+// gzipWriters reuses compressors: each one allocates about a megabyte of
+// state, and inventories are encoded on every install.
+var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
+
 // encode writes ids one per line as group|version|kind|namespace|name and
 // gzips the result. Kubernetes names and kinds cannot contain '|' or '\n'.
 func encode(ids []ID) ([]byte, error) {
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(&buf)
 	w := bufio.NewWriter(zw)
 	for _, id := range ids {
 		if _, err := fmt.Fprintf(w, "%s|%s|%s|%s|%s\n", id.Group, id.Version, id.Kind, id.Namespace, id.Name); err != nil {
