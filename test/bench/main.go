@@ -35,6 +35,7 @@ type config struct {
 	stateDir, binDir                          string
 	keep                                      bool
 	pprof                                     string
+	applyConcurrency                          int
 }
 
 func main() {
@@ -46,6 +47,7 @@ func main() {
 	flag.StringVar(&c.stateDir, "state-dir", "", "local cluster state (default: a temporary directory)")
 	flag.StringVar(&c.binDir, "bin-dir", "", "directory of rukpak and the control-plane binaries (default: bin/)")
 	flag.BoolVar(&c.keep, "keep", false, "leave the cluster running")
+	flag.IntVar(&c.applyConcurrency, "apply-concurrency", 0, "the manager's --apply-concurrency (0: its default)")
 	flag.StringVar(&c.pprof, "pprof", "", "serve the manager's pprof profiles on this address (e.g. 127.0.0.1:6065)")
 	flag.Parse()
 	if err := run(c); err != nil {
@@ -67,13 +69,17 @@ func run(c config) error {
 		}
 		c.stateDir = dir
 	}
+	managerArgs := []string{fmt.Sprintf("--max-concurrent-reconciles=%d", c.concurrency), "--pprof-bind-address=" + c.pprof}
+	if c.applyConcurrency > 0 {
+		managerArgs = append(managerArgs, fmt.Sprintf("--apply-concurrency=%d", c.applyConcurrency))
+	}
 	fmt.Printf("starting a minimal local cluster in %s\n", c.stateDir)
 	cl, err := localcluster.Up(ctx, localcluster.Options{
 		StateDir:    c.stateDir,
 		BinDir:      filepath.Join(c.binDir, "cluster"),
 		ManagerPath: filepath.Join(c.binDir, "rukpak"),
 		Minimal:     true,
-		ManagerArgs: []string{fmt.Sprintf("--max-concurrent-reconciles=%d", c.concurrency), "--pprof-bind-address=" + c.pprof},
+		ManagerArgs: managerArgs,
 		Out:         os.Stdout,
 	})
 	if err != nil {
