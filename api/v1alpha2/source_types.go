@@ -100,6 +100,13 @@ type ImageSource struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	Platform string `json:"platform,omitempty"`
+
+	// digest pins the image ("sha256:<hex>", the digest of the manifest or
+	// index ref names). rukpak sets it on resolved sources; a user may set it
+	// to pin a tag ref. A ref by digest is pinned already.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
+	Digest string `json:"digest,omitempty"`
 }
 
 // GitSource reads content from a git repository.
@@ -132,6 +139,12 @@ type GitSource struct {
 	// bundle the server's certificate is verified against.
 	// +optional
 	CASecret *LocalObjectReference `json:"caSecret,omitempty"`
+
+	// resolvedCommit is the commit ref resolved to. rukpak sets it on
+	// resolved sources; with it set the source is pinned.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{40}([0-9a-f]{24})?$`
+	ResolvedCommit string `json:"resolvedCommit,omitempty"`
 }
 
 // GitRef selects a commit. Exactly one field is set.
@@ -172,7 +185,9 @@ type HTTPSource struct {
 	URL string `json:"url"`
 
 	// sha256 is the hex digest the archive must have; with it set, the
-	// archive is fetched once and a mismatch fails the revision.
+	// archive is fetched once and a mismatch fails the revision. Without it
+	// the URL is re-fetched every pollInterval and rukpak sets it on
+	// resolved sources.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
 	SHA256 string `json:"sha256,omitempty"`

@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
 )
@@ -16,15 +18,36 @@ import (
 type Source interface {
 	// Resolve returns src with every floating reference pinned (content
 	// digests, image digests, commits), so that the pinned source always
-	// yields the same content.
+	// yields the same content. A source whose pin is set already (an image
+	// digest, a resolved commit, an HTTP sha256) is returned as it is,
+	// without any network request.
 	Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alpha2.BundleSource, error)
 	// Unpack writes the content of the pinned source src into dir, an
 	// existing empty directory. It must verify the content against the pins.
 	Unpack(ctx context.Context, src v1alpha2.BundleSource, dir string) error
 }
 
+// Floating is implemented by sources whose unpinned form must be looked up
+// over the network (an image tag, a git branch or tag, an HTTP URL without
+// sha256). Such a source is re-resolved only every pollInterval.
+type Floating interface {
+	// Floating reports whether src (as the user wrote it) needs a network
+	// lookup to be pinned.
+	Floating(src v1alpha2.BundleSource) bool
+}
+
 // Registry is the set of sources a manager can read, by type.
 type Registry map[v1alpha2.SourceType]Source
+
+// Floating reports whether any of srcs is floating.
+func (r Registry) Floating(srcs []v1alpha2.BundleSource) bool {
+	for i := range srcs {
+		if f, ok := r[srcs[i].Type].(Floating); ok && f.Floating(srcs[i]) {
+			return true
+		}
+	}
+	return false
+}
 
 func (r Registry) get(t v1alpha2.SourceType) (Source, error) {
 	s, ok := r[t]
@@ -34,19 +57,42 @@ func (r Registry) get(t v1alpha2.SourceType) (Source, error) {
 	return s, nil
 }
 
-// Resolve pins every source, in order.
-func (r Registry) Resolve(ctx context.Context, srcs []v1alpha2.BundleSource) ([]v1alpha2.BundleSource, error) {
+// Resolve pins every source, in order. previous are the sources as pinned
+// last time (a BundleDeployment's status.resolvedSources); when reuse is
+// set (their pins are still fresh), a floating source whose spec has not
+// changed keeps its previous pin instead of being looked up again.
+func (r Registry) Resolve(ctx context.Context, srcs, previous []v1alpha2.BundleSource, reuse bool) ([]v1alpha2.BundleSource, error) {
 	out := make([]v1alpha2.BundleSource, 0, len(srcs))
 	for i := range srcs {
 		s, err := r.get(srcs[i].Type)
 		if err != nil {
 			return nil, err
 		}
-		pinned, err := s.Resolve(ctx, srcs[i])
+		src := srcs[i]
+		if f, ok := s.(Floating); ok && reuse && i < len(previous) && f.Floating(src) && samePinned(src, previous[i]) {
+			src = previous[i]
+		}
+		pinned, err := s.Resolve(ctx, src)
 		if err != nil {
 			return nil, fmt.Errorf("source %d (%s): %w", i, srcs[i].Type, err)
 		}
 		out = append(out, pinned)
 	}
 	return out, nil
+}
+
+// samePinned reports whether pinned is spec with only pins added, that is,
+// a resolution of this very spec.
+func samePinned(spec, pinned v1alpha2.BundleSource) bool {
+	p := pinned.DeepCopy()
+	if spec.Image != nil && p.Image != nil && spec.Image.Digest == "" {
+		p.Image.Digest = ""
+	}
+	if spec.Git != nil && p.Git != nil && spec.Git.ResolvedCommit == "" {
+		p.Git.ResolvedCommit = ""
+	}
+	if spec.HTTP != nil && p.HTTP != nil && spec.HTTP.SHA256 == "" {
+		p.HTTP.SHA256 = ""
+	}
+	return equality.Semantic.DeepEqual(&spec, p)
 }

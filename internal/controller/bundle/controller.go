@@ -105,7 +105,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}()
 	b.Status.ObservedGeneration = b.Generation
 
-	pinned, err := r.Sources.Resolve(ctx, b.Spec.Sources)
+	// A Bundle is one fixed revision: once its floating sources are pinned,
+	// the pins are kept.
+	pinned, err := r.Sources.Resolve(ctx, b.Spec.Sources, b.Status.ResolvedSources, true)
 	if err == nil {
 		b.Status.ResolvedSources = pinned
 		b.Status.ContentDigest, err = r.Unpacker.Ensure(ctx, b.Name, pinned, "")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -112,6 +113,8 @@ type scope struct {
 	unpackErr  error
 	installErr error
 	installed  *installResult
+	// requeueAfter is when floating sources are due to be resolved again.
+	requeueAfter time.Duration
 }
 
 // Reconcile drives one BundleDeployment toward its spec.
@@ -160,7 +163,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			break
 		}
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
 }
 
 // patchStatus computes the conditions from s and patches the status if it

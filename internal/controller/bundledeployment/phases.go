@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,12 +19,40 @@ import (
 	"github.com/rukpak/rukpak/internal/failure"
 )
 
-// resolve pins the sources and names the revision.
+// defaultPollInterval is how often floating sources are re-resolved when
+// spec.pollInterval is not set.
+const defaultPollInterval = 5 * time.Minute
+
+// resolve pins the sources and names the revision. Floating sources (image
+// tags, git branches, URLs without sha256) are looked up again only every
+// pollInterval; in between, the pins in status.resolvedSources are reused.
 func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
-	pinned, err := r.Sources.Resolve(ctx, s.bd.Spec.Sources)
+	bd := s.bd
+	interval := defaultPollInterval
+	if bd.Spec.PollInterval != nil && bd.Spec.PollInterval.Duration > 0 {
+		interval = bd.Spec.PollInterval.Duration
+	}
+	floating := r.Sources.Floating(bd.Spec.Sources)
+	var age time.Duration
+	reuse := false
+	if floating && bd.Status.LastResolvedTime != nil {
+		age = time.Since(bd.Status.LastResolvedTime.Time)
+		reuse = age >= 0 && age < interval
+	}
+	pinned, err := r.Sources.Resolve(ctx, bd.Spec.Sources, bd.Status.ResolvedSources, reuse)
 	if err != nil {
 		s.unpackErr = err
 		return false, transient(err)
+	}
+	if floating {
+		if !reuse {
+			now := metav1.Now()
+			bd.Status.LastResolvedTime = &now
+			age = 0
+		}
+		s.requeueAfter = interval - age
+	} else {
+		bd.Status.LastResolvedTime = nil
 	}
 	s.pinned = pinned
 	s.revision = revisionName(s.bd, pinned)
