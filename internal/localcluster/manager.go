@@ -16,13 +16,15 @@ const (
 
 // ManagerFlags returns the flags the manager is started with (before any
 // extra ones): the cluster's kubeconfig, a content store inside the state
-// directory, the health probe on 127.0.0.1:probePort and no metrics
-// endpoint.
-func ManagerFlags(stateDir string, probePort int) []string {
+// directory, the health probe on 127.0.0.1:probePort, the content server on
+// 127.0.0.1:contentPort and no metrics endpoint.
+func ManagerFlags(stateDir string, probePort, contentPort int) []string {
 	return []string{
 		"--kubeconfig=" + filepath.Join(stateDir, kubeconfigName),
 		"--storage-dir=" + filepath.Join(stateDir, storageDir),
 		"--health-probe-bind-address=" + loopback(probePort),
+		"--content-bind-address=" + loopback(contentPort),
+		"--content-url=http://" + loopback(contentPort),
 		"--metrics-bind-address=0",
 	}
 }
@@ -58,7 +60,7 @@ func (c *Cluster) StartManager(ctx context.Context, path string, args ...string)
 // waits for it to be ready; on failure it stops the manager and drops it
 // from the record again. The caller holds the state directory's lock.
 func startManager(ctx context.Context, stateDir string, s *state, path string, args []string) error {
-	picked, err := freePorts(1)
+	picked, err := freePorts(2)
 	if err != nil {
 		return err
 	}
@@ -70,7 +72,7 @@ func startManager(ctx context.Context, stateDir string, s *state, path string, a
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return fmt.Errorf("creating log directory: %w", err)
 	}
-	flags := append(ManagerFlags(stateDir, port), args...)
+	flags := append(ManagerFlags(stateDir, port, picked[1]), args...)
 	p, err := startProcess(managerName, path, flags, stateDir, logs)
 	if err != nil {
 		return err

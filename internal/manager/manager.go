@@ -54,6 +54,15 @@ type Options struct {
 	MetricsBindAddress string
 	// PprofBindAddress serves Go's pprof profiles; "" or "0" turns it off.
 	PprofBindAddress string
+	// ContentBindAddress serves Bundle content (see package
+	// contentserver); "" turns it off.
+	ContentBindAddress string
+	// ContentURL is the external base URL of the content server; Bundles'
+	// status.contentURL is built from it.
+	ContentURL string
+	// ContentTLSCertFile and ContentTLSKeyFile make the content server
+	// serve HTTPS; without them it serves plain HTTP.
+	ContentTLSCertFile, ContentTLSKeyFile string
 	// LeaderElection makes only one of several replicas act.
 	LeaderElection bool
 	// LeaderElectionNamespace holds the leader-election lease.
@@ -156,7 +165,14 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	})); err != nil {
 		return nil, fmt.Errorf("adding built-in classes: %w", err)
 	}
-	if err := (&bundle.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners, Sources: sources, Unpacker: unpacker}).SetupWithManager(mgr, ctrlOpts); err != nil {
+	if err := addContentServer(mgr, cfg, st, opts); err != nil {
+		return nil, err
+	}
+	contentURL := ""
+	if opts.ContentBindAddress != "" {
+		contentURL = opts.ContentURL
+	}
+	if err := (&bundle.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners, Sources: sources, Unpacker: unpacker, ContentURL: contentURL}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, fmt.Errorf("setting up Bundle controller: %w", err)
 	}
 	bdr := &bundledeployment.Reconciler{

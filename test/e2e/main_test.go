@@ -90,7 +90,7 @@ func rukpakctl(args ...string) (string, error) {
 		args = append(args, "--bin-dir="+suite.clusterBin, "--manager="+filepath.Join(suite.bin, "rukpak"))
 	}
 	cmd := exec.Command(filepath.Join(suite.bin, "rukpakctl"), args...)
-	cmd.Env = append(os.Environ(), "RUKPAK_STATE_DIR="+suite.stateDir)
+	cmd.Env = append(os.Environ(), "RUKPAK_STATE_DIR="+suite.stateDir, "KUBECONFIG="+suite.kubeconfig)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/content"
+	"github.com/rukpak/rukpak/internal/contentserver"
 	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/internal/provisioner"
@@ -29,6 +30,8 @@ import (
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles/finalizers,verbs=update
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // Reconciler reconciles Bundles of the classes its provisioners serve.
 type Reconciler struct {
@@ -40,6 +43,8 @@ type Reconciler struct {
 	Sources source.Registry
 	// Unpacker puts content into the store.
 	Unpacker *content.Unpacker
+	// ContentURL is the content server's base URL; "" when none runs.
+	ContentURL string
 }
 
 // SetupWithManager registers the controller with mgr.
@@ -122,6 +127,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	b.Status.Phase = v1alpha2.BundlePhaseUnpacked
 	b.Status.ObjectCount = r.countObjects(ctx, b, prov)
+	if r.ContentURL != "" {
+		b.Status.ContentURL = contentserver.URL(r.ContentURL, b.Name)
+	}
 	setUnpacked(b, metav1.ConditionTrue, v1alpha2.ReasonUnpacked, "content "+b.Status.ContentDigest+" is in the content store")
 	return ctrl.Result{}, nil
 }
