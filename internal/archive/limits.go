@@ -1,0 +1,68 @@
+package archive
+
+// Default limits; see Limits.
+const (
+	defaultMaxBytes     int64 = 1 << 30
+	defaultMaxFiles           = 100_000
+	defaultMaxFileBytes int64 = 512 << 20
+	defaultMaxRatio     int64 = 200
+)
+
+// ratioGrace is the number of uncompressed bytes a gzip stream may produce
+// before MaxRatio is enforced: tiny archives of small files are mostly tar
+// padding and compress far better than 200:1.
+const ratioGrace = 1 << 20
+
+// Limits bound what one archive may make Untar write. A zero (or negative)
+// field takes its default.
+type Limits struct {
+	// MaxBytes is the total size of the regular files written; default 1 GiB.
+	MaxBytes int64
+	// MaxFiles is the number of entries of any type; default 100_000.
+	MaxFiles int
+	// MaxFileBytes is the size of one regular file; default 512 MiB.
+	MaxFileBytes int64
+	// MaxRatio is the ratio of uncompressed to compressed bytes a gzip stream
+	// may reach once it has produced more than 1 MiB; default 200.
+	MaxRatio int64
+}
+
+// DefaultLimits returns the default limits.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxBytes:     defaultMaxBytes,
+		MaxFiles:     defaultMaxFiles,
+		MaxFileBytes: defaultMaxFileBytes,
+		MaxRatio:     defaultMaxRatio,
+	}
+}
+
+// withDefaults returns l with every unset field set to its default.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = d.MaxBytes
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = d.MaxFiles
+	}
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = d.MaxFileBytes
+	}
+	if l.MaxRatio <= 0 {
+		l.MaxRatio = d.MaxRatio
+	}
+	return l
+}
+
+// Options configure an extraction.
+type Options struct {
+	// Limits bound what the archive may write.
+	Limits Limits
+	// Whiteouts applies OCI/AUFS whiteouts (".wh.NAME" deletes NAME already
+	// in dir from an earlier layer; ".wh..wh..opq" empties the directory of
+	// what earlier layers wrote) — for image layers applied in order onto one
+	// dir. With it, an entry may also replace a directory with a file or a
+	// file with a directory; without it, such an entry is refused.
+	Whiteouts bool
+}
