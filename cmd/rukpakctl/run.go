@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/upload"
+)
+
+func init() { register(newRunCmd) }
+
+// runOptions are the flags of `rukpakctl run`.
+type runOptions struct {
+	kubeconfig string
+	context    string
+	class      string
+	namespace  string
+	wait       bool
+	timeout    time.Duration
+}
+
+func newRunCmd() *cobra.Command {
+	o := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run NAME DIR",
+		Short: "Upload a directory and install it as BundleDeployment NAME",
+		Long: `Pack DIR into a deterministic .tar.gz, upload it into the cluster (as
+content-addressed chunks in rukpak-system) and create BundleDeployment NAME
+with it as its upload source, or point an existing NAME at it. Running again
+with unchanged content changes nothing; changed content makes a new revision.
+Progress goes to stderr, the outcome and the Installed condition to stdout.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.namespace == "" {
+				o.namespace = args[0]
+			}
+			return o.run(cmd, args[0], args[1])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&o.context, "context", "", "kubeconfig context (default the current one)")
+	f.StringVar(&o.class, "class", "core-rukpak-io-plain", "ProvisionerClass of a new BundleDeployment")
+	f.StringVar(&o.namespace, "namespace", "", "installNamespace of a new BundleDeployment (default NAME)")
+	f.BoolVar(&o.wait, "wait", true, "wait until the new revision is installed")
+	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long --wait waits")
+	return cmd
+}
+
+// run uploads dir and points BundleDeployment name at it.
+func (o *runOptions) run(cmd *cobra.Command, name, dir string) error {
+	ctx, stdout, stderr := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	c, err := o.client()
+	if err != nil {
+		return err
+	}
+	a, err := upload.Pack(dir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = a.Close() }()
+	fmt.Fprintf(stderr, "packed %s: %s (%s compressed)\n", dir, a.Digest, size(a.Size))
+
+	store := upload.NewStore(c, c, v1alpha2.SystemNamespace)
+	if err := store.Put(ctx, a, a.Digest); err != nil {
+		return err
+	}
+	info, err := store.Stat(ctx, a.Digest)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "uploaded %s in %d chunk(s) to %s\n", size(info.Size), info.Chunks, v1alpha2.SystemNamespace)
+
+	bd, changed, err := o.apply(ctx, c, cmd, name, a.Digest)
+	if err != nil {
+		return err
+	}
+	if changed && o.wait {
+		fmt.Fprintf(stderr, "waiting up to %s for BundleDeployment %s (generation %d) to be installed\n", o.timeout, name, bd.Generation)
+		if bd, err = waitInstalled(ctx, c, name, bd.Generation, o.timeout); err != nil {
+			printInstalled(stdout, bd)
+			return err
+		}
+	}
+	printInstalled(stdout, bd)
+	return nil
+}
+
+// client builds a client from the kubeconfig.
+func (o *runOptions) client() (client.Client, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = o.kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: o.context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 100 // chunks are written eight at a time
+	}
+	s := k8sruntime.NewScheme()
+	if err := errors.Join(corev1.AddToScheme(s), v1alpha2.AddToScheme(s)); err != nil {
+		return nil, fmt.Errorf("building scheme: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return nil, fmt.Errorf("creating client for %s: %w", cfg.Host, err)
+	}
+	return c, nil
+}
+
+// apply creates BundleDeployment name with the upload digest, or points its
+// upload source at digest. It reports whether it wrote anything.
+func (o *runOptions) apply(ctx context.Context, c client.Client, cmd *cobra.Command, name, digest string) (*v1alpha2.BundleDeployment, bool, error) {
+	stdout := cmd.OutOrStdout()
+	bd := &v1alpha2.BundleDeployment{}
+	var old string
+	created := false
+	// A BundleDeployment created or changed meanwhile is read again.
+	retriable := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	err := retry.OnError(retry.DefaultRetry, retriable, func() error {
+		old, created = "", false
+		err := c.Get(ctx, client.ObjectKey{Name: name}, bd)
+		if apierrors.IsNotFound(err) {
+			bd, created = o.newBundleDeployment(name, digest), true
+			return c.Create(ctx, bd)
+		}
+		if err != nil {
+			return err
+		}
+		i, err := uploadSource(bd)
+		if err != nil {
+			return err
+		}
+		if old = bd.Spec.Sources[i].Upload.Digest; old == digest {
+			return nil
+		}
+		bd.Spec.Sources[i].Upload.Digest = digest
+		return c.Update(ctx, bd)
+	})
+	switch {
+	case err != nil:
+		return nil, false, fmt.Errorf("BundleDeployment %s: %w", name, err)
+	case created:
+		fmt.Fprintf(stdout, "created BundleDeployment %s: %s\n", name, digest)
+	case old == digest:
+		fmt.Fprintf(stdout, "unchanged: %s already runs %s\n", name, digest)
+		return bd, false, nil
+	default:
+		fmt.Fprintf(stdout, "updated BundleDeployment %s: %s (was %s)\n", name, digest, old)
+	}
+	o.warnIgnored(cmd, bd)
+	return bd, true, nil
+}
+
+func (o *runOptions) newBundleDeployment(name, digest string) *v1alpha2.BundleDeployment {
+	return &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha2.BundleDeploymentSpec{
+			ProvisionerClassName: o.class,
+			InstallNamespace:     o.namespace,
+			Sources: []v1alpha2.BundleSource{{
+				Type: v1alpha2.SourceTypeUpload, Upload: &v1alpha2.UploadSource{Digest: digest},
+			}},
+		},
+	}
+}
+
+// warnIgnored warns when --class or --namespace differ from an existing
+// BundleDeployment's: run changes only the upload digest.
+func (o *runOptions) warnIgnored(cmd *cobra.Command, bd *v1alpha2.BundleDeployment) {
+	f := cmd.Flags()
+	if f.Changed("class") && o.class != bd.Spec.ProvisionerClassName {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: --class %s ignored: %s keeps class %s\n", o.class, bd.Name, bd.Spec.ProvisionerClassName)
+	}
+	if f.Changed("namespace") && o.namespace != bd.Spec.InstallNamespace {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: --namespace %s ignored: %s keeps installNamespace %s\n", o.namespace, bd.Name, bd.Spec.InstallNamespace)
+	}
+}
+
+// uploadSource returns the index of the one upload source of bd.
+func uploadSource(bd *v1alpha2.BundleDeployment) (int, error) {
+	idx := -1
+	for i, s := range bd.Spec.Sources {
+		if s.Type != v1alpha2.SourceTypeUpload || s.Upload == nil {
+			continue
+		}
+		if idx >= 0 {
+			return 0, errors.New("it has several upload sources: `rukpakctl run` does not know which to replace")
+		}
+		idx = i
+	}
+	if idx < 0 {
+		return 0, errors.New("it exists without an upload source: `rukpakctl run` replaces only upload sources")
+	}
+	return idx, nil
+}
+
+// terminal are the reasons of False Unpacked and Installed conditions that
+// retrying will not fix.
+var terminal = []string{
+	v1alpha2.ReasonSourceNotFound, v1alpha2.ReasonSourceMutable, v1alpha2.ReasonDigestMismatch,
+	v1alpha2.ReasonSourceConflict, v1alpha2.ReasonUnsupportedSource, v1alpha2.ReasonInvalidContent,
+	v1alpha2.ReasonValidationFailed, v1alpha2.ReasonCollision, v1alpha2.ReasonMissingPermissions,
+	v1alpha2.ReasonRolledBack,
+}
+
+// waitInstalled waits until BundleDeployment name is Installed for
+// generation gen (or later), and fails early when its Unpacked or Installed
+// condition reports a terminal failure for it.
+func waitInstalled(ctx context.Context, c client.Client, name string, gen int64, timeout time.Duration) (*v1alpha2.BundleDeployment, error) {
+	bd := &v1alpha2.BundleDeployment{}
+	var failed, lastErr error
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		if lastErr = c.Get(ctx, client.ObjectKey{Name: name}, bd); lastErr != nil {
+			return false, nil // retried until the timeout, then reported
+		}
+		for _, t := range []string{v1alpha2.TypeUnpacked, v1alpha2.TypeInstalled} {
+			cond := meta.FindStatusCondition(bd.Status.Conditions, t)
+			if cond == nil || cond.ObservedGeneration < gen {
+				continue
+			}
+			if t == v1alpha2.TypeInstalled && cond.Status == metav1.ConditionTrue {
+				return true, nil
+			}
+			if cond.Status == metav1.ConditionFalse && slices.Contains(terminal, cond.Reason) {
+				failed = fmt.Errorf("BundleDeployment %s: %s (%s): %s", name, t, cond.Reason, cond.Message)
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if failed != nil {
+		return bd, failed
+	}
+	if err != nil {
+		return bd, fmt.Errorf("BundleDeployment %s was not installed within %s: %w", name, timeout, errors.Join(err, lastErr))
+	}
+	return bd, nil
+}
+
+// printInstalled prints the Installed condition of bd.
+func printInstalled(w io.Writer, bd *v1alpha2.BundleDeployment) {
+	if bd == nil {
+		return
+	}
+	cond := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled)
+	if cond == nil {
+		fmt.Fprintf(w, "Installed: Unknown (no status yet for generation %d)\n", bd.Generation)
+		return
+	}
+	fmt.Fprintf(w, "Installed: %s (%s, generation %d): %s\n", cond.Status, cond.Reason, cond.ObservedGeneration, cond.Message)
+}
+
+// size formats a byte count.
+func size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

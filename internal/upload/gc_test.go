@@ -1,0 +1,117 @@
+package upload
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+)
+
+func TestGC(t *testing.T) {
+	later := func() time.Time { return time.Now().Add(time.Hour) }
+	tests := []struct {
+		name string
+		// now is the GC's clock; reuse are uploads Put again at that time
+		// before GC runs.
+		now         func() time.Time
+		inUse       []string
+		reuse       []string
+		touchOrphan bool
+		wantKept    []string // uploads that stay readable
+		wantChunks  []string // chunks that remain, by logical name
+		wantDeleted int
+	}{
+		{name: "fresh uploads and chunks are kept",
+			now: time.Now, inUse: nil,
+			wantKept: []string{"a", "b"}, wantChunks: []string{"a1", "a2", "b2", "shared", "orphan"}},
+		{name: "stale unused uploads and orphan chunks are deleted",
+			now: later, inUse: []string{"a"},
+			wantKept: []string{"a"}, wantChunks: []string{"a1", "a2", "shared"}, wantDeleted: 3},
+		{name: "nothing in use",
+			now:        later,
+			wantChunks: []string{}, wantDeleted: 7},
+		{name: "reused upload and chunk are kept",
+			now: later, reuse: []string{"b"}, touchOrphan: true,
+			wantKept: []string{"b"}, wantChunks: []string{"b2", "shared", "orphan"}, wantDeleted: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newStore(t)
+			// Upload a has chunks shared, a1, a2; upload b has shared, b2;
+			// the orphan chunk belongs to no manifest (an upload in
+			// progress or abandoned).
+			chunk := map[string][]byte{}
+			for i, name := range []string{"shared", "a1", "a2", "b2"} {
+				chunk[name], _ = io.ReadAll(random(uint64(10+i), ChunkSize))
+			}
+			data := map[string][]byte{
+				"a": slices.Concat(chunk["shared"], chunk["a1"], chunk["a2"][:100]),
+				"b": slices.Concat(chunk["shared"], chunk["b2"][:200]),
+			}
+			chunk["a2"], chunk["b2"] = chunk["a2"][:100], chunk["b2"][:200]
+			digests := map[string]string{"a": put(t, s, data["a"]), "b": put(t, s, data["b"])}
+			chunk["orphan"] = []byte("orphan")
+			orphan := s.chunk(hexSHA(chunk["orphan"]), chunk["orphan"])
+			createCM(t, orphan)
+
+			at := NewStore(env.Client, env.Client, s.namespace)
+			at.now = tt.now
+			for _, u := range tt.reuse {
+				if err := at.Put(ctx, bytes.NewReader(data[u]), digests[u]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.touchOrphan {
+				if err := at.touch(ctx, orphan.Name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			inUse := map[string]bool{}
+			for _, u := range tt.inUse {
+				inUse[digests[u]] = true
+			}
+
+			deleted, err := at.GC(ctx, inUse)
+			if err != nil {
+				t.Fatalf("GC: %v", err)
+			}
+			if deleted != tt.wantDeleted {
+				t.Errorf("GC deleted %d ConfigMaps, want %d", deleted, tt.wantDeleted)
+			}
+			var wantNames []string
+			for _, c := range tt.wantChunks {
+				wantNames = append(wantNames, ChunkName(hexSHA(chunk[c])))
+			}
+			if got := slices.Sorted(maps.Keys(chunks(t, s))); !slices.Equal(got, slices.Sorted(slices.Values(wantNames))) {
+				t.Errorf("chunks left %v, want %v (%v)", got, wantNames, tt.wantChunks)
+			}
+			for u, d := range digests {
+				got, err := readAll(s, d)
+				if slices.Contains(tt.wantKept, u) {
+					if err != nil || !bytes.Equal(got, data[u]) {
+						t.Errorf("upload %s: %d bytes, %v; want it kept", u, len(got), err)
+					}
+				} else if failure.Reason(err, "") != v1alpha2.ReasonSourceNotFound {
+					t.Errorf("upload %s: %v, want SourceNotFound", u, err)
+				}
+			}
+			if again, err := at.GC(ctx, inUse); err != nil || again != 0 {
+				t.Errorf("second GC deleted %d, %v; want 0, nil", again, err)
+			}
+		})
+	}
+}
+
+func hexSHA(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

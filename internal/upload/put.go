@@ -1,0 +1,161 @@
+package upload
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/rukpak/rukpak/internal/failure"
+)
+
+// Put stores the archive read from r, whose digest must be digest.
+//
+// When the upload is stored already (its manifest and every chunk exist),
+// Put marks them as used, restarting their grace period, and reads nothing
+// from r. Otherwise it splits r into chunks of ChunkSize, writes them
+// (concurrently; a chunk that exists already is reused), checks the
+// archive's digest and only then writes the manifest, so that a manifest
+// only exists when the upload is complete. An archive that does not match
+// digest, or is larger than the maximum size, leaves no manifest behind; GC
+// removes its chunks.
+func (s *Store) Put(ctx context.Context, r io.Reader, digest string) error {
+	hexDigest, err := ParseDigest(digest)
+	if err != nil {
+		return err
+	}
+	if stored, err := s.reuse(ctx, digest); err != nil || stored {
+		return err
+	}
+	start := s.now()
+	m, err := s.putChunks(ctx, r, digest)
+	if err != nil {
+		return fmt.Errorf("uploading %s: %w", digest, err)
+	}
+	if s.now().Sub(start) > s.grace/2 {
+		// A GC may delete chunks written longer than the grace period ago
+		// that no manifest lists yet: refresh them first.
+		if err := s.touchChunks(ctx, m); err != nil {
+			return fmt.Errorf("uploading %s: the upload was slower than the garbage collector's grace period (%s) allows: %w", digest, s.grace, err)
+		}
+	}
+	if err := s.createOrTouch(ctx, m.configMap(s.namespace, hexDigest)); err != nil {
+		return fmt.Errorf("uploading %s: writing manifest: %w", digest, err)
+	}
+	return nil
+}
+
+// reuse reports whether the upload digest is stored completely, marking its
+// manifest and then its chunks as used if so.
+func (s *Store) reuse(ctx context.Context, digest string) (bool, error) {
+	m, err := s.manifest(ctx, digest)
+	if failure.As(err) != nil {
+		return false, nil // missing or unreadable: upload it again
+	}
+	if err != nil {
+		return false, err
+	}
+	hexDigest, _ := ParseDigest(digest)
+	err = s.touch(ctx, ManifestName(hexDigest))
+	if err == nil {
+		err = s.touchChunks(ctx, m)
+	}
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// touchChunks marks every chunk of m as used.
+func (s *Store) touchChunks(ctx context.Context, m *manifest) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.concurrency)
+	for _, c := range m.chunks {
+		g.Go(func() error { return s.touch(gctx, ChunkName(c.hex)) })
+	}
+	return g.Wait()
+}
+
+// putChunks reads r to its end, writing its chunks, and returns the
+// manifest that lists them.
+func (s *Store) putChunks(ctx context.Context, r io.Reader, digest string) (*manifest, error) {
+	m := &manifest{digest: digest}
+	whole := sha256.New()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.concurrency)
+	var readErr error
+	for gctx.Err() == nil {
+		buf := make([]byte, ChunkSize)
+		n, err := io.ReadFull(r, buf)
+		if n > 0 {
+			if m.size+int64(n) > s.maxSize {
+				readErr = fmt.Errorf("the archive is larger than the limit of %d bytes", s.maxSize)
+				break
+			}
+			buf = buf[:n]
+			whole.Write(buf)
+			sum := sha256.Sum256(buf)
+			c := chunkRef{hex: hex.EncodeToString(sum[:]), size: int64(n)}
+			m.chunks, m.size = append(m.chunks, c), m.size+c.size
+			g.Go(func() error { return s.createOrTouch(gctx, s.chunk(c.hex, buf)) })
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			readErr = fmt.Errorf("reading the archive: %w", err)
+			break
+		}
+	}
+	if err := errors.Join(readErr, g.Wait()); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if got := digestPrefix + hex.EncodeToString(whole.Sum(nil)); got != digest {
+		return nil, fmt.Errorf("the archive has digest %s, not %s", got, digest)
+	}
+	return m, nil
+}
+
+// chunk returns the immutable ConfigMap of a chunk.
+func (s *Store) chunk(hexSum string, data []byte) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      ChunkName(hexSum),
+			Namespace: s.namespace,
+			Labels:    map[string]string{LabelChunk: "true"},
+		},
+		Immutable:  ptr.To(true),
+		BinaryData: map[string][]byte{chunkKey: data},
+	}
+}
+
+// createOrTouch creates cm or, if it exists (content-addressed objects with
+// the same name have the same content), marks it as used. An object deleted
+// between the two (by a GC) is created again.
+func (s *Store) createOrTouch(ctx context.Context, cm *corev1.ConfigMap) error {
+	for attempt := 0; ; attempt++ {
+		cm.ResourceVersion = ""
+		err := s.client.Create(ctx, cm)
+		if !apierrors.IsAlreadyExists(err) {
+			if err != nil {
+				return fmt.Errorf("creating ConfigMap %s/%s: %w", s.namespace, cm.Name, err)
+			}
+			return nil
+		}
+		err = s.touch(ctx, cm.Name)
+		if !apierrors.IsNotFound(err) || attempt == 2 {
+			return err
+		}
+	}
+}
