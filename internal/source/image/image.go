@@ -1,0 +1,196 @@
+package image
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"runtime"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/archive"
+	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/internal/source/credentials"
+)
+
+// Source reads bundle content from images in container registries.
+type Source struct {
+	creds    *credentials.Reader
+	platform string
+	limits   archive.Limits
+	// backoff is how go-containerregistry retries temporary errors (5xx,
+	// resets) within one call; tests shorten it.
+	backoff remote.Backoff
+}
+
+var (
+	_ source.Source   = (*Source)(nil)
+	_ source.Floating = (*Source)(nil)
+)
+
+// Option configures a Source.
+type Option func(*Source)
+
+// WithPlatform sets the platform ("os/arch[/variant]") picked from a
+// multi-platform index when a source sets none. The default is the
+// manager's own, runtime.GOOS/runtime.GOARCH.
+func WithPlatform(platform string) Option {
+	return func(s *Source) { s.platform = platform }
+}
+
+// WithLimits sets the limits of an unpacked image, for all its layers
+// together. The default is archive.DefaultLimits().
+func WithLimits(l archive.Limits) Option {
+	return func(s *Source) { s.limits = l }
+}
+
+// New returns a Source reading pull and CA Secrets with creds.
+func New(creds *credentials.Reader, opts ...Option) *Source {
+	s := &Source{
+		creds:    creds,
+		platform: runtime.GOOS + "/" + runtime.GOARCH,
+		limits:   archive.DefaultLimits(),
+		backoff:  remote.Backoff{Duration: time.Second, Factor: 3, Jitter: 0.1, Steps: 3},
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// sha256Digest is the only digest form the API accepts as a pin.
+var sha256Digest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// Floating reports whether src is a tag ref without a digest pin. An
+// unparsable ref is not floating: Resolve reports it.
+func (s *Source) Floating(src v1alpha2.BundleSource) bool {
+	if src.Image == nil || src.Image.Digest != "" {
+		return false
+	}
+	ref, err := name.ParseReference(src.Image.Ref)
+	if err != nil {
+		return false
+	}
+	_, isTag := ref.(name.Tag)
+	return isTag
+}
+
+// Resolve returns a copy of src with image.digest set. A ref by digest and
+// a source whose digest is set already are pinned without any request; a
+// tag is looked up in its registry.
+func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	img, ref, err := parse(src)
+	if err != nil {
+		return v1alpha2.BundleSource{}, err
+	}
+	out := src.DeepCopy()
+	pin, err := pinOf(img, ref)
+	if err != nil {
+		return v1alpha2.BundleSource{}, err
+	}
+	if pin != "" {
+		out.Image.Digest = pin
+		return *out, nil
+	}
+	c, err := s.connect(ctx, img, ref, "image "+img.Ref)
+	if err != nil {
+		return v1alpha2.BundleSource{}, err
+	}
+	defer c.close()
+	d, err := c.resolve(ref)
+	if err != nil {
+		return v1alpha2.BundleSource{}, err
+	}
+	if !sha256Digest.MatchString(d) {
+		return v1alpha2.BundleSource{}, failure.New(v1alpha2.ReasonUnpackFailed,
+			"image %s has digest %s: only sha256 digests are supported", img.Ref, d)
+	}
+	out.Image.Digest = d
+	return *out, nil
+}
+
+// Unpack writes the content of the image src pins into dir: the layers of
+// the image applied in order, or the chart of a Helm chart artifact. It
+// fetches repository@digest, never the tag, and verifies the manifest and
+// every blob against their digests. The platform (the source's, else the
+// default) selects the image of an index; a single image is taken as it
+// is. An unpinned source is an error.
+func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir string) error {
+	img, ref, err := parse(src)
+	if err != nil {
+		return err
+	}
+	pin, err := pinOf(img, ref)
+	if err != nil {
+		return err
+	}
+	if pin == "" {
+		return fmt.Errorf("image %s is not pinned to a digest: the source must be resolved before it is unpacked", img.Ref)
+	}
+	platform, err := parsePlatform(img.Platform, s.platform)
+	if err != nil {
+		return err
+	}
+	subject := "image " + img.Ref
+	if _, byDigest := ref.(name.Digest); !byDigest {
+		subject += "@" + pin
+	}
+	c, err := s.connect(ctx, img, ref, subject)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	image, err := c.image(pin, platform)
+	if err != nil {
+		return err
+	}
+	return s.extract(ctx, c, image, dir)
+}
+
+// parse returns the image member of src and its parsed ref. A missing
+// member or an unparsable ref is a terminal failure.
+func parse(src v1alpha2.BundleSource) (*v1alpha2.ImageSource, name.Reference, error) {
+	img := src.Image
+	if img == nil {
+		return nil, nil, failure.New(v1alpha2.ReasonUnpackFailed, "source of type image has no image member")
+	}
+	ref, err := name.ParseReference(img.Ref, nameOptions(img)...)
+	if err != nil {
+		return nil, nil, failure.New(v1alpha2.ReasonUnpackFailed, "image ref %q cannot be parsed: %v", img.Ref, err)
+	}
+	return img, ref, nil
+}
+
+// nameOptions lets a source that skips TLS verification reach plain-HTTP
+// registries too.
+func nameOptions(img *v1alpha2.ImageSource) []name.Option {
+	if img.InsecureSkipTLSVerify {
+		return []name.Option{name.Insecure}
+	}
+	return nil
+}
+
+// pinOf returns the digest img is pinned to ("" for an unpinned tag): the
+// digest of a ref by digest, else the digest field. Both set but different
+// is a terminal DigestMismatch.
+func pinOf(img *v1alpha2.ImageSource, ref name.Reference) (string, error) {
+	if img.Digest != "" && !sha256Digest.MatchString(img.Digest) {
+		return "", failure.New(v1alpha2.ReasonUnpackFailed, "image digest %q is not of the form sha256:<64 hex digits>", img.Digest)
+	}
+	d, byDigest := ref.(name.Digest)
+	if !byDigest {
+		return img.Digest, nil
+	}
+	if !sha256Digest.MatchString(d.DigestStr()) {
+		return "", failure.New(v1alpha2.ReasonUnpackFailed, "image ref %s: only sha256 digests are supported", img.Ref)
+	}
+	if img.Digest != "" && img.Digest != d.DigestStr() {
+		return "", failure.New(v1alpha2.ReasonDigestMismatch,
+			"image ref %s names digest %s, but the source is pinned to %s", img.Ref, d.DigestStr(), img.Digest)
+	}
+	return d.DigestStr(), nil
+}
