@@ -1,0 +1,216 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+)
+
+// fetched is the local reference fetches write to.
+const fetched = plumbing.ReferenceName("refs/rukpak/fetched")
+
+// maxTagDepth bounds the chain of tags pointing to tags that peel follows.
+const maxTagDepth = 10
+
+// refName returns the full name of the branch or tag ref selects, and a
+// description for messages; "" for a commit.
+func refName(ref v1alpha2.GitRef) (plumbing.ReferenceName, string) {
+	switch {
+	case ref.Branch != "":
+		return plumbing.NewBranchReferenceName(ref.Branch), fmt.Sprintf("branch %q", ref.Branch)
+	case ref.Tag != "":
+		return plumbing.NewTagReferenceName(ref.Tag), fmt.Sprintf("tag %q", ref.Tag)
+	}
+	return "", ""
+}
+
+// resolve returns the commit the branch or tag ref points to now.
+func (r *remote) resolve(ctx context.Context, ref v1alpha2.GitRef) (plumbing.Hash, error) {
+	name, what := refName(ref)
+	if name == "" {
+		return plumbing.ZeroHash, failure.New(v1alpha2.ReasonUnpackFailed, "repository %s: ref sets none of commit, branch and tag", r.name)
+	}
+	ar, err := r.advertise(ctx)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h, ok := ar.References[name.String()]
+	if !ok {
+		return plumbing.ZeroHash, failure.New(v1alpha2.ReasonSourceNotFound, "%s not found in repository %s", what, r.name)
+	}
+	if !name.IsTag() {
+		return h, nil
+	}
+	if p, ok := ar.Peeled[name.String()]; ok {
+		return p, nil
+	}
+	if len(ar.Peeled) > 0 {
+		return h, nil // the server peels annotated tags: this one is lightweight
+	}
+	// The server does not peel tags: fetch the tag to see what it points to.
+	sto := memory.NewStorage()
+	if err := r.fetch(ctx, sto, ar, true, refSpec(name)); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	tip, err := sto.Reference(fetched)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("fetching %s from %s: %w", what, r.name, err)
+	}
+	return peel(sto, tip.Hash(), what)
+}
+
+// fetchCommit fetches the commit want into a new in-memory storage, as
+// little as it can: the tip of the branch or tag when it is want, else want
+// itself when the server allows wants by hash, else the whole history of
+// the ref and then of every branch and tag.
+func (r *remote) fetchCommit(ctx context.Context, ref v1alpha2.GitRef, want plumbing.Hash) (*memory.Storage, error) {
+	ar, err := r.advertise(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name, _ := refName(ref)
+	if name != "" && pointsTo(ar, name, want) {
+		sto := memory.NewStorage()
+		if err := r.fetch(ctx, sto, ar, true, refSpec(name)); err != nil {
+			return nil, err
+		}
+		if hasCommit(sto, want) {
+			return sto, nil
+		}
+		// The ref moved since it was advertised: fetch want by other means.
+	}
+	if allowsWantByHash(ar) {
+		sto := memory.NewStorage()
+		err := r.fetch(ctx, sto, ar, true, config.RefSpec(want.String()+":"+fetched.String()))
+		if err == nil && hasCommit(sto, want) {
+			return sto, nil
+		}
+		if failure.As(err) != nil || ctx.Err() != nil {
+			return nil, err
+		}
+		// The server refused the hash (it may allow only tips): fetch refs.
+	}
+	return r.fetchHistory(ctx, ar, name, want)
+}
+
+// fetchHistory fetches the full history of the ref name (if the server has
+// it) and then, if want is not part of it, of every branch and tag.
+func (r *remote) fetchHistory(ctx context.Context, ar *packp.AdvRefs, name plumbing.ReferenceName, want plumbing.Hash) (*memory.Storage, error) {
+	sto := memory.NewStorage()
+	if _, ok := ar.References[name.String()]; ok && name != "" {
+		if err := r.fetch(ctx, sto, ar, false, refSpec(name)); err != nil {
+			return nil, err
+		}
+		if hasCommit(sto, want) {
+			return sto, nil
+		}
+	}
+	if err := r.fetch(ctx, sto, ar, false,
+		"+refs/heads/*:refs/rukpak/heads/*", "+refs/tags/*:refs/rukpak/tags/*"); err != nil {
+		return nil, err
+	}
+	if !hasCommit(sto, want) {
+		return nil, failure.New(v1alpha2.ReasonSourceNotFound,
+			"commit %s not found in repository %s: no branch or tag contains it", want, r.name)
+	}
+	return sto, nil
+}
+
+// pointsTo reports whether the ref name of ar may point to the commit want.
+func pointsTo(ar *packp.AdvRefs, name plumbing.ReferenceName, want plumbing.Hash) bool {
+	h, ok := ar.References[name.String()]
+	switch {
+	case !ok:
+		return false
+	case h == want:
+		return true
+	}
+	if p, ok := ar.Peeled[name.String()]; ok {
+		return p == want
+	}
+	// An annotated tag the server does not peel may point to want.
+	return name.IsTag() && len(ar.Peeled) == 0
+}
+
+// allowsWantByHash reports whether the server accepts a want of a commit
+// that is not the tip of a ref it advertises.
+func allowsWantByHash(ar *packp.AdvRefs) bool {
+	c := ar.Capabilities
+	return c.Supports(capability.AllowReachableSHA1InWant) || c.Supports(capability.AllowTipSHA1InWant)
+}
+
+// refSpec fetches the ref name into the local ref fetched.
+func refSpec(name plumbing.ReferenceName) config.RefSpec {
+	return config.RefSpec("+" + name.String() + ":" + fetched.String())
+}
+
+// hasCommit reports whether sto holds the commit h.
+func hasCommit(sto storer.EncodedObjectStorer, h plumbing.Hash) bool {
+	_, err := sto.EncodedObject(plumbing.CommitObject, h)
+	return err == nil
+}
+
+// peel follows the tag h (what names it in messages) to the commit it
+// points to; h may be a commit already.
+func peel(sto storer.EncodedObjectStorer, h plumbing.Hash, what string) (plumbing.Hash, error) {
+	for range maxTagDepth {
+		obj, err := sto.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("reading %s: object %s: %w", what, h, err)
+		}
+		switch obj.Type() {
+		case plumbing.CommitObject:
+			return h, nil
+		case plumbing.TagObject:
+			tag, err := object.DecodeTag(sto, obj)
+			if err != nil {
+				return plumbing.ZeroHash, failure.New(v1alpha2.ReasonUnpackFailed, "%s: decoding tag %s: %v", what, h, err)
+			}
+			h = tag.Target
+		default:
+			return plumbing.ZeroHash, failure.New(v1alpha2.ReasonUnpackFailed, "%s points to a %s, not a commit", what, obj.Type())
+		}
+	}
+	return plumbing.ZeroHash, failure.New(v1alpha2.ReasonUnpackFailed, "%s: more than %d tags point to tags", what, maxTagDepth)
+}
+
+// verifiedCommit returns the commit want of sto after hashing its content
+// again: what is unpacked is what the pin names.
+func verifiedCommit(sto storer.EncodedObjectStorer, want plumbing.Hash) (*object.Commit, error) {
+	obj, err := sto.EncodedObject(plumbing.CommitObject, want)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return nil, failure.New(v1alpha2.ReasonSourceNotFound, "commit %s not found", want)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading commit %s: %w", want, err)
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("reading commit %s: %w", want, err)
+	}
+	content, err := io.ReadAll(rd)
+	_ = rd.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reading commit %s: %w", want, err)
+	}
+	if got := plumbing.ComputeHash(plumbing.CommitObject, content); got != want {
+		return nil, failure.New(v1alpha2.ReasonDigestMismatch, "the commit fetched as %s hashes to %s", want, got)
+	}
+	c, err := object.DecodeCommit(sto, obj)
+	if err != nil {
+		return nil, failure.New(v1alpha2.ReasonUnpackFailed, "decoding commit %s: %v", want, err)
+	}
+	return c, nil
+}
