@@ -36,7 +36,13 @@ import (
 	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/configmaps"
+	"github.com/rukpak/rukpak/internal/source/credentials"
+	"github.com/rukpak/rukpak/internal/source/git"
+	httpsource "github.com/rukpak/rukpak/internal/source/http"
+	"github.com/rukpak/rukpak/internal/source/image"
+	uploadsource "github.com/rukpak/rukpak/internal/source/upload"
 	"github.com/rukpak/rukpak/internal/store"
+	"github.com/rukpak/rukpak/internal/upload"
 )
 
 // Options configure the manager.
@@ -98,6 +104,11 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	chunk, err := labels.NewRequirement(upload.LabelChunk, selection.DoesNotExist, nil)
+	if err != nil {
+		return nil, fmt.Errorf("building chunk selector: %w", err)
+	}
+	notChunk := labels.NewSelector().Add(*chunk)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
@@ -110,9 +121,12 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 			// managedFields are never read from the cache: dropping them
 			// roughly halves what cached objects cost.
 			DefaultTransform: cache.TransformStripManagedFields(),
-			// Sources are read only from the system namespace.
+			// Sources and their Secrets are read only from the system
+			// namespace; uploaded chunks (up to 100 MiB each upload) are
+			// never cached, only read when unpacking.
 			ByObject: map[client.Object]cache.ByObject{
-				&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{v1alpha2.SystemNamespace: {}}},
+				&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{v1alpha2.SystemNamespace: {}}, Label: notChunk},
+				&corev1.Secret{}:    {Namespaces: map[string]cache.Config{v1alpha2.SystemNamespace: {}}},
 			},
 		},
 	})
@@ -148,8 +162,17 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening content store: %w", err)
 	}
+	creds := credentials.NewReader(mgr.GetClient(), v1alpha2.SystemNamespace)
+	uploads := upload.NewStore(mgr.GetClient(), mgr.GetAPIReader(), v1alpha2.SystemNamespace)
 	sources := source.Registry{
 		v1alpha2.SourceTypeConfigMaps: configmaps.New(mgr.GetClient(), v1alpha2.SystemNamespace),
+		v1alpha2.SourceTypeImage:      image.New(creds),
+		v1alpha2.SourceTypeGit:        git.New(creds),
+		v1alpha2.SourceTypeHTTP:       httpsource.New(creds),
+		v1alpha2.SourceTypeUpload:     uploadsource.New(uploads),
+	}
+	if err := addUploadGC(mgr, uploads); err != nil {
+		return nil, err
 	}
 	provisioners := provisioner.Set{
 		v1alpha2.ControllerPlain: {ControllerName: v1alpha2.ControllerPlain, Format: plain.New()},

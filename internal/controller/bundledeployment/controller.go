@@ -34,6 +34,7 @@ import (
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundledeployments/finalizers,verbs=update
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete,namespace=rukpak-system
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch,namespace=rukpak-system
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -1,0 +1,264 @@
+package e2e
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/testutil/envtest"
+)
+
+// counting wraps h and counts its requests.
+type counting struct {
+	h http.Handler
+	n atomic.Int64
+}
+
+func (c *counting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.n.Add(1)
+	c.h.ServeHTTP(w, r)
+}
+
+// tarGz returns a gzipped tar of files (path → content).
+func tarGz(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for path, content := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: path, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(tw, content); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// pushImage pushes a one-layer image holding files to ref and returns its
+// digest.
+func pushImage(t *testing.T, ref string, files map[string]string) string {
+	t.Helper()
+	data := tarGz(t, files)
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(r, img); err != nil {
+		t.Fatal(err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.String()
+}
+
+func createBD(t *testing.T, name string, srcs []v1alpha2.BundleSource) {
+	t.Helper()
+	bd := &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1alpha2.BundleDeploymentSpec{ProvisionerClassName: v1alpha2.ClassPlain, InstallNamespace: name, Sources: srcs},
+	}
+	if err := suite.client.Create(context.Background(), bd); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func configMapValue(t *testing.T, ns, name string) string {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := suite.client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
+		t.Fatalf("ConfigMap %s/%s: %v", ns, name, err)
+	}
+	return cm.Data["value"]
+}
+
+// TestImageSource installs a bundle from an OCI registry by tag, upgrades
+// it to another digest, and shows that a digest-pinned bundle costs no
+// registry request however often it is reconciled.
+func TestImageSource(t *testing.T) {
+	reg := &counting{h: registry.New()}
+	srv := httptest.NewServer(reg)
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	d1 := pushImage(t, host+"/bundles/demo:v1", map[string]string{"manifests/cm.yaml": configMapYAML("from-image", "v1")})
+	d2 := pushImage(t, host+"/bundles/demo:v2", map[string]string{"manifests/cm.yaml": configMapYAML("from-image", "v2")})
+
+	name := envtest.UniqueName("image")
+	createBD(t, name, []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeImage,
+		Image: &v1alpha2.ImageSource{Ref: host + "/bundles/demo:v1", InsecureSkipTLSVerify: true}}})
+	bd := waitInstalled(t, name)
+	if got := bd.Status.ResolvedSources[0].Image.Digest; got != d1 {
+		t.Fatalf("resolved digest %s, want %s", got, d1)
+	}
+	if v := configMapValue(t, name, "from-image"); v != "v1" {
+		t.Fatalf("value %q, want v1", v)
+	}
+
+	// Upgrade to a digest ref.
+	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) {
+		s.Sources[0].Image.Ref = host + "/bundles/demo@" + d2
+	})
+	envtest.Eventually(t, 30*time.Second, func() error {
+		if v := configMapValue(t, name, "from-image"); v != "v2" {
+			return fmt.Errorf("value %q, want v2", v)
+		}
+		return nil
+	})
+	waitInstalled(t, name)
+
+	// 100 more reconciles of the pinned bundle: no registry request.
+	before := reg.n.Load()
+	for i := 0; i < 100; i++ {
+		updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) { s.RevisionHistoryLimit = ptr.To(int32(1 + i%2)) })
+	}
+	waitInstalled(t, name)
+	if n := reg.n.Load() - before; n != 0 {
+		t.Fatalf("%d registry requests during 100 reconciles of a digest-pinned bundle, want 0", n)
+	}
+}
+
+// TestHTTPSource installs a bundle from a .tar.gz with a sha256, and
+// refuses one whose sha256 does not match without touching the installed
+// revision.
+func TestHTTPSource(t *testing.T) {
+	good := tarGz(t, map[string]string{"manifests/cm.yaml": configMapYAML("from-http", "v1")})
+	evil := tarGz(t, map[string]string{"manifests/cm.yaml": configMapYAML("from-http", "evil")})
+	sum := sha256.Sum256(good)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/good.tgz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(good) })
+	mux.HandleFunc("/swapped.tgz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(evil) })
+	srv := &counting{h: mux}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+
+	name := envtest.UniqueName("http")
+	createBD(t, name, []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHTTP,
+		HTTP: &v1alpha2.HTTPSource{URL: hs.URL + "/good.tgz", SHA256: hex.EncodeToString(sum[:])}}})
+	rev := waitInstalled(t, name).Status.ActiveBundle
+	if v := configMapValue(t, name, "from-http"); v != "v1" {
+		t.Fatalf("value %q, want v1", v)
+	}
+	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) {
+		s.Sources[0].HTTP.URL = hs.URL + "/swapped.tgz"
+	})
+	bd := waitCondition(t, name, v1alpha2.TypeUnpacked, metav1.ConditionFalse, v1alpha2.ReasonDigestMismatch)
+	if bd.Status.ActiveBundle != rev || configMapValue(t, name, "from-http") != "v1" {
+		t.Fatalf("a refused archive changed the installed revision")
+	}
+}
+
+func updateSpec(t *testing.T, name string, mutate func(*v1alpha2.BundleDeploymentSpec)) {
+	t.Helper()
+	envtest.Eventually(t, 10*time.Second, func() error {
+		bd := &v1alpha2.BundleDeployment{}
+		if err := suite.client.Get(context.Background(), client.ObjectKey{Name: name}, bd); err != nil {
+			return err
+		}
+		mutate(&bd.Spec)
+		return suite.client.Update(context.Background(), bd)
+	})
+}
+
+func waitCondition(t *testing.T, name, typ string, status metav1.ConditionStatus, reason string) *v1alpha2.BundleDeployment {
+	t.Helper()
+	bd := &v1alpha2.BundleDeployment{}
+	envtest.Eventually(t, 30*time.Second, func() error {
+		if err := suite.client.Get(context.Background(), client.ObjectKey{Name: name}, bd); err != nil {
+			return err
+		}
+		for _, c := range bd.Status.Conditions {
+			if c.Type == typ && c.Status == status && c.Reason == reason && c.ObservedGeneration == bd.Generation {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s=%s/%s for generation %d: %+v", typ, status, reason, bd.Generation, bd.Status.Conditions)
+	})
+	return bd
+}
+
+// TestUploadSource runs `rukpakctl run` on a directory three times: the
+// first installs it, a changed file pivots to a new revision, the same
+// content again changes nothing.
+func TestUploadSource(t *testing.T) {
+	dir := t.TempDir()
+	write := func(value string) {
+		if err := os.MkdirAll(filepath.Join(dir, "manifests"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "manifests", "cm.yaml"), []byte(configMapYAML("uploaded", value)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := envtest.UniqueName("upload")
+	write("v1")
+	if out, err := rukpakctl("run", name, dir); err != nil {
+		t.Fatalf("rukpakctl run: %v\n%s", err, out)
+	}
+	rev1 := waitInstalled(t, name).Status.ActiveBundle
+	if v := configMapValue(t, name, "uploaded"); v != "v1" {
+		t.Fatalf("value %q, want v1", v)
+	}
+
+	write("v2")
+	if out, err := rukpakctl("run", name, dir); err != nil {
+		t.Fatalf("second rukpakctl run: %v\n%s", err, out)
+	}
+	bd := waitInstalled(t, name)
+	if bd.Status.ActiveBundle == rev1 || configMapValue(t, name, "uploaded") != "v2" {
+		t.Fatalf("changed content did not pivot: active %s (was %s)", bd.Status.ActiveBundle, rev1)
+	}
+
+	gen := bd.Generation
+	out, err := rukpakctl("run", name, dir)
+	if err != nil {
+		t.Fatalf("third rukpakctl run: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "unchanged") {
+		t.Fatalf("same content should report unchanged:\n%s", out)
+	}
+	if bd = waitInstalled(t, name); bd.Generation != gen {
+		t.Fatalf("same content bumped the generation from %d to %d", gen, bd.Generation)
+	}
+}
