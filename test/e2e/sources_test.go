@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cgi"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -261,4 +263,75 @@ func TestUploadSource(t *testing.T) {
 	if bd = waitInstalled(t, name); bd.Generation != gen {
 		t.Fatalf("same content bumped the generation from %d to %d", gen, bd.Generation)
 	}
+}
+
+// TestGitSource installs a bundle from a branch of a repository served by
+// git http-backend, and follows the branch when it moves.
+func TestGitSource(t *testing.T) {
+	root := t.TempDir()
+	repo := filepath.Join(root, "bundle.git")
+	work := filepath.Join(root, "work")
+	git := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	commit := func(value string) string {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(work, "deploy", "manifests"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, "deploy", "manifests", "cm.yaml"), []byte(configMapYAML("from-git", value)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git(work, "add", ".")
+		git(work, "commit", "-q", "-m", value)
+		git(work, "push", "-q", repo, "HEAD:main")
+		return git(work, "rev-parse", "HEAD")
+	}
+	git(root, "init", "-q", "--bare", repo)
+	git(root, "init", "-q", work)
+	c1 := commit("v1")
+
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatalf("the git binary serves the test repository (apt-get install git): %v", err)
+	}
+	srv := httptest.NewServer(&cgi.Handler{
+		Path: gitBin,
+		Args: []string{"http-backend"},
+		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+	})
+	defer srv.Close()
+
+	name := envtest.UniqueName("git")
+	createBD(t, name, []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeGit,
+		Git: &v1alpha2.GitSource{Repository: srv.URL + "/bundle.git", Ref: v1alpha2.GitRef{Branch: "main"}, Directory: "deploy"}}})
+	bd := waitInstalled(t, name)
+	if got := bd.Status.ResolvedSources[0].Git.ResolvedCommit; got != c1 {
+		t.Fatalf("resolved commit %s, want %s", got, c1)
+	}
+	if v := configMapValue(t, name, "from-git"); v != "v1" {
+		t.Fatalf("value %q, want v1", v)
+	}
+
+	// The branch moves; with a short pollInterval rukpak follows it.
+	c2 := commit("v2")
+	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) { s.PollInterval = &metav1.Duration{Duration: time.Second} })
+	envtest.Eventually(t, 60*time.Second, func() error {
+		bd := waitInstalled(t, name)
+		if got := bd.Status.ResolvedSources[0].Git.ResolvedCommit; got != c2 {
+			return fmt.Errorf("resolved commit %s, want %s", got, c2)
+		}
+		if v := configMapValue(t, name, "from-git"); v != "v2" {
+			return fmt.Errorf("value %q, want v2", v)
+		}
+		return nil
+	})
 }
