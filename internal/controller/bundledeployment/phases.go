@@ -42,7 +42,7 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 	pinned, err := r.Sources.Resolve(ctx, bd.Spec.Sources, bd.Status.ResolvedSources, reuse)
 	if err != nil {
 		s.unpackErr = err
-		return false, transient(err)
+		return false, retryUnpack(err)
 	}
 	if floating {
 		if !reuse {
@@ -114,7 +114,7 @@ func (r *Reconciler) ensureContent(ctx context.Context, s *scope) (bool, error) 
 	digest, err := r.Unpacker.Ensure(ctx, s.bundle.Name, s.bundle.Spec.Sources, s.bundle.Status.ContentDigest)
 	if err != nil {
 		s.unpackErr = err
-		return false, transient(err)
+		return false, retryUnpack(err)
 	}
 	s.digest = digest
 	return true, nil
@@ -150,11 +150,14 @@ func (r *Reconciler) cleanupHistory(ctx context.Context, s *scope) (bool, error)
 	return true, nil
 }
 
-// transient returns err unless it is a terminal failure, which is reported
-// in the status and not retried until something changes.
-func transient(err error) error {
-	if failure.As(err) != nil {
-		return nil
+// retryUnpack returns the error of a failed resolve or unpack so that it is
+// retried with exponential backoff (up to about 16 minutes apart): even a
+// terminal failure of a source (unknown tag, bad credentials, a missing
+// ConfigMap) is often fixed outside the spec — the tag is pushed, the Secret
+// corrected. The condition already says why.
+func retryUnpack(err error) error {
+	if f := failure.As(err); f != nil {
+		return fmt.Errorf("%s: %w", f.Reason, err)
 	}
 	return err
 }
