@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -26,11 +25,9 @@ ServiceAccount token, or the kubeconfig's token) and requires the permission
 get on bundles/content (API group core.rukpak.io) for the Bundle.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rules := clientcmd.NewDefaultClientConfigLoadingRules()
-			rules.ExplicitPath = kubeconfig
-			cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+			cfg, err := loadConfig(kubeconfig, "")
 			if err != nil {
-				return fmt.Errorf("loading kubeconfig: %w", err)
+				return err
 			}
 			if token == "" {
 				token = cfg.BearerToken

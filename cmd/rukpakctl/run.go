@@ -9,13 +9,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -104,21 +101,14 @@ func (o *runOptions) run(cmd *cobra.Command, name, dir string) error {
 
 // client builds a client from the kubeconfig.
 func (o *runOptions) client() (client.Client, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: o.context}).ClientConfig()
+	cfg, err := loadConfig(o.kubeconfig, o.context)
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+		return nil, err
 	}
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 50, 100 // chunks are written eight at a time
 	}
-	s := k8sruntime.NewScheme()
-	if err := errors.Join(corev1.AddToScheme(s), v1alpha2.AddToScheme(s)); err != nil {
-		return nil, fmt.Errorf("building scheme: %w", err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
+	c, err := client.New(cfg, client.Options{Scheme: scheme()})
 	if err != nil {
 		return nil, fmt.Errorf("creating client for %s: %w", cfg.Host, err)
 	}
