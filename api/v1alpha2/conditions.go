@@ -49,6 +49,20 @@ const (
 	// ReasonInvalidContent: the content cannot be turned into objects
 	// (invalid YAML, no manifests/ directory, no objects, duplicates).
 	ReasonInvalidContent = "InvalidContent"
+	// ReasonRenderFailed: a Helm chart's templates or a kustomization
+	// failed to render; the message holds the template error.
+	ReasonRenderFailed = "RenderFailed"
+	// ReasonUnsupportedInstallMode: spec.config.watchNamespaces selects an
+	// install mode the registry+v1 bundle's ClusterServiceVersion does not
+	// support; the message lists the modes it supports.
+	ReasonUnsupportedInstallMode = "UnsupportedInstallMode"
+	// ReasonUnsupportedFeature: the content uses a feature of its format
+	// that rukpak does not implement (e.g. CSV webhook definitions); it is
+	// refused rather than silently dropped.
+	ReasonUnsupportedFeature = "UnsupportedFeature"
+	// ReasonInvalidConfig: spec.config is wrong for the class, or a
+	// valuesFrom reference is missing or does not hold a YAML object.
+	ReasonInvalidConfig = "InvalidConfig"
 	// ReasonUnknownKind: an object's kind is not served by the cluster.
 	ReasonUnknownKind = "UnknownKind"
 	// ReasonValidationFailed: the server-side dry-run refused an object.

@@ -1,7 +1,6 @@
 // Package format defines how a provisioner turns an unpacked bundle (an
-// fs.FS) into the objects it installs. Each bundle format (plain+v0, and the
-// registry+v1 and Helm formats later issues add) implements Format in a
-// package of its own.
+// fs.FS) into the objects it installs. Each bundle format (plain+v0,
+// registry+v1, Helm) implements Format in a package of its own.
 package format
 
 import (
@@ -21,14 +20,35 @@ type Config struct {
 	ReleaseName string
 	// Bundle is the format-specific spec.config; it may be nil.
 	Bundle *v1alpha2.BundleConfig
+	// Values are the Helm values to render with, already resolved by the
+	// caller: spec.config.valuesFrom in order, then spec.config.values,
+	// deep-merged (see package values). nil means none. Formats other than
+	// Helm ignore them.
+	Values map[string]any
+	// Capabilities describe the cluster the objects are for; nil means
+	// rendering without a cluster (rukpakctl render), where a format uses
+	// its defaults.
+	Capabilities *Capabilities
+}
+
+// Capabilities describe what the target cluster serves, for formats whose
+// output depends on it (Helm's .Capabilities).
+type Capabilities struct {
+	// KubeVersion is the API server's version, e.g. "v1.36.3".
+	KubeVersion string
+	// APIVersions lists what the cluster serves, both as "group/version"
+	// (or "v1" for the core group) and as "group/version/Kind".
+	APIVersions []string
 }
 
 // Format turns unpacked content into objects.
 type Format interface {
 	// Objects returns the bundle's objects in apply order. Content that is
 	// the bundle's fault (invalid YAML, no objects, duplicates) is reported
-	// as a *failure.Error with reason InvalidContent and a message naming
-	// the file. Objects may lack a namespace; the apply engine places
-	// namespaced ones in the install namespace.
+	// as a *failure.Error with a reason of api/v1alpha2 (InvalidContent,
+	// RenderFailed, UnsupportedInstallMode, UnsupportedFeature,
+	// InvalidConfig) and a message naming the file or object. Objects may
+	// lack a namespace; the apply engine places namespaced ones in the
+	// install namespace.
 	Objects(ctx context.Context, fsys fs.FS, cfg Config) ([]*unstructured.Unstructured, error)
 }
