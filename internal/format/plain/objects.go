@@ -17,15 +17,21 @@ type location struct {
 	path string
 	// doc is the 1-based index of the document in the file.
 	doc int
-	// line is the 1-based line of the file the document starts at.
+	// line is the 1-based line of the file the document starts at, or 0
+	// for an object built by kustomize, whose doc is its position in the
+	// build's output.
 	line int
 	// item is the 0-based index in a List's items, or -1.
 	item int
 }
 
 // String returns "manifests/a.yaml: document 2 (line 7)" and, for a List
-// item, ": items[3]" after it.
+// item, ": items[3]" after it. An object built by kustomize has no line:
+// "kustomization.yaml: built object 2".
 func (l location) String() string {
+	if l.line == 0 {
+		return fmt.Sprintf("%s: built object %d", l.path, l.doc)
+	}
 	s := fmt.Sprintf("%s: document %d (line %d)", l.path, l.doc, l.line)
 	if l.item >= 0 {
 		s += fmt.Sprintf(": items[%d]", l.item)

@@ -13,6 +13,7 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/format"
+	"github.com/rukpak/rukpak/internal/format/kustomize"
 )
 
 // Default limits of a bundle's content.
@@ -24,6 +25,8 @@ const (
 	DefaultMaxTotalBytes int64 = 256 << 20
 	// DefaultMaxObjects is the most objects a bundle may have.
 	DefaultMaxObjects = 50_000
+	// DefaultMaxFiles is the most files a kustomize bundle may have.
+	DefaultMaxFiles = 10_000
 )
 
 // manifestsDir is the directory of the tree that holds the manifests.
@@ -32,14 +35,21 @@ const manifestsDir = "manifests"
 // Limits bound what reading a bundle's untrusted content may cost. A zero
 // field means its default.
 type Limits struct {
-	// MaxFileBytes is the largest manifest file read, in bytes.
+	// MaxFileBytes is the largest manifest file read (any file of a
+	// kustomize bundle), in bytes.
 	MaxFileBytes int64
 	// MaxTotalBytes is the most all manifest files of a bundle may hold
-	// together, in bytes. Ignored files do not count.
+	// together, in bytes. Ignored files do not count; in a kustomize
+	// bundle every file counts, and the build may not read more, counting
+	// a base once per use.
 	MaxTotalBytes int64
 	// MaxObjects is the most objects a bundle may have, after Lists are
 	// expanded.
 	MaxObjects int
+	// MaxFiles is the most files a kustomize bundle may have; it also
+	// bounds the files its build reads, counting a base once per use.
+	// Bundles read from manifests/ ignore it.
+	MaxFiles int
 }
 
 // DefaultLimits returns the limits New uses.
@@ -48,6 +58,7 @@ func DefaultLimits() Limits {
 		MaxFileBytes:  DefaultMaxFileBytes,
 		MaxTotalBytes: DefaultMaxTotalBytes,
 		MaxObjects:    DefaultMaxObjects,
+		MaxFiles:      DefaultMaxFiles,
 	}
 }
 
@@ -62,6 +73,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxObjects <= 0 {
 		l.MaxObjects = d.MaxObjects
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = d.MaxFiles
 	}
 	return l
 }
@@ -80,11 +94,19 @@ func New() *Format {
 	return &Format{Limits: DefaultLimits()}
 }
 
-// Objects returns the objects of the manifests/ directory of fsys in file
+// Objects returns the objects of fsys: built by kustomize if the root has
+// a kustomization file, else those of the manifests/ directory in file
 // order, then document order. cfg.InstallNamespace is used only to find
 // duplicates (an object without a namespace lands there); objects are
 // returned without change.
 func (f *Format) Objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]*unstructured.Unstructured, error) {
+	kustomization, err := kustomize.Find(fsys)
+	if err != nil {
+		return nil, err
+	}
+	if kustomization != "" {
+		return f.kustomizeObjects(ctx, fsys, kustomization, cfg)
+	}
 	info, err := fs.Stat(fsys, manifestsDir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

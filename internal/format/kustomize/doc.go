@@ -1,0 +1,30 @@
+// Package kustomize builds the kustomization at the root of an untrusted
+// bundle with the kustomize API, entirely in memory and without network
+// access.
+//
+// Build is a pipeline, in this order:
+//
+//  1. Copy the bundle into kustomize's in-memory file system, within
+//     Limits (bytes per file, bytes in total, number of files), refusing
+//     symlinks and special files. Nothing is read from the disk the
+//     process runs on.
+//  2. Check every kustomization the root reaches through resources, bases
+//     and components, before kustomize sees any of them: every entry that
+//     names a file or directory must be a relative path inside the bundle
+//     (no URL, no git repository, no absolute path), Helm charts are
+//     refused, generators, transformers and validators must be inline or
+//     files (a directory's configuration is only known after a build, so
+//     it cannot be checked), and the work the build implies, counting a
+//     base once per use, must stay within Limits.
+//  3. Build with krusty: files may only be loaded from the kustomization's
+//     own directory and below, plugins are restricted to kustomize's
+//     builtins (no exec, Go or container functions), Helm is disabled.
+//  4. Convert the result, in kustomize's output order, to unstructured
+//     objects.
+//
+// Failures that are the bundle's fault are terminal failure.Errors:
+// InvalidContent for limits, symlinks and references out of the bundle,
+// UnsupportedFeature for Helm charts and plugin configurations built from a
+// directory, RenderFailed with kustomize's own message (which names the
+// file) when the build fails.
+package kustomize
