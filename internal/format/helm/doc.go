@@ -1,0 +1,86 @@
+// Package helm implements the Helm chart bundle format (class
+// core-rukpak-io-helm): a bundle is a Helm chart, rendered with the Helm
+// SDK (v4) and installed by rukpak's own apply engine. The SDK only loads
+// and renders: there are no Helm actions, no release Secrets and no Helm
+// release history; the revision is rukpak's.
+//
+// Objects is a pipeline:
+//
+//  1. Find the chart: Chart.yaml at the root of the tree; else the one
+//     top-level directory holding a Chart.yaml (how a chart archive or an
+//     OCI chart artifact unpacks: <name>/Chart.yaml); else the one .tgz
+//     file at the root (a packaged chart). Anything else is refused,
+//     naming what the root holds.
+//  2. Load it from the fs.FS, within Limits: a directory is walked in
+//     lexical order, honouring its .helmignore (and, as Helm does, skipping
+//     dot files in templates/), refusing symlinks and other non-regular
+//     files, and handed to Helm's loader as in-memory files; a .tgz, and
+//     every packaged subchart in a charts/ directory, is first scanned
+//     entry by entry against the limits and then unpacked by Helm's
+//     archive loader. The chart must be apiVersion v2 (or v1), not a
+//     library chart, and every dependency its Chart.yaml (or a subchart's)
+//     declares must be in charts/: rukpak never downloads dependencies.
+//  3. Check the chart's kubeVersion constraint against the cluster's
+//     version (Config.Capabilities).
+//  4. Values: Config.Values (resolved by the caller from
+//     spec.config.valuesFrom and spec.config.values) over the chart's
+//     defaults, coalesced by Helm: maps merge, lists and scalars are
+//     replaced, null deletes a default, a subchart's values live under its
+//     name (or alias), global values reach every subchart. Subcharts are
+//     enabled or disabled by their conditions and tags first, and
+//     import-values are applied, as helm install does.
+//  5. Validate the values against values.schema.json of the chart and of
+//     each enabled subchart. References ($ref) to other files or URLs are
+//     never fetched (rendering reads neither the manager's disk nor the
+//     network) and match anything; references within the schema apply.
+//  6. Render with Helm's engine as helm template does (missing values
+//     render empty): .Release.Name is Config.ReleaseName,
+//     .Release.Namespace Config.InstallNamespace, .Release.Service "Helm",
+//     and every render is an install of revision 1 (IsInstall true,
+//     IsUpgrade false, Revision 1), so that the same revision renders the
+//     same objects each time it is rendered again to correct drift.
+//     .Capabilities come from Config.Capabilities (the live cluster), or
+//     are Helm's defaults when it is nil (rendering without a cluster); an
+//     empty version or API version list there takes Helm's default too.
+//     NOTES.txt and partials (_*.tpl) produce no objects.
+//  7. Split the output into documents as Helm does, skip empty ones, and
+//     decode each into an object (a List into its items).
+//
+// The objects are returned in this order: the files of crds/ directories
+// (of the chart, then of enabled subcharts; not templated), then the
+// rendered objects that are not hooks in Helm's install order (by kind,
+// then by template path and document), then the hooks rukpak installs.
+// Objects keep the namespace they were rendered with; those without one
+// are left without, and the apply engine places namespaced ones in the
+// install namespace. Two objects with the same group, kind, namespace and
+// name are refused, naming both files.
+//
+// Hooks: rukpak has no hook phases. A hook for pre-install, post-install,
+// pre-upgrade or post-upgrade (alone or among other events) is installed
+// as an ordinary object of the revision: applied with the rest, kept,
+// pruned when a later revision no longer has it, and re-applied if it
+// drifts. These hooks come after the other objects, ordered by
+// helm.sh/hook-weight, then name. helm.sh/hook-delete-policy is not
+// honoured. Hooks only for test, pre-delete, post-delete, pre-rollback or
+// post-rollback, and hooks naming an unknown event, are skipped.
+//
+// lookup: templates never read the cluster. lookup returns an empty map,
+// as in helm template, so a chart that branches on an existing object
+// always takes its "not found" branch. getHostByName returns "".
+//
+// Determinism: functions that give a new value on every call
+// (randAlphaNum, uuidv4, genCA, genPrivateKey, now, ...) render a different
+// object each time, and rukpak renders a revision again to correct drift:
+// such objects are changed on every reconcile. Charts should take such
+// values from spec.config.values or a Secret they do not render.
+//
+// Failures that are the content's or config's fault are *failure.Error
+// values: RenderFailed for template errors (Helm's message names the
+// template file and line) and for output that is not YAML or not a
+// Kubernetes object (naming the template file and document);
+// InvalidConfig for values that break a values.schema.json;
+// InvalidContent for everything else about the chart (no chart, several,
+// an invalid Chart.yaml, missing dependencies, a kubeVersion the cluster
+// does not meet, duplicates, limits). Template execution itself is not
+// bounded in time or memory; only its output is.
+package helm

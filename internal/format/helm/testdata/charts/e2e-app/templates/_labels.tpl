@@ -1,0 +1,4 @@
+{{- define "e2e-app.labels" -}}
+app.kubernetes.io/instance: {{ .Release.Name }}
+example.com/tier: {{ .Values.tier | quote }}
+{{- end }}
