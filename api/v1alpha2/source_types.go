@@ -76,7 +76,8 @@ type LocalObjectReference struct {
 
 // ImageSource reads content from an OCI image.
 type ImageSource struct {
-	// ref is the image reference, by tag or (preferably) by digest.
+	// ref is the image reference, by tag or (preferably) by digest. An
+	// "oci://" prefix, as Helm writes chart references, is allowed.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024

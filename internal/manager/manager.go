@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,11 +28,11 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/controller/bundle"
 	"github.com/rukpak/rukpak/internal/controller/bundledeployment"
 	"github.com/rukpak/rukpak/internal/controller/provisionerclass"
-	"github.com/rukpak/rukpak/internal/format/plain"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/source"
@@ -174,9 +175,12 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := addUploadGC(mgr, uploads); err != nil {
 		return nil, err
 	}
-	provisioners := provisioner.Set{
-		v1alpha2.ControllerPlain: {ControllerName: v1alpha2.ControllerPlain, Format: plain.New()},
+	provisioners := provisioner.Builtin()
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("creating discovery client: %w", err)
 	}
+	cluster := clusterinfo.New(dc, clusterinfo.DefaultTTL)
 	unpacker := content.NewUnpacker(st, sources)
 	ctrlOpts := controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}
 
@@ -195,7 +199,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if opts.ContentBindAddress != "" {
 		contentURL = opts.ContentURL
 	}
-	if err := (&bundle.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners, Sources: sources, Unpacker: unpacker, ContentURL: contentURL}).SetupWithManager(mgr, ctrlOpts); err != nil {
+	if err := (&bundle.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners, Sources: sources, Unpacker: unpacker, ContentURL: contentURL, Cluster: cluster}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, fmt.Errorf("setting up Bundle controller: %w", err)
 	}
 	bdr := &bundledeployment.Reconciler{
@@ -212,6 +216,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		ObjectCache: objectCache,
 		Live:        mgr.GetAPIReader(),
 		Recorder:    mgr.GetEventRecorder("rukpak"),
+		Cluster:     cluster,
 	}
 	if err := bdr.SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, fmt.Errorf("setting up BundleDeployment controller: %w", err)

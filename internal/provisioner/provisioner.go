@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/clusterinfo"
+	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/format"
 )
 
@@ -21,6 +23,53 @@ type Provisioner struct {
 	ControllerName string
 	// Format turns unpacked content into objects.
 	Format format.Format
+	// Takes lists the spec.config fields the format reads; setting any
+	// other is refused, so that, say, Helm values given to a plain bundle
+	// are not silently ignored.
+	Takes ConfigFields
+	// Capabilities is set when the format's output depends on what the
+	// cluster serves (Helm's .Capabilities).
+	Capabilities bool
+}
+
+// FormatConfig is what p's format renders a revision with: the install's
+// name and namespace, spec.config, the resolved Helm values and, when the
+// format needs them and cluster is not nil, the cluster's capabilities.
+func (p Provisioner) FormatConfig(release, installNamespace string, cfg *v1alpha2.BundleConfig, vals map[string]any, cluster *clusterinfo.Reader) (format.Config, error) {
+	fc := format.Config{InstallNamespace: installNamespace, ReleaseName: release, Bundle: cfg, Values: vals}
+	if p.Capabilities && cluster != nil {
+		caps, err := cluster.Capabilities()
+		if err != nil {
+			return format.Config{}, fmt.Errorf("reading cluster capabilities: %w", err)
+		}
+		fc.Capabilities = caps
+	}
+	return fc, nil
+}
+
+// ConfigFields are spec.config fields a format reads.
+type ConfigFields struct {
+	// WatchNamespaces is spec.config.watchNamespaces (registry+v1).
+	WatchNamespaces bool
+	// Values is spec.config.values and valuesFrom (Helm).
+	Values bool
+}
+
+// CheckConfig refuses a spec.config that sets fields the provisioner's
+// format does not read, with reason InvalidConfig naming the field.
+func (p Provisioner) CheckConfig(cfg *v1alpha2.BundleConfig) error {
+	if cfg == nil {
+		return nil
+	}
+	if len(cfg.WatchNamespaces) > 0 && !p.Takes.WatchNamespaces {
+		return failure.New(v1alpha2.ReasonInvalidConfig,
+			"spec.config.watchNamespaces is for registry+v1 bundles; controller %s does not read it", p.ControllerName)
+	}
+	if (cfg.Values != nil || len(cfg.ValuesFrom) > 0) && !p.Takes.Values {
+		return failure.New(v1alpha2.ReasonInvalidConfig,
+			"spec.config.values and valuesFrom are for Helm charts; controller %s does not read them", p.ControllerName)
+	}
+	return nil
 }
 
 // Set is the provisioners one manager runs, by controllerName.

@@ -19,12 +19,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/contentserver"
 	"github.com/rukpak/rukpak/internal/failure"
-	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/internal/values"
 )
 
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles,verbs=get;list;watch;update;patch
@@ -45,6 +46,8 @@ type Reconciler struct {
 	Unpacker *content.Unpacker
 	// ContentURL is the content server's base URL; "" when none runs.
 	ContentURL string
+	// Cluster tells formats that need it (Helm) what the cluster serves.
+	Cluster *clusterinfo.Reader
 }
 
 // SetupWithManager registers the controller with mgr.
@@ -141,7 +144,25 @@ func (r *Reconciler) countObjects(ctx context.Context, b *v1alpha2.Bundle, prov 
 	if err != nil {
 		return 0
 	}
-	objs, err := prov.Format.Objects(ctx, fsys, format.Config{Bundle: b.Spec.Config, ReleaseName: b.Labels[v1alpha2.LabelBundleDeployment]})
+	vals, err := values.Resolve(ctx, r.Client, v1alpha2.SystemNamespace, b.Spec.Config)
+	if err != nil {
+		return 0
+	}
+	// A Bundle of a BundleDeployment renders as that install; one made on
+	// its own as an install named after it, without a namespace.
+	release, ns := b.Name, ""
+	if name := b.Labels[v1alpha2.LabelBundleDeployment]; name != "" {
+		release = name
+		bd := &v1alpha2.BundleDeployment{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, bd); err == nil {
+			ns = bd.Spec.InstallNamespace
+		}
+	}
+	cfg, err := prov.FormatConfig(release, ns, b.Spec.Config, vals.Values, r.Cluster)
+	if err != nil {
+		return 0
+	}
+	objs, err := prov.Format.Objects(ctx, fsys, cfg)
 	if err != nil {
 		return 0
 	}

@@ -23,10 +23,12 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/internal/values"
 )
 
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundledeployments,verbs=get;list;watch;update;patch
@@ -63,6 +65,9 @@ type Reconciler struct {
 	Live client.Reader
 	// Recorder emits events.
 	Recorder events.EventRecorder
+	// Cluster tells formats that need it (Helm) what the cluster serves;
+	// nil renders with the formats' defaults.
+	Cluster *clusterinfo.Reader
 
 	ctrl    controller.Controller
 	drift   *driftWatches
@@ -74,6 +79,9 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha2.BundleDeployment{}, indexConfigMaps, configMapIndex); err != nil {
 		return fmt.Errorf("indexing BundleDeployments by ConfigMap: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha2.BundleDeployment{}, indexSecrets, secretIndex); err != nil {
+		return fmt.Errorf("indexing BundleDeployments by Secret: %w", err)
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha2.BundleDeployment{}, indexClass, classIndex); err != nil {
 		return fmt.Errorf("indexing BundleDeployments by class: %w", err)
@@ -88,6 +96,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			GenericFunc: func(event.GenericEvent) bool { return false },
 		})).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.bundleDeploymentsForConfigMap)).
+		// Helm values read from Secrets (valuesFrom).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.bundleDeploymentsForSecret)).
 		// A class created (or changed) after its BundleDeployments.
 		Watches(&v1alpha2.ProvisionerClass{}, handler.EnqueueRequestsFromMapFunc(r.bundleDeploymentsForClass),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -110,6 +120,8 @@ type scope struct {
 	revision string
 	bundle   *v1alpha2.Bundle
 	digest   string
+	// values are the revision's resolved Helm values.
+	values values.Resolved
 
 	unpackErr  error
 	installErr error

@@ -7,10 +7,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/values"
 )
 
 const (
 	indexConfigMaps = "spec.sources.configMaps"
+	indexSecrets    = "spec.config.valuesFrom.secrets"
 	indexClass      = "spec.provisionerClassName"
 )
 
@@ -25,7 +27,8 @@ func (r *Reconciler) bundleDeploymentsForClass(ctx context.Context, obj client.O
 	return r.listRequests(ctx, client.MatchingFields{indexClass: obj.GetName()})
 }
 
-// configMapIndex indexes a BundleDeployment by the ConfigMaps it reads.
+// configMapIndex indexes a BundleDeployment by the ConfigMaps it reads:
+// sources and Helm values.
 func configMapIndex(obj client.Object) []string {
 	bd := obj.(*v1alpha2.BundleDeployment)
 	var names []string
@@ -34,7 +37,37 @@ func configMapIndex(obj client.Object) []string {
 			names = append(names, cm.ConfigMap.Name)
 		}
 	}
+	return append(names, valuesFrom(bd, values.KindConfigMap)...)
+}
+
+// secretIndex indexes a BundleDeployment by the Secrets its Helm values
+// are read from. (Source credentials are read when resolving; a fixed
+// Secret is picked up by the source retry.)
+func secretIndex(obj client.Object) []string {
+	return valuesFrom(obj.(*v1alpha2.BundleDeployment), values.KindSecret)
+}
+
+// valuesFrom returns the names of the objects of kind in spec.config.valuesFrom.
+func valuesFrom(bd *v1alpha2.BundleDeployment, kind string) []string {
+	if bd.Spec.Config == nil {
+		return nil
+	}
+	var names []string
+	for _, ref := range bd.Spec.Config.ValuesFrom {
+		if ref.Kind == kind {
+			names = append(names, ref.Name)
+		}
+	}
 	return names
+}
+
+// bundleDeploymentsForSecret maps a Secret in the system namespace to the
+// BundleDeployments whose values it holds.
+func (r *Reconciler) bundleDeploymentsForSecret(ctx context.Context, obj client.Object) []reconcile.Request {
+	if obj.GetNamespace() != v1alpha2.SystemNamespace {
+		return nil
+	}
+	return r.listRequests(ctx, client.MatchingFields{indexSecrets: obj.GetName()})
 }
 
 // bundleDeploymentsForConfigMap maps a ConfigMap in the system namespace to

@@ -13,7 +13,6 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/failure"
-	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/provisioner"
 )
@@ -30,6 +29,9 @@ type appliedState struct {
 	failed       string
 	failedDigest string
 	failedErr    error
+	// values are the Helm values the revision was rendered with, so that
+	// drift is corrected to exactly what was applied.
+	values map[string]any
 }
 
 // installResult summarises an install for status and events.
@@ -52,7 +54,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		return false, nil
 	}
 
-	plan, err := r.plan(ctx, s.bd, s.bundle.Name, s.digest, s.prov)
+	plan, err := r.plan(ctx, s.bd, s.bundle.Name, s.digest, s.prov, s.values.Values)
 	if err != nil {
 		return false, r.installFailed(s, st, err)
 	}
@@ -75,7 +77,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	if err != nil {
 		return false, r.installFailed(s, st, err)
 	}
-	next := &appliedState{bundle: s.bundle.Name, digest: s.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids))}
+	next := &appliedState{bundle: s.bundle.Name, digest: s.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids)), values: s.values.Values}
 	res := &installResult{objects: len(ids)}
 	for _, c := range cs.Entries {
 		next.objects[c.ID] = appliedFrom(c)
@@ -131,17 +133,18 @@ func (r *Reconciler) installFailed(s *scope, st *appliedState, err error) error 
 	return nil
 }
 
-// plan renders the revision's content into an apply plan.
-func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, revision, digest string, prov provisioner.Provisioner) (*apply.Plan, error) {
+// plan renders the revision's content, with its Helm values, into an apply
+// plan.
+func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, revision, digest string, prov provisioner.Provisioner, vals map[string]any) (*apply.Plan, error) {
 	fsys, err := r.Unpacker.Store().FS(digest)
 	if err != nil {
 		return nil, fmt.Errorf("opening content %s: %w", digest, err)
 	}
-	objs, err := prov.Format.Objects(ctx, fsys, format.Config{
-		InstallNamespace: bd.Spec.InstallNamespace,
-		ReleaseName:      bd.Name,
-		Bundle:           bd.Spec.Config,
-	})
+	cfg, err := prov.FormatConfig(bd.Name, bd.Spec.InstallNamespace, bd.Spec.Config, vals, r.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := prov.Format.Objects(ctx, fsys, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +166,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if len(drifted) == 0 {
 		return nil
 	}
-	plan, err := r.plan(ctx, s.bd, st.bundle, st.digest, s.prov)
+	plan, err := r.plan(ctx, s.bd, st.bundle, st.digest, s.prov, st.values)
 	if err != nil {
 		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/values"
 )
 
 // defaultPollInterval is how often floating sources are re-resolved when
@@ -55,19 +56,49 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 		bd.Status.LastResolvedTime = nil
 	}
 	s.pinned = pinned
-	s.revision = revisionName(s.bd, pinned)
 	s.bd.Status.ResolvedSources = pinned
+	if err := r.resolveValues(ctx, s); err != nil {
+		return false, err
+	}
+	if s.installErr != nil {
+		return false, nil
+	}
+	s.revision = revisionName(s.bd, pinned, s.values.Digest)
 	return true, nil
 }
 
+// resolveValues checks spec.config against the class and reads the Helm
+// values (valuesFrom, then values). A config that is wrong stops the
+// revision with Installed=False; drift of the revision already applied is
+// still corrected, with the values it was applied with.
+func (r *Reconciler) resolveValues(ctx context.Context, s *scope) error {
+	err := s.prov.CheckConfig(s.bd.Spec.Config)
+	if err == nil {
+		s.values, err = values.Resolve(ctx, r.Client, v1alpha2.SystemNamespace, s.bd.Spec.Config)
+	}
+	if err == nil {
+		return nil
+	}
+	if failure.As(err) == nil {
+		return err
+	}
+	s.installErr = err
+	if st := r.state(s.bd.Name); st != nil && st.bundle != "" {
+		return r.correctDrift(ctx, s, st)
+	}
+	return nil
+}
+
 // revisionName is the BundleDeployment's name plus a hash of everything that
-// makes up a revision: class, pinned sources and config.
-func revisionName(bd *v1alpha2.BundleDeployment, pinned []v1alpha2.BundleSource) string {
+// makes up a revision: class, pinned sources, config and the digest of the
+// resolved values (so that a change of a valuesFrom object is an upgrade).
+func revisionName(bd *v1alpha2.BundleDeployment, pinned []v1alpha2.BundleSource, valuesDigest string) string {
 	b, _ := json.Marshal(struct {
 		Class   string                  `json:"class"`
 		Sources []v1alpha2.BundleSource `json:"sources"`
 		Config  *v1alpha2.BundleConfig  `json:"config,omitempty"`
-	}{bd.Spec.ProvisionerClassName, pinned, bd.Spec.Config})
+		Values  string                  `json:"values,omitempty"`
+	}{bd.Spec.ProvisionerClassName, pinned, bd.Spec.Config, valuesDigest})
 	sum := sha256.Sum256(b)
 	return bd.Name + "-" + hex.EncodeToString(sum[:])[:10]
 }

@@ -59,7 +59,10 @@ func unpackedCondition(s *scope) *metav1.Condition {
 func installedCondition(s *scope, active string) *metav1.Condition {
 	switch {
 	case s.installErr != nil:
-		msg := fmt.Sprintf("revision %s: %v", s.revision, s.installErr)
+		msg := s.installErr.Error()
+		if s.revision != "" {
+			msg = fmt.Sprintf("revision %s: %v", s.revision, s.installErr)
+		}
 		if active != "" && active != s.revision {
 			msg += fmt.Sprintf("; revision %s remains installed", active)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -151,14 +152,15 @@ func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir stri
 	return s.extract(ctx, c, image, dir)
 }
 
-// parse returns the image member of src and its parsed ref. A missing
+// parse returns the image member of src and its parsed ref. An "oci://"
+// prefix (how Helm names charts in registries) is allowed. A missing
 // member or an unparsable ref is a terminal failure.
 func parse(src v1alpha2.BundleSource) (*v1alpha2.ImageSource, name.Reference, error) {
 	img := src.Image
 	if img == nil {
 		return nil, nil, failure.New(v1alpha2.ReasonUnpackFailed, "source of type image has no image member")
 	}
-	ref, err := name.ParseReference(img.Ref, nameOptions(img)...)
+	ref, err := name.ParseReference(strings.TrimPrefix(img.Ref, "oci://"), nameOptions(img)...)
 	if err != nil {
 		return nil, nil, failure.New(v1alpha2.ReasonUnpackFailed, "image ref %q cannot be parsed: %v", img.Ref, err)
 	}
