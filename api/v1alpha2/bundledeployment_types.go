@@ -294,6 +294,25 @@ type BundleDeploymentStatus struct {
 	// +kubebuilder:validation:MaxItems=16
 	ResolvedSources []BundleSource `json:"resolvedSources,omitempty"`
 
+	// lastHealthyBundle is the newest revision that was installed and
+	// healthy; a failed upgrade rolls back to it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	LastHealthyBundle string `json:"lastHealthyBundle,omitempty"`
+
+	// failedBundle is the newest revision that failed. It is not retried
+	// until the spec names another revision or the core.rukpak.io/retry
+	// annotation changes.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	FailedBundle string `json:"failedBundle,omitempty"`
+
+	// failedRetry is the value of the core.rukpak.io/retry annotation when
+	// failedBundle failed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	FailedRetry string `json:"failedRetry,omitempty"`
+
 	// installedObjects is how many objects the active revision manages.
 	// +optional
 	InstalledObjects int32 `json:"installedObjects,omitempty"`

@@ -106,6 +106,18 @@ const (
 	ReasonAccepted = "Accepted"
 )
 
+// Outcomes of a revision, the values of AnnotationOutcome.
+const (
+	// OutcomeHealthy: the revision was installed and became healthy.
+	OutcomeHealthy = "Healthy"
+	// OutcomeFailed: the revision failed (preflight, apply or health) and
+	// was left in place (upgrade.onFailure Hold) or never applied.
+	OutcomeFailed = "Failed"
+	// OutcomeRolledBack: the revision failed and the last healthy one was
+	// re-applied.
+	OutcomeRolledBack = "RolledBack"
+)
+
 // Well-known names, labels and annotations.
 const (
 	// SystemNamespace holds sources (ConfigMaps, Secrets) and rukpak's own
@@ -124,6 +136,26 @@ const (
 	LabelBundleDeployment = "core.rukpak.io/bundle-deployment"
 	// AnnotationRevision on a managed object is the Bundle that last applied it.
 	AnnotationRevision = "core.rukpak.io/revision"
+	// AnnotationOptional "true" on an object of a bundle makes it optional:
+	// when the cluster does not serve its kind it is skipped (and listed in
+	// status.skippedObjects) instead of failing the revision, and applied
+	// once the kind is served.
+	AnnotationOptional = "core.rukpak.io/optional"
+	// AnnotationRetry on a BundleDeployment: setting it to a new value
+	// retries a revision that failed (status.failedBundle), which is
+	// otherwise not retried until the spec changes. rukpakctl retry sets it
+	// to the current time.
+	AnnotationRetry = "core.rukpak.io/retry"
+	// AnnotationOutcome on a Bundle is what became of the revision:
+	// Healthy, Failed or RolledBack (see the Outcome constants); set by the
+	// BundleDeployment controller, read by rukpakctl history.
+	AnnotationOutcome = "core.rukpak.io/outcome"
+	// AnnotationOutcomeMessage on a Bundle says why, for Failed and
+	// RolledBack.
+	AnnotationOutcomeMessage = "core.rukpak.io/outcome-message"
+	// AnnotationInstalledAt on a Bundle is when (RFC 3339) the revision was
+	// first installed.
+	AnnotationInstalledAt = "core.rukpak.io/installed-at"
 	// FinalizerCleanup removes a BundleDeployment's objects before it goes away.
 	FinalizerCleanup = "core.rukpak.io/cleanup"
 	// FinalizerContent removes a Bundle's content from the store.
