@@ -88,17 +88,33 @@ func (e *Engine) deferred(ctx context.Context, p *Plan) ([]bool, error) {
 }
 
 // validate dry-runs the objects at idx, recording each one's current
-// resourceVersion in before. Every refusal is collected, so the message
+// resourceVersion in before, and checks those that exist already against
+// the plan's collision rules. Every refusal is collected, so the message
 // names all (up to maxReported) refused objects.
 func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []string) error {
 	var mu sync.Mutex
-	var refused []string
+	var refused, collided []string
 	var transient error
 	e.each(ctx, idx, func(i int) bool {
 		it := p.items[i]
 		obj, err := e.patch(ctx, it, true)
 		if err == nil {
 			before[i] = obj.GetResourceVersion()
+			if before[i] == "" {
+				return true
+			}
+			why, err := e.collision(ctx, p, it)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				if transient == nil {
+					transient = err
+				}
+				return false
+			case why != "":
+				collided = append(collided, why)
+			}
 			return true
 		}
 		mu.Lock()
@@ -113,17 +129,25 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 		return false
 	})
 	if len(refused) > 0 {
-		sort.Strings(refused)
-		msg := strings.Join(refused[:min(len(refused), maxReported)], "; ")
-		if len(refused) > maxReported {
-			msg += fmt.Sprintf("; and %d more", len(refused)-maxReported)
-		}
-		return failure.New(v1alpha2.ReasonValidationFailed, "server-side validation refused %d object(s), nothing was applied: %s", len(refused), msg)
+		return failure.New(v1alpha2.ReasonValidationFailed, "server-side validation refused %d object(s), nothing was applied: %s", len(refused), list(refused))
+	}
+	if len(collided) > 0 {
+		return failure.New(v1alpha2.ReasonCollision, "%d object(s) collide, nothing was applied: %s", len(collided), list(collided))
 	}
 	if transient != nil {
 		return transient
 	}
 	return ctx.Err()
+}
+
+// list joins up to maxReported of msgs, sorted, and says how many more.
+func list(msgs []string) string {
+	sort.Strings(msgs)
+	msg := strings.Join(msgs[:min(len(msgs), maxReported)], "; ")
+	if len(msgs) > maxReported {
+		msg += fmt.Sprintf("; and %d more", len(msgs)-maxReported)
+	}
+	return msg
 }
 
 // write applies the objects at idx, recording resourceVersions in after.

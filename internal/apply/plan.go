@@ -41,6 +41,17 @@ type Plan struct {
 	items []item
 	// namespaces are the Namespaces the plan itself creates.
 	namespaces map[string]bool
+	// collisions, when set, are checked for objects that exist already.
+	collisions *Collisions
+}
+
+// WithCollisions makes Apply check existing objects against c before the
+// first write; a refused object fails the plan with reason Collision and
+// nothing is applied. Drift correction (a Subset of an applied plan) keeps
+// them.
+func (p *Plan) WithCollisions(c *Collisions) *Plan {
+	p.collisions = c
+	return p
 }
 
 // IDs returns the IDs of the plan's objects, in apply order.
@@ -61,7 +72,7 @@ func (p *Plan) Subset(ids []inventory.ID) *Plan {
 	for _, id := range ids {
 		want[id.Key()] = true
 	}
-	out := &Plan{owner: p.owner, namespaces: p.namespaces}
+	out := &Plan{owner: p.owner, namespaces: p.namespaces, collisions: p.collisions}
 	for _, it := range p.items {
 		if want[it.id.Key()] {
 			out.items = append(out.items, it)

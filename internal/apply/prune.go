@@ -20,6 +20,9 @@ type PruneOptions struct {
 	// DeleteCRDs deletes CRDs (last), which deletes every custom resource
 	// of them. Without it CRDs are left in place.
 	DeleteCRDs bool
+	// Keep, when set, names objects to leave in place rather than delete
+	// (another BundleDeployment is waiting to take them over).
+	Keep func(id inventory.ID) bool
 }
 
 // Deletion order: namespaced objects, then cluster-scoped ones, then
@@ -69,6 +72,10 @@ func (e *Engine) Prune(ctx context.Context, owner string, ids []inventory.ID, op
 			idx[i] = i
 		}
 		e.each(ctx, idx, func(i int) bool {
+			if opts.Keep != nil && opts.Keep(group[i]) {
+				actions[i] = Skipped
+				return true
+			}
 			a, err := e.deleteOne(ctx, owner, group[i])
 			if err != nil {
 				mu.Lock()

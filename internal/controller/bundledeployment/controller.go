@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	crsource "sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
@@ -73,6 +74,11 @@ type Reconciler struct {
 	drift   *driftWatches
 	mu      sync.Mutex
 	applied map[string]*appliedState // by BundleDeployment name
+	// claims are objects (by inventory.ID.Key) that a BundleDeployment was
+	// refused because another one manages them: the claimant's name.
+	claims map[inventory.ID]string
+	// wake enqueues BundleDeployments handed an object.
+	wake chan event.GenericEvent
 }
 
 // SetupWithManager registers the controller with mgr.
@@ -87,6 +93,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		return fmt.Errorf("indexing BundleDeployments by class: %w", err)
 	}
 	r.applied = map[string]*appliedState{}
+	r.claims = map[inventory.ID]string{}
+	r.wake = make(chan event.GenericEvent, 1024)
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha2.BundleDeployment{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// Only a deleted Bundle needs this controller: it creates them itself.
@@ -101,6 +109,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		// A class created (or changed) after its BundleDeployments.
 		Watches(&v1alpha2.ProvisionerClass{}, handler.EnqueueRequestsFromMapFunc(r.bundleDeploymentsForClass),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesRawSource(crsource.Channel(r.wake, &handler.EnqueueRequestForObject{})).
 		WithOptions(opts).
 		Build(r)
 	if err != nil {

@@ -23,12 +23,15 @@ func (r *Reconciler) finalize(ctx context.Context, bd *v1alpha2.BundleDeployment
 	if err != nil {
 		return fmt.Errorf("loading inventory: %w", err)
 	}
-	if _, err := r.Engine.Prune(ctx, bd.Name, ids, apply.PruneOptions{DeleteCRDs: deleteCRDs(bd)}); err != nil {
+	cs, err := r.Engine.Prune(ctx, bd.Name, ids, apply.PruneOptions{DeleteCRDs: deleteCRDs(bd), Keep: r.claimedByOther(bd.Name)})
+	if err != nil {
 		return fmt.Errorf("deleting managed objects: %w", err)
 	}
 	if err := r.Inventory.Delete(ctx, bd.Name); err != nil {
 		return fmt.Errorf("deleting inventory: %w", err)
 	}
+	r.handOver(cs, bd.Name)
+	r.dropClaims(bd.Name)
 	if err := r.Client.DeleteAllOf(ctx, &v1alpha2.Bundle{}, client.MatchingLabels{v1alpha2.LabelBundleDeployment: bd.Name}); err != nil {
 		return fmt.Errorf("deleting Bundles: %w", err)
 	}

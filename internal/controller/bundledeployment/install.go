@@ -73,7 +73,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 			return false, r.installFailed(s, st, fmt.Errorf("saving inventory: %w", err))
 		}
 	}
-	cs, err := r.Engine.Apply(ctx, plan)
+	cs, err := r.Engine.Apply(ctx, plan.WithCollisions(r.collisions(s, st)))
 	if err != nil {
 		return false, r.installFailed(s, st, err)
 	}
@@ -89,8 +89,9 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	}
 
 	stale := inventory.Stale(old, ids)
+	var pcs *apply.ChangeSet
 	if len(stale) > 0 {
-		pcs, err := r.Engine.Prune(ctx, s.bd.Name, stale, apply.PruneOptions{DeleteCRDs: deleteCRDs(s.bd)})
+		pcs, err = r.Engine.Prune(ctx, s.bd.Name, stale, apply.PruneOptions{DeleteCRDs: deleteCRDs(s.bd), Keep: r.claimedByOther(s.bd.Name)})
 		if err != nil {
 			s.installErr = fmt.Errorf("pruning objects revision %s no longer has: %w", s.bundle.Name, err)
 			return false, s.installErr
@@ -102,6 +103,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	if err := r.Inventory.Save(ctx, s.bd.Name, ids); err != nil {
 		return false, fmt.Errorf("saving inventory: %w", err)
 	}
+	r.handOver(pcs, s.bd.Name)
 	if s.bd.Status.ActiveBundle != s.bundle.Name || res.created+res.configured+res.deleted > 0 {
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, v1alpha2.ReasonInstalled, "Install",
 			"Installed revision %s: %d objects (%d created, %d configured, %d unchanged, %d pruned)",
