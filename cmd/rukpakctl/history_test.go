@@ -1,0 +1,421 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/testutil/envtest"
+)
+
+// hex64 is a 64-digit hex string made of n, for digests and sha256s.
+func hex64(n int) string { return fmt.Sprintf("%064x", n) }
+
+// imageRev is an image source pinned to digest n.
+func imageRev(n int) v1alpha2.BundleSource {
+	return v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{
+		Ref: fmt.Sprintf("quay.io/example/op:v%d", n), Digest: "sha256:" + hex64(n),
+	}}
+}
+
+// fixtureRev is one Bundle of a lifecycle fixture.
+type fixtureRev struct {
+	outcome string
+	sources []v1alpha2.BundleSource
+	config  *v1alpha2.BundleConfig
+}
+
+// lifecycle is a BundleDeployment with revisions; active, lastHealthy and
+// failed are 1-based indexes into revs, 0 for none.
+type lifecycle struct {
+	revs                        []fixtureRev
+	active, lastHealthy, failed int
+}
+
+// create makes BundleDeployment name (following a tag, with config) and its
+// revisions name-r000000001… in order, then sets its status. It returns the
+// revisions as the API server stored them.
+func (l lifecycle) create(t *testing.T, name string) []v1alpha2.Bundle {
+	t.Helper()
+	ctx := context.Background()
+	bd := &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha2.BundleDeploymentSpec{
+			ProvisionerClassName: v1alpha2.ClassPlain,
+			InstallNamespace:     "ns-" + name,
+			Sources: []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeImage,
+				Image: &v1alpha2.ImageSource{Ref: "quay.io/example/op:latest"}}},
+			Config: &v1alpha2.BundleConfig{Values: &apiextensionsv1.JSON{Raw: []byte(`{"replicas":3}`)}},
+		},
+	}
+	if err := testEnv.Client.Create(ctx, bd); err != nil {
+		t.Fatal(err)
+	}
+	var out []v1alpha2.Bundle
+	for i, r := range l.revs {
+		b := &v1alpha2.Bundle{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:   fmt.Sprintf("%s-r%09d", name, i+1),
+				Labels: map[string]string{v1alpha2.LabelBundleDeployment: name},
+			},
+			Spec: v1alpha2.BundleSpec{ProvisionerClassName: v1alpha2.ClassPlain, Sources: r.sources, Config: r.config},
+		}
+		if b.Spec.Sources == nil {
+			b.Spec.Sources = []v1alpha2.BundleSource{imageRev(i + 1)}
+		}
+		if r.outcome != "" {
+			b.Annotations = map[string]string{
+				v1alpha2.AnnotationOutcome:        r.outcome,
+				v1alpha2.AnnotationOutcomeMessage: "because\nof " + r.outcome,
+				v1alpha2.AnnotationInstalledAt:    "2026-01-02T03:04:05Z",
+			}
+		}
+		if err := testEnv.Client.Create(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, *b)
+	}
+	rev := func(i int) string {
+		if i == 0 {
+			return ""
+		}
+		return out[i-1].Name
+	}
+	bd.Status = v1alpha2.BundleDeploymentStatus{ActiveBundle: rev(l.active), LastHealthyBundle: rev(l.lastHealthy), FailedBundle: rev(l.failed)}
+	if err := testEnv.Client.Status().Update(ctx, bd); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestHistory(t *testing.T) {
+	kc := kubeconfig(t)
+	name := envtest.UniqueName("hist")
+	revs := lifecycle{
+		revs: []fixtureRev{
+			{outcome: v1alpha2.OutcomeHealthy},
+			{outcome: v1alpha2.OutcomeRolledBack, sources: []v1alpha2.BundleSource{
+				{Type: v1alpha2.SourceTypeGit, Git: &v1alpha2.GitSource{Repository: "https://example.com/op.git",
+					Ref: v1alpha2.GitRef{Branch: "main"}, ResolvedCommit: strings.Repeat("c", 40)}},
+				{Type: v1alpha2.SourceTypeConfigMaps, ConfigMaps: []v1alpha2.ConfigMapSource{
+					{ConfigMap: v1alpha2.LocalObjectReference{Name: "a"}, Digest: "sha256:" + hex64(7)},
+					{ConfigMap: v1alpha2.LocalObjectReference{Name: "b"}, Digest: "sha256:" + hex64(8)}}},
+			}},
+			{sources: []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeUpload, Upload: &v1alpha2.UploadSource{Digest: "sha256:" + hex64(9)}}}},
+		},
+		active: 1, lastHealthy: 1, failed: 2,
+	}.create(t, name)
+	other := envtest.UniqueName("hist-other")
+	otherRevs := lifecycle{revs: []fixtureRev{{}}, active: 1}.create(t, other)
+
+	tests := []struct {
+		name      string
+		args      []string   // after "history NAME --kubeconfig KC"
+		wantLines [][]string // per line, the fields it must contain
+		wantErr   string
+	}{
+		{name: "table", wantLines: [][]string{
+			{"REVISION", "CREATED", "SOURCES", "OUTCOME", "MARKERS"},
+			{revs[0].Name, "image quay.io/example/op:v1@sha256:000000000000…", "Healthy", "active,last-healthy"},
+			{revs[1].Name, "git https://example.com/op.git@cccccccccccc; configMaps a,b", "RolledBack", "failed"},
+			{revs[2].Name, "upload sha256:000000000000…"},
+		}},
+		{name: "wide", args: []string{"-o", "wide"}, wantLines: [][]string{
+			{"REVISION", "INSTALLED", "MESSAGE"},
+			{revs[0].Name, "2026-01-02T03:04:05Z", "because of Healthy"},
+			{revs[1].Name, "because of RolledBack"},
+			{revs[2].Name},
+		}},
+		{name: "unknown output", args: []string{"-o", "toml"}, wantErr: `--output "toml"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, _, err := run(t, append([]string{"history", name, "--kubeconfig", kc}, tt.args...)...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+			if len(lines) != len(tt.wantLines) {
+				t.Fatalf("got %d lines, want %d:\n%s", len(lines), len(tt.wantLines), stdout)
+			}
+			for i, want := range tt.wantLines {
+				for _, w := range want {
+					if !strings.Contains(lines[i], w) {
+						t.Errorf("line %d %q does not contain %q", i, lines[i], w)
+					}
+				}
+			}
+			if strings.Contains(stdout, otherRevs[0].Name) {
+				t.Errorf("history lists the revision of another BundleDeployment:\n%s", stdout)
+			}
+		})
+	}
+
+	t.Run("missing BundleDeployment", func(t *testing.T) {
+		_, _, err := run(t, "history", "nope", "--kubeconfig", kc)
+		if err == nil || !strings.Contains(err.Error(), "getting BundleDeployment nope") {
+			t.Fatalf("error = %v, want one naming the missing BundleDeployment", err)
+		}
+	})
+
+	t.Run("json and yaml", func(t *testing.T) {
+		for _, format := range []string{"json", "yaml"} {
+			stdout, _, err := run(t, "history", name, "--kubeconfig", kc, "-o", format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			list := &v1alpha2.BundleList{}
+			if format == "json" {
+				err = json.Unmarshal([]byte(stdout), list)
+			} else {
+				err = yaml.UnmarshalStrict([]byte(stdout), list)
+			}
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", format, err, stdout)
+			}
+			if list.Kind != "BundleList" || len(list.Items) != 3 {
+				t.Fatalf("%s: kind %q with %d items", format, list.Kind, len(list.Items))
+			}
+			for i, b := range list.Items {
+				if b.Name != revs[i].Name || b.Kind != v1alpha2.BundleKind || b.ManagedFields != nil {
+					t.Errorf("%s item %d: %s %s, managedFields %v", format, i, b.Kind, b.Name, b.ManagedFields)
+				}
+			}
+		}
+	})
+}
+
+func TestRollback(t *testing.T) {
+	kc := kubeconfig(t)
+	otherName := envtest.UniqueName("rb-other")
+	other := lifecycle{revs: []fixtureRev{{}}, active: 1}.create(t, otherName)
+	config := &v1alpha2.BundleConfig{Values: &apiextensionsv1.JSON{Raw: []byte(`{"replicas":1}`)}}
+	healthy := v1alpha2.OutcomeHealthy
+	tests := []struct {
+		name    string
+		fixture lifecycle
+		to      func(revs []v1alpha2.Bundle) string // --to; nil for none
+		want    int                                 // 1-based revision the spec is pinned to
+		wantErr string
+	}{
+		{name: "default picks lastHealthyBundle",
+			fixture: lifecycle{revs: []fixtureRev{{outcome: healthy, config: config}, {outcome: healthy}, {outcome: v1alpha2.OutcomeFailed}},
+				active: 3, lastHealthy: 1, failed: 3},
+			want: 1},
+		{name: "default without an earlier healthy one picks the newest older one that did not fail",
+			fixture: lifecycle{revs: []fixtureRev{{outcome: healthy}, {outcome: v1alpha2.OutcomeRolledBack}, {outcome: healthy, config: config}},
+				active: 3, lastHealthy: 3},
+			want: 1},
+		{name: "--to an older revision",
+			fixture: lifecycle{revs: []fixtureRev{{outcome: healthy, config: config}, {outcome: healthy}, {outcome: healthy}}, active: 3, lastHealthy: 3},
+			to:      func(revs []v1alpha2.Bundle) string { return revs[1].Name }, want: 2},
+		{name: "--to another BundleDeployment's revision is refused",
+			fixture: lifecycle{revs: []fixtureRev{{outcome: healthy}, {outcome: healthy}}, active: 2, lastHealthy: 2},
+			to:      func([]v1alpha2.Bundle) string { return other[0].Name }, wantErr: other[0].Name + " is not a revision of bd/"},
+		{name: "--to the active revision is refused",
+			fixture: lifecycle{revs: []fixtureRev{{outcome: healthy}, {outcome: healthy}}, active: 2, lastHealthy: 2},
+			to:      func(revs []v1alpha2.Bundle) string { return revs[1].Name }, wantErr: "is already the active revision"},
+		{name: "nothing older is refused",
+			fixture: lifecycle{revs: []fixtureRev{{outcome: healthy}}, active: 1, lastHealthy: 1},
+			wantErr: "has no revision older than the active"},
+		{name: "only failed older revisions is refused",
+			fixture: lifecycle{revs: []fixtureRev{{outcome: v1alpha2.OutcomeFailed}, {outcome: healthy}}, active: 2, lastHealthy: 2},
+			wantErr: "has no revision older than the active"},
+		{name: "nothing installed is refused",
+			fixture: lifecycle{revs: []fixtureRev{{outcome: v1alpha2.OutcomeFailed}}, failed: 1},
+			wantErr: "has no active revision"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := envtest.UniqueName("rb")
+			revs := tt.fixture.create(t, name)
+			args := []string{"rollback", name, "--kubeconfig", kc}
+			if tt.to != nil {
+				args = append(args, "--to", tt.to(revs))
+			}
+			stdout, stderr, err := run(t, args...)
+			bd := getBD(t, name)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+				}
+				if bd.Generation != 1 {
+					t.Errorf("refused rollback changed the spec: generation %d", bd.Generation)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("rollback: %v\nstderr: %s", err, stderr)
+			}
+			target := &v1alpha2.Bundle{}
+			if err := testEnv.Client.Get(context.Background(), client.ObjectKey{Name: revs[tt.want-1].Name}, target); err != nil {
+				t.Fatal(err)
+			}
+			if !equality.Semantic.DeepEqual(bd.Spec.Sources, target.Spec.Sources) {
+				t.Errorf("spec.sources %+v, want those of %s: %+v", bd.Spec.Sources, target.Name, target.Spec.Sources)
+			}
+			if !equality.Semantic.DeepEqual(bd.Spec.Config, target.Spec.Config) {
+				t.Errorf("spec.config %+v, want that of %s: %+v", bd.Spec.Config, target.Name, target.Spec.Config)
+			}
+			want := fmt.Sprintf("bd/%s: sources pinned to revision %s (was %s)\n", name, target.Name, bd.Status.ActiveBundle)
+			if stdout != want {
+				t.Errorf("stdout %q, want %q", stdout, want)
+			}
+
+			// Rolling back to the same revision again changes nothing.
+			stdout, _, err = run(t, "rollback", name, "--kubeconfig", kc, "--to", target.Name)
+			if err != nil || !strings.Contains(stdout, "spec already pinned to revision "+target.Name) {
+				t.Errorf("second rollback: %v, stdout %q", err, stdout)
+			}
+			if again := getBD(t, name); again.Generation != bd.Generation {
+				t.Errorf("second rollback changed generation %d to %d", bd.Generation, again.Generation)
+			}
+		})
+	}
+}
+
+func TestRetry(t *testing.T) {
+	kc := kubeconfig(t)
+	name := envtest.UniqueName("retry")
+	revs := lifecycle{revs: []fixtureRev{{outcome: v1alpha2.OutcomeHealthy}, {outcome: v1alpha2.OutcomeRolledBack}}, active: 1, lastHealthy: 1}.create(t, name)
+	setFailed := func() {
+		bd := getBD(t, name)
+		bd.Status.FailedBundle = revs[1].Name
+		if err := testEnv.Client.Status().Update(context.Background(), bd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var last string
+	steps := []struct {
+		name     string
+		before   func()
+		wantOut  string
+		wantSame bool // the annotation stays as it was
+	}{
+		{name: "nothing failed", wantOut: "bd/" + name + ": nothing to retry\n", wantSame: true},
+		{name: "failed revision", before: setFailed, wantOut: "bd/" + name + ": retrying revision " + revs[1].Name + "\n"},
+		{name: "again", wantOut: "bd/" + name + ": retrying revision " + revs[1].Name + "\n"},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			if st.before != nil {
+				st.before()
+			}
+			stdout, _, err := run(t, "retry", name, "--kubeconfig", kc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stdout != st.wantOut {
+				t.Errorf("stdout %q, want %q", stdout, st.wantOut)
+			}
+			got := getBD(t, name).Annotations[v1alpha2.AnnotationRetry]
+			if (got == last) != st.wantSame {
+				t.Fatalf("annotation %q, before %q; want same=%v", got, last, st.wantSame)
+			}
+			if got != "" {
+				if _, err := time.Parse(time.RFC3339Nano, got); err != nil {
+					t.Errorf("annotation %q: %v", got, err)
+				}
+			}
+			last = got
+		})
+	}
+}
+
+func TestSourceSummary(t *testing.T) {
+	tests := []struct {
+		name string
+		src  v1alpha2.BundleSource
+		want string
+	}{
+		{name: "image tag with digest", src: imageRev(1), want: "image quay.io/example/op:v1@sha256:000000000000…"},
+		{name: "image by digest", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage,
+			Image: &v1alpha2.ImageSource{Ref: "quay.io/x/y@sha256:abcd1234abcd1234abcd"}},
+			want: "image quay.io/x/y@sha256:abcd1234abcd…"},
+		{name: "image tag unpinned", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage,
+			Image: &v1alpha2.ImageSource{Ref: "quay.io/x/y:v1"}}, want: "image quay.io/x/y:v1"},
+		{name: "git commit", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeGit,
+			Git: &v1alpha2.GitSource{Repository: "https://g/r.git", Ref: v1alpha2.GitRef{Commit: "0123456789abcdef0123456789abcdef01234567"}}},
+			want: "git https://g/r.git@0123456789ab"},
+		{name: "git tag unresolved", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeGit,
+			Git: &v1alpha2.GitSource{Repository: "https://g/r.git", Ref: v1alpha2.GitRef{Tag: "v1.2.0"}}},
+			want: "git https://g/r.git@v1.2.0"},
+		{name: "http with credentials and query", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeHTTP,
+			HTTP: &v1alpha2.HTTPSource{URL: "https://u:p@h.example/a.tgz?sig=secret", SHA256: hex64(255)}},
+			want: "http https://h.example/a.tgz?… sha256:000000000000…"},
+		{name: "configMaps", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeConfigMaps, ConfigMaps: []v1alpha2.ConfigMapSource{
+			{ConfigMap: v1alpha2.LocalObjectReference{Name: "a"}}, {ConfigMap: v1alpha2.LocalObjectReference{Name: "b"}}}},
+			want: "configMaps a,b"},
+		{name: "upload", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeUpload,
+			Upload: &v1alpha2.UploadSource{Digest: "sha256:feedfacefeedfacefeed"}}, want: "upload sha256:feedfacefeed…"},
+		{name: "type without member", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeHTTP}, want: "http"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := sourceSummary(tt.src); got != tt.want {
+				t.Errorf("sourceSummary = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSortRevisions(t *testing.T) {
+	at := func(sec int64) metav1.Time { return metav1.NewTime(time.Unix(sec, 0)) }
+	b := func(name string, sec int64) v1alpha2.Bundle {
+		return v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: at(sec)}}
+	}
+	tests := []struct {
+		name string
+		in   []v1alpha2.Bundle
+		want []string
+	}{
+		{name: "by creation time before name", in: []v1alpha2.Bundle{b("a", 3), b("b", 1), b("c", 2)}, want: []string{"b", "c", "a"}},
+		{name: "by name within one second", in: []v1alpha2.Bundle{b("z", 1), b("m", 1), b("a", 2)}, want: []string{"m", "z", "a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sortRevisions(tt.in)
+			var got []string
+			for _, r := range tt.in {
+				got = append(got, r.Name)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("order %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRollbackTargetClassMismatch(t *testing.T) {
+	bd := &v1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: "x"},
+		Spec:   v1alpha2.BundleDeploymentSpec{ProvisionerClassName: v1alpha2.ClassPlain},
+		Status: v1alpha2.BundleDeploymentStatus{ActiveBundle: "x-2"}}
+	revs := []v1alpha2.Bundle{
+		{ObjectMeta: metav1.ObjectMeta{Name: "x-1"}, Spec: v1alpha2.BundleSpec{ProvisionerClassName: "other"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "x-2"}, Spec: v1alpha2.BundleSpec{ProvisionerClassName: v1alpha2.ClassPlain}},
+	}
+	if _, err := rollbackTarget(bd, revs, ""); err == nil || !strings.Contains(err.Error(), "has class other") {
+		t.Errorf("error = %v, want a class mismatch", err)
+	}
+	revs = revs[1:]
+	if _, err := rollbackTarget(bd, revs, ""); !errors.Is(err, errNoRollbackTarget) {
+		t.Errorf("error = %v, want errNoRollbackTarget", err)
+	}
+}
