@@ -76,9 +76,7 @@ func (r *Reconciler) handOver(cs *apply.ChangeSet, owner string) {
 		}
 		if claimant, ok := r.claims[c.ID.Key()]; ok && claimant != owner {
 			delete(r.claims, c.ID.Key())
-			if st := r.applied[claimant]; st != nil {
-				st.failed, st.failedDigest, st.failedErr = "", "", nil
-			}
+			r.retry[claimant] = true
 			wake = append(wake, claimant)
 		}
 	}

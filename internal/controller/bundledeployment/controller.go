@@ -26,6 +26,7 @@ import (
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/content"
+	"github.com/rukpak/rukpak/internal/health"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/source"
@@ -79,6 +80,11 @@ type Reconciler struct {
 	claims map[inventory.ID]string
 	// wake enqueues BundleDeployments handed an object.
 	wake chan event.GenericEvent
+	// retry are BundleDeployments whose failed revision is to be tried
+	// once more (they were handed the object they collided on).
+	retry map[string]bool
+	// healthCache holds compiled health probes.
+	healthCache *health.Cache
 }
 
 // SetupWithManager registers the controller with mgr.
@@ -94,9 +100,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	}
 	r.applied = map[string]*appliedState{}
 	r.claims = map[inventory.ID]string{}
+	r.retry = map[string]bool{}
+	r.healthCache = health.NewCache(1024)
 	r.wake = make(chan event.GenericEvent, 1024)
 	c, err := ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha2.BundleDeployment{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Spec changes, and annotation changes (core.rukpak.io/retry).
+		For(&v1alpha2.BundleDeployment{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		// Only a deleted Bundle needs this controller: it creates them itself.
 		Owns(&v1alpha2.Bundle{}, builder.WithPredicates(predicate.Funcs{
 			CreateFunc:  func(event.CreateEvent) bool { return false },
@@ -131,6 +140,13 @@ type scope struct {
 	digest   string
 	// values are the revision's resolved Helm values.
 	values values.Resolved
+	// held is set when the newest revision failed before and is not
+	// retried; the active revision stays.
+	held bool
+	// rolloutStarted is set when this reconcile made a new revision active.
+	rolloutStarted bool
+	// rolledBack is why the active revision was rolled back, if it was.
+	rolledBack error
 
 	unpackErr  error
 	installErr error
@@ -184,6 +200,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if !next {
 			break
 		}
+	}
+	if err := r.checkHealth(ctx, s); err != nil {
+		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
 }

@@ -3,6 +3,7 @@ package bundledeployment
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,13 +25,10 @@ type appliedState struct {
 	digest  string
 	ids     []inventory.ID
 	objects map[inventory.ID]appliedObject
-	// failed is the newest revision when it failed terminally: it is not
-	// retried until the spec or its content changes.
-	failed       string
-	failedDigest string
-	failedErr    error
-	// values are the Helm values the revision was rendered with, so that
-	// drift is corrected to exactly what was applied.
+	// config and values are the spec.config and Helm values the revision
+	// was rendered with, so that drift is corrected to exactly what was
+	// applied.
+	config *v1alpha2.BundleConfig
 	values map[string]any
 }
 
@@ -40,44 +38,113 @@ type installResult struct {
 	created, configured, unchanged, deleted int
 }
 
+// revisionRef names the content of one revision to apply.
+type revisionRef struct {
+	bundle string
+	digest string
+	config *v1alpha2.BundleConfig
+	values map[string]any
+}
+
 // install applies the revision, or corrects drift if it is applied already.
+// A revision that failed (status.failedBundle) is not tried again until the
+// spec names another one or the retry annotation changes; meanwhile the
+// active revision is kept in place.
 func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	st := r.state(s.bd.Name)
 	if st != nil && st.bundle == s.revision && st.digest == s.digest {
 		return true, r.correctDrift(ctx, s, st)
 	}
-	if st != nil && st.failed == s.revision && st.failedDigest == s.digest {
-		s.installErr = st.failedErr
-		if st.bundle != "" {
+	if r.heldBack(s) {
+		s.held = true
+		active := s.bd.Status.ActiveBundle
+		if active == "" {
+			return false, nil
+		}
+		if st != nil && st.bundle == active {
 			return false, r.correctDrift(ctx, s, st)
 		}
-		return false, nil
+		// This process has not applied the active revision yet (it
+		// restarted): apply it again to know its objects.
+		ref, err := r.revisionOf(ctx, s, active)
+		if err != nil {
+			return false, err
+		}
+		_, err = r.applyRevision(ctx, s, st, ref)
+		return false, err
 	}
 
-	plan, err := r.plan(ctx, s.bd, s.bundle.Name, s.digest, s.prov, s.values.Values)
+	ref := revisionRef{bundle: s.bundle.Name, digest: s.digest, config: s.bd.Spec.Config, values: s.values.Values}
+	res, err := r.applyRevision(ctx, s, st, ref)
 	if err != nil {
-		return false, r.installFailed(s, st, err)
+		return false, r.installFailed(ctx, s, err)
+	}
+	if s.bd.Status.ActiveBundle != s.bundle.Name || res.created+res.configured+res.deleted > 0 {
+		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, v1alpha2.ReasonInstalled, "Install",
+			"Installed revision %s: %d objects (%d created, %d configured, %d unchanged, %d pruned)",
+			s.bundle.Name, res.objects, res.created, res.configured, res.unchanged, res.deleted)
+	}
+	if s.bd.Status.ActiveBundle != s.bundle.Name {
+		s.rolloutStarted = true
+		r.annotateBundle(ctx, s.bundle.Name, map[string]string{v1alpha2.AnnotationInstalledAt: time.Now().UTC().Format(time.RFC3339)})
+	}
+	s.installed = res
+	s.bd.Status.ActiveBundle = s.bundle.Name
+	s.bd.Status.InstalledObjects = int32(res.objects)
+	if s.bd.Status.FailedBundle == s.bundle.Name {
+		// Retried and installed: judged by health from here on.
+		s.bd.Status.FailedBundle, s.bd.Status.FailedRetry = "", ""
+	}
+	return true, nil
+}
+
+// heldBack reports whether the newest revision failed before and is not to
+// be retried yet.
+func (r *Reconciler) heldBack(s *scope) bool {
+	bd := s.bd
+	if bd.Status.FailedBundle == "" || bd.Status.FailedBundle != s.revision {
+		return false
+	}
+	if bd.Annotations[v1alpha2.AnnotationRetry] != bd.Status.FailedRetry {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.retry[bd.Name] {
+		delete(r.retry, bd.Name)
+		return false
+	}
+	return true
+}
+
+// applyRevision applies one revision's objects (checking collisions),
+// watches them, prunes what the BundleDeployment's inventory has beyond
+// them and records them as the applied state.
+func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedState, ref revisionRef) (*installResult, error) {
+	plan, err := r.plan(ctx, s.bd, ref, s.prov)
+	if err != nil {
+		return nil, err
 	}
 	if err := r.Engine.EnsureNamespace(ctx, s.bd.Spec.InstallNamespace); err != nil {
-		return false, r.installFailed(s, st, fmt.Errorf("creating install namespace: %w", err))
+		return nil, fmt.Errorf("creating install namespace: %w", err)
 	}
 	old, err := r.Inventory.Load(ctx, s.bd.Name)
 	if err != nil {
-		return false, r.installFailed(s, st, fmt.Errorf("loading inventory: %w", err))
+		return nil, fmt.Errorf("loading inventory: %w", err)
 	}
 	ids := plan.IDs()
 	// Record the union first, so objects of a revision that fails half-way
 	// are still known and pruned later.
 	if len(inventory.Stale(ids, old)) > 0 {
 		if err := r.Inventory.Save(ctx, s.bd.Name, union(old, ids)); err != nil {
-			return false, r.installFailed(s, st, fmt.Errorf("saving inventory: %w", err))
+			return nil, fmt.Errorf("saving inventory: %w", err)
 		}
 	}
 	cs, err := r.Engine.Apply(ctx, plan.WithCollisions(r.collisions(s, st)))
 	if err != nil {
-		return false, r.installFailed(s, st, err)
+		return nil, err
 	}
-	next := &appliedState{bundle: s.bundle.Name, digest: s.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids)), values: s.values.Values}
+	next := &appliedState{bundle: ref.bundle, digest: ref.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids)), config: ref.config, values: ref.values}
 	res := &installResult{objects: len(ids)}
 	for _, c := range cs.Entries {
 		next.objects[c.ID] = appliedFrom(c)
@@ -85,7 +152,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	}
 	r.setState(s.bd.Name, next)
 	if err := r.drift.ensure(ctx, ids); err != nil {
-		return false, fmt.Errorf("watching managed objects: %w", err)
+		return nil, fmt.Errorf("watching managed objects: %w", err)
 	}
 
 	stale := inventory.Stale(old, ids)
@@ -93,56 +160,56 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	if len(stale) > 0 {
 		pcs, err = r.Engine.Prune(ctx, s.bd.Name, stale, apply.PruneOptions{DeleteCRDs: deleteCRDs(s.bd), Keep: r.claimedByOther(s.bd.Name)})
 		if err != nil {
-			s.installErr = fmt.Errorf("pruning objects revision %s no longer has: %w", s.bundle.Name, err)
-			return false, s.installErr
+			return nil, fmt.Errorf("pruning objects revision %s no longer has: %w", ref.bundle, err)
 		}
 		for _, c := range pcs.Entries {
 			countChange(res, c.Action)
 		}
 	}
 	if err := r.Inventory.Save(ctx, s.bd.Name, ids); err != nil {
-		return false, fmt.Errorf("saving inventory: %w", err)
+		return nil, fmt.Errorf("saving inventory: %w", err)
 	}
 	r.handOver(pcs, s.bd.Name)
-	if s.bd.Status.ActiveBundle != s.bundle.Name || res.created+res.configured+res.deleted > 0 {
-		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, v1alpha2.ReasonInstalled, "Install",
-			"Installed revision %s: %d objects (%d created, %d configured, %d unchanged, %d pruned)",
-			s.bundle.Name, res.objects, res.created, res.configured, res.unchanged, res.deleted)
-	}
-	s.installed = res
-	s.bd.Status.ActiveBundle = s.bundle.Name
-	s.bd.Status.InstalledObjects = int32(len(ids))
-	return true, nil
+	return res, nil
 }
 
-// installFailed records a failed install. A terminal failure is remembered
-// so it is not retried until the spec or content changes; the previous
-// revision stays in place either way.
-func (r *Reconciler) installFailed(s *scope, st *appliedState, err error) error {
+// installFailed records a failed install. A terminal failure is recorded
+// in status.failedBundle, so it is not retried until the spec or the retry
+// annotation changes. Nothing was written when the failure came before the
+// first write (render, validation, collisions); a failed write may have
+// left part of the revision applied, which upgrade.onFailure=Rollback
+// undoes by re-applying the last healthy revision.
+func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) error {
 	s.installErr = err
 	if failure.As(err) == nil {
 		return err
 	}
-	next := &appliedState{}
-	if st != nil {
-		cp := *st
-		next = &cp
-	}
-	next.failed, next.failedDigest, next.failedErr = s.revision, s.digest, err
-	r.setState(s.bd.Name, next)
+	s.bd.Status.FailedBundle = s.revision
+	s.bd.Status.FailedRetry = s.bd.Annotations[v1alpha2.AnnotationRetry]
 	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, failure.Reason(err, v1alpha2.ReasonApplyFailed), "Install",
 		"Revision %s not installed: %v", s.revision, err)
+	outcome := v1alpha2.OutcomeFailed
+	if failure.Reason(err, "") == v1alpha2.ReasonApplyFailed && onFailure(s.bd) == v1alpha2.OnFailureRollback {
+		if target := s.bd.Status.LastHealthyBundle; target != "" {
+			if rbErr := r.rollback(ctx, s, target); rbErr != nil {
+				return rbErr
+			}
+			s.installErr = failure.New(v1alpha2.ReasonRolledBack, "revision %s failed to apply (%v); rolled back to %s", s.revision, err, target)
+			outcome = v1alpha2.OutcomeRolledBack
+		}
+	}
+	r.annotateBundle(ctx, s.revision, map[string]string{v1alpha2.AnnotationOutcome: outcome, v1alpha2.AnnotationOutcomeMessage: shorten(err.Error())})
 	return nil
 }
 
-// plan renders the revision's content, with its Helm values, into an apply
-// plan.
-func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, revision, digest string, prov provisioner.Provisioner, vals map[string]any) (*apply.Plan, error) {
-	fsys, err := r.Unpacker.Store().FS(digest)
+// plan renders the revision's content, with its config and Helm values,
+// into an apply plan.
+func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, ref revisionRef, prov provisioner.Provisioner) (*apply.Plan, error) {
+	fsys, err := r.Unpacker.Store().FS(ref.digest)
 	if err != nil {
-		return nil, fmt.Errorf("opening content %s: %w", digest, err)
+		return nil, fmt.Errorf("opening content %s: %w", ref.digest, err)
 	}
-	cfg, err := prov.FormatConfig(bd.Name, bd.Spec.InstallNamespace, bd.Spec.Config, vals, r.Cluster)
+	cfg, err := prov.FormatConfig(bd.Name, bd.Spec.InstallNamespace, ref.config, ref.values, r.Cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +217,7 @@ func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, re
 	if err != nil {
 		return nil, err
 	}
-	return r.Engine.Prepare(objs, bd.Spec.InstallNamespace, apply.Owner{Name: bd.Name, Revision: revision})
+	return r.Engine.Prepare(objs, bd.Spec.InstallNamespace, apply.Owner{Name: bd.Name, Revision: ref.bundle})
 }
 
 // correctDrift re-applies objects of the applied revision that were deleted
@@ -168,7 +235,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if len(drifted) == 0 {
 		return nil
 	}
-	plan, err := r.plan(ctx, s.bd, st.bundle, st.digest, s.prov, st.values)
+	plan, err := r.plan(ctx, s.bd, revisionRef{bundle: st.bundle, digest: st.digest, config: st.config, values: st.values}, s.prov)
 	if err != nil {
 		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
 	}

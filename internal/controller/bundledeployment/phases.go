@@ -162,7 +162,7 @@ func (r *Reconciler) cleanupHistory(ctx context.Context, s *scope) (bool, error)
 	limit := int(ptr.Deref(s.bd.Spec.RevisionHistoryLimit, 3))
 	var old []v1alpha2.Bundle
 	for _, b := range list.Items {
-		if b.Name != s.bd.Status.ActiveBundle && b.Name != s.revision && b.DeletionTimestamp.IsZero() {
+		if b.Name != s.bd.Status.ActiveBundle && b.Name != s.bd.Status.LastHealthyBundle && b.Name != s.revision && b.DeletionTimestamp.IsZero() {
 			old = append(old, b)
 		}
 	}

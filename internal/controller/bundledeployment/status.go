@@ -21,7 +21,7 @@ func computeStatus(bd *v1alpha2.BundleDeployment, s *scope) {
 	if c := unpackedCondition(s); c != nil {
 		setCondition(bd, *c)
 	}
-	if c := installedCondition(s, bd.Status.ActiveBundle); c != nil {
+	if c := installedCondition(s, bd.Status.ActiveBundle, meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled)); c != nil {
 		setCondition(bd, *c)
 	}
 }
@@ -55,9 +55,21 @@ func unpackedCondition(s *scope) *metav1.Condition {
 }
 
 // installedCondition reports the newest revision's install. When it failed,
-// the message says which revision is still installed.
-func installedCondition(s *scope, active string) *metav1.Condition {
+// the message says which revision is still installed. A revision held back
+// after a failure keeps the condition that reported the failure.
+func installedCondition(s *scope, active string, current *metav1.Condition) *metav1.Condition {
 	switch {
+	case s.rolledBack != nil:
+		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionFalse,
+			Reason: failure.Reason(s.rolledBack, v1alpha2.ReasonRolledBack), Message: s.rolledBack.Error()}
+	case s.held && s.installErr == nil:
+		if current == nil || current.Status == metav1.ConditionTrue {
+			return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonApplyFailed,
+				Message: fmt.Sprintf("revision %s failed before and is not retried until the spec or the %s annotation changes; revision %s remains installed",
+					s.revision, v1alpha2.AnnotationRetry, active)}
+		}
+		held := *current
+		return &held
 	case s.installErr != nil:
 		msg := s.installErr.Error()
 		if s.revision != "" {

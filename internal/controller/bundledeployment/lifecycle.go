@@ -1,0 +1,235 @@
+package bundledeployment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/health"
+	"github.com/rukpak/rukpak/internal/values"
+)
+
+// Health re-check intervals: while a revision rolls out, and once settled
+// (status changes of managed objects do not trigger reconciles).
+const (
+	rolloutRecheck = 3 * time.Second
+	settledRecheck = time.Minute
+	// defaultProgressDeadline applies without spec.healthChecks.
+	defaultProgressDeadline = 600 * time.Second
+	// maxOutcomeMessage bounds the outcome annotation on a Bundle.
+	maxOutcomeMessage = 1024
+)
+
+// onFailure is the BundleDeployment's upgrade.onFailure, Rollback by default.
+func onFailure(bd *v1alpha2.BundleDeployment) v1alpha2.OnFailure {
+	if bd.Spec.Upgrade != nil && bd.Spec.Upgrade.OnFailure != "" {
+		return bd.Spec.Upgrade.OnFailure
+	}
+	return v1alpha2.OnFailureRollback
+}
+
+// progressDeadline is how long a new revision may take to become healthy.
+func progressDeadline(bd *v1alpha2.BundleDeployment) time.Duration {
+	if hc := bd.Spec.HealthChecks; hc != nil && hc.ProgressDeadlineSeconds != nil {
+		return time.Duration(*hc.ProgressDeadlineSeconds) * time.Second
+	}
+	return defaultProgressDeadline
+}
+
+// requeueWithin makes the reconcile come back within d.
+func (s *scope) requeueWithin(d time.Duration) {
+	if s.requeueAfter == 0 || d < s.requeueAfter {
+		s.requeueAfter = d
+	}
+}
+
+// revisionOf returns the content of the BundleDeployment's revision bundle
+// (its Bundle's pinned sources, config and values) for re-applying it.
+func (r *Reconciler) revisionOf(ctx context.Context, s *scope, bundle string) (revisionRef, error) {
+	b := &v1alpha2.Bundle{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: bundle}, b); err != nil {
+		return revisionRef{}, fmt.Errorf("getting Bundle %s: %w", bundle, err)
+	}
+	digest, err := r.Unpacker.Ensure(ctx, b.Name, b.Spec.Sources, b.Status.ContentDigest)
+	if err != nil {
+		return revisionRef{}, fmt.Errorf("unpacking revision %s: %w", bundle, err)
+	}
+	vals, err := values.Resolve(ctx, r.Client, v1alpha2.SystemNamespace, b.Spec.Config)
+	if err != nil {
+		return revisionRef{}, fmt.Errorf("values of revision %s: %w", bundle, err)
+	}
+	return revisionRef{bundle: b.Name, digest: digest, config: b.Spec.Config, values: vals.Values}, nil
+}
+
+// rollback re-applies revision target (objects the failed revision pruned
+// or changed included) and makes it the active one.
+func (r *Reconciler) rollback(ctx context.Context, s *scope, target string) error {
+	ref, err := r.revisionOf(ctx, s, target)
+	if err != nil {
+		return fmt.Errorf("rolling back to %s: %w", target, err)
+	}
+	res, err := r.applyRevision(ctx, s, r.state(s.bd.Name), ref)
+	if err != nil {
+		return fmt.Errorf("rolling back to %s: %w", target, err)
+	}
+	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonRolledBack, "Rollback",
+		"Rolled back to revision %s: %d objects (%d created, %d configured, %d pruned)", target, res.objects, res.created, res.configured, res.deleted)
+	s.bd.Status.ActiveBundle = target
+	s.bd.Status.InstalledObjects = int32(res.objects)
+	return nil
+}
+
+// annotateBundle merges annotations into Bundle name; a missing Bundle is
+// ignored (history may have removed it).
+func (r *Reconciler) annotateBundle(ctx context.Context, name string, ann map[string]string) {
+	b := &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
+	if err == nil {
+		err = r.Client.Patch(ctx, b, client.RawPatch(types.MergePatchType, body))
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		log.FromContext(ctx).Error(err, "annotating Bundle", "bundle", name)
+	}
+}
+
+// checkHealth judges the active revision with the built-in and user probes
+// and drives Healthy and Progressing. A revision that is not healthy within
+// the progress deadline has failed: upgrade.onFailure Rollback re-applies
+// the last healthy revision, Hold leaves it in place; either way it is not
+// retried until the spec or the retry annotation changes.
+func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
+	bd := s.bd
+	active := bd.Status.ActiveBundle
+	st := r.state(bd.Name)
+	if active == "" || st == nil || st.bundle != active {
+		return nil
+	}
+	var probes []v1alpha2.Probe
+	if bd.Spec.HealthChecks != nil {
+		probes = bd.Spec.HealthChecks.Probes
+	}
+	checker, err := r.healthCache.Checker(probes)
+	if err != nil {
+		setCondition(bd, metav1.Condition{Type: v1alpha2.TypeHealthy, Status: metav1.ConditionFalse,
+			Reason: failure.Reason(err, v1alpha2.ReasonInvalidConfig), Message: err.Error()})
+		return nil
+	}
+	var unhealthy []health.Unhealthy
+	relevant := 0
+	for _, id := range st.ids {
+		if !checker.Relevant(schema.GroupKind{Group: id.Group, Kind: id.Kind}) {
+			continue
+		}
+		relevant++
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(id.GroupVersionKind())
+		err := r.Live.Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			unhealthy = append(unhealthy, health.Unhealthy{Object: id.String(), Reason: "not found"})
+			continue
+		case err != nil:
+			return fmt.Errorf("reading %s for its health: %w", id, err)
+		}
+		if res := checker.Check(obj); !res.Healthy {
+			unhealthy = append(unhealthy, health.Unhealthy{Object: id.String(), Reason: res.Reason})
+		}
+	}
+	if len(unhealthy) == 0 {
+		r.healthy(ctx, s, relevant)
+		return nil
+	}
+	summary := health.Summary(unhealthy, relevant)
+	setCondition(bd, metav1.Condition{Type: v1alpha2.TypeHealthy, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonUnhealthy,
+		Message: fmt.Sprintf("revision %s: %s", active, summary)})
+	if bd.Status.LastHealthyBundle == active || bd.Status.FailedBundle == active {
+		// Healthy before, or judged already: report, do not roll back.
+		s.requeueWithin(settledRecheck / 4)
+		return nil
+	}
+	return r.rollingOut(ctx, s, summary)
+}
+
+// healthy records that the active revision passes every probe.
+func (r *Reconciler) healthy(ctx context.Context, s *scope, relevant int) {
+	bd := s.bd
+	active := bd.Status.ActiveBundle
+	msg := fmt.Sprintf("revision %s: %d object(s) checked, all healthy", active, relevant)
+	if relevant == 0 {
+		msg = fmt.Sprintf("revision %s: no object needs a health check", active)
+	}
+	setCondition(bd, metav1.Condition{Type: v1alpha2.TypeHealthy, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonHealthy, Message: msg})
+	setCondition(bd, metav1.Condition{Type: v1alpha2.TypeProgressing, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonSettled,
+		Message: fmt.Sprintf("revision %s is installed and healthy", active)})
+	if bd.Status.LastHealthyBundle != active {
+		bd.Status.LastHealthyBundle = active
+		r.annotateBundle(ctx, active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeHealthy, v1alpha2.AnnotationOutcomeMessage: ""})
+	}
+	if bd.Status.FailedBundle == active {
+		bd.Status.FailedBundle, bd.Status.FailedRetry = "", ""
+	}
+	if relevant > 0 {
+		s.requeueWithin(settledRecheck)
+	}
+}
+
+// rollingOut handles an active revision that is not healthy yet: it waits
+// until the progress deadline, then fails the revision.
+func (r *Reconciler) rollingOut(ctx context.Context, s *scope, summary string) error {
+	bd := s.bd
+	active := bd.Status.ActiveBundle
+	prog := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeProgressing)
+	started := time.Now()
+	if s.rolloutStarted || prog == nil || prog.Status != metav1.ConditionTrue || prog.Reason != v1alpha2.ReasonRollingOut {
+		// A new rollout: its clock starts now.
+		meta.RemoveStatusCondition(&bd.Status.Conditions, v1alpha2.TypeProgressing)
+	} else {
+		started = prog.LastTransitionTime.Time
+	}
+	deadline := progressDeadline(bd)
+	if left := time.Until(started.Add(deadline)); left > 0 {
+		setCondition(bd, metav1.Condition{Type: v1alpha2.TypeProgressing, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonRollingOut,
+			Message: fmt.Sprintf("revision %s rolling out, %s left: %s", active, left.Round(time.Second), summary)})
+		s.requeueWithin(min(rolloutRecheck, left+time.Second))
+		return nil
+	}
+
+	why := fmt.Sprintf("revision %s was not healthy within %s: %s", active, deadline, summary)
+	setCondition(bd, metav1.Condition{Type: v1alpha2.TypeProgressing, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonProgressDeadlineExceeded, Message: why})
+	bd.Status.FailedBundle = active
+	bd.Status.FailedRetry = bd.Annotations[v1alpha2.AnnotationRetry]
+	target := bd.Status.LastHealthyBundle
+	if onFailure(bd) != v1alpha2.OnFailureRollback || target == "" || target == active {
+		r.Recorder.Eventf(bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonProgressDeadlineExceeded, "Health", "%s; left in place", why)
+		r.annotateBundle(ctx, active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeFailed, v1alpha2.AnnotationOutcomeMessage: shorten(why)})
+		return nil
+	}
+	if err := r.rollback(ctx, s, target); err != nil {
+		return err
+	}
+	r.annotateBundle(ctx, active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeRolledBack, v1alpha2.AnnotationOutcomeMessage: shorten(why)})
+	s.rolledBack = failure.New(v1alpha2.ReasonRolledBack, "%s; rolled back to revision %s", why, target)
+	s.requeueWithin(time.Second)
+	return nil
+}
+
+// shorten bounds a message kept in an annotation.
+func shorten(msg string) string {
+	if len(msg) <= maxOutcomeMessage {
+		return msg
+	}
+	return msg[:maxOutcomeMessage-3] + "..."
+}
