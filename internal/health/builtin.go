@@ -1,0 +1,152 @@
+package health
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// probeFunc is a built-in probe for one group/kind.
+type probeFunc func(obj *unstructured.Unstructured) Result
+
+// builtins are the probes for kinds with well-known health semantics. Every
+// other kind gets genericProbe.
+var builtins = map[schema.GroupKind]probeFunc{
+	{Group: "apps", Kind: "Deployment"}:                               deploymentProbe,
+	{Group: "apps", Kind: "StatefulSet"}:                              statefulSetProbe,
+	{Group: "apps", Kind: "DaemonSet"}:                                daemonSetProbe,
+	{Group: "batch", Kind: "Job"}:                                     jobProbe,
+	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: crdProbe,
+	{Group: "apiregistration.k8s.io", Kind: "APIService"}:             apiServiceProbe,
+	{Group: "", Kind: "PersistentVolumeClaim"}:                        pvcProbe,
+	{Group: "", Kind: "Pod"}:                                          podProbe,
+}
+
+// noHealth are kinds without health semantics: they are healthy as soon as
+// they exist, so callers need not read them back unless a user probe
+// selects them.
+var noHealth = map[schema.GroupKind]bool{
+	{Group: "", Kind: "ConfigMap"}:                                                    true,
+	{Group: "", Kind: "Secret"}:                                                       true,
+	{Group: "", Kind: "ServiceAccount"}:                                               true,
+	{Group: "", Kind: "Namespace"}:                                                    true,
+	{Group: "", Kind: "Service"}:                                                      true,
+	{Group: "", Kind: "Endpoints"}:                                                    true,
+	{Group: "", Kind: "LimitRange"}:                                                   true,
+	{Group: "", Kind: "ResourceQuota"}:                                                true,
+	{Group: "", Kind: "PodTemplate"}:                                                  true,
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:                                true,
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:                         true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:                         true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:                  true,
+	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}:                               true,
+	{Group: "networking.k8s.io", Kind: "Ingress"}:                                     true,
+	{Group: "networking.k8s.io", Kind: "IngressClass"}:                                true,
+	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}:                                true,
+	{Group: "policy", Kind: "PodDisruptionBudget"}:                                    true,
+	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:                               true,
+	{Group: "storage.k8s.io", Kind: "StorageClass"}:                                   true,
+	{Group: "storage.k8s.io", Kind: "CSIDriver"}:                                      true,
+	{Group: "node.k8s.io", Kind: "RuntimeClass"}:                                      true,
+	{Group: "coordination.k8s.io", Kind: "Lease"}:                                     true,
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:                           true,
+	{Group: "apps", Kind: "ControllerRevision"}:                                       true,
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}:   true,
+	{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:     true,
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}: true,
+	{Group: "admissionregistration.k8s.io", Kind: "MutatingAdmissionPolicyBinding"}:   true,
+}
+
+// builtinProbe runs the built-in probe for obj's kind.
+func builtinProbe(obj *unstructured.Unstructured) Result {
+	if p, ok := builtins[obj.GroupVersionKind().GroupKind()]; ok {
+		return p(obj)
+	}
+	return genericProbe(obj)
+}
+
+// genericProbe trusts a Ready condition, else an Available one, else
+// nothing: a kind without either condition has no health semantics.
+func genericProbe(obj *unstructured.Unstructured) Result {
+	if r := generationObserved(obj, false); !r.Healthy {
+		return r
+	}
+	for _, t := range []string{"Ready", "Available"} {
+		if _, ok := findCondition(obj, t); ok {
+			return conditionTrue(obj, t)
+		}
+	}
+	return healthy()
+}
+
+// jobProbe waits for a Job to complete.
+func jobProbe(obj *unstructured.Unstructured) Result {
+	if r := generationObserved(obj, false); !r.Healthy {
+		return r
+	}
+	if c, ok := findCondition(obj, "Failed"); ok && c.Status == "True" {
+		return unhealthy("job failed: %s", orDefault(c.Message, orDefault(c.Reason, "condition Failed is True")))
+	}
+	if c, ok := findCondition(obj, "Complete"); ok && c.Status == "True" {
+		return healthy()
+	}
+	if c, ok := findCondition(obj, "Suspended"); ok && c.Status == "True" {
+		return unhealthy("job suspended")
+	}
+	return unhealthy("job running: %d active, %d succeeded",
+		intFieldOr(obj.Object, 0, "status", "active"),
+		intFieldOr(obj.Object, 0, "status", "succeeded"))
+}
+
+// crdProbe requires a CRD to be Established with its names accepted.
+func crdProbe(obj *unstructured.Unstructured) Result {
+	if r := generationObserved(obj, false); !r.Healthy {
+		return r
+	}
+	if c, ok := findCondition(obj, "NamesAccepted"); ok && c.Status == "False" {
+		return unhealthy("%s", c.describe())
+	}
+	return conditionTrue(obj, "Established")
+}
+
+// apiServiceProbe requires an APIService to be Available.
+func apiServiceProbe(obj *unstructured.Unstructured) Result {
+	if r := generationObserved(obj, false); !r.Healthy {
+		return r
+	}
+	return conditionTrue(obj, "Available")
+}
+
+// pvcProbe requires a PersistentVolumeClaim to be Bound.
+func pvcProbe(obj *unstructured.Unstructured) Result {
+	if r := generationObserved(obj, false); !r.Healthy {
+		return r
+	}
+	if phase := stringField(obj.Object, "status", "phase"); phase != "Bound" {
+		return unhealthy("phase is %s, want Bound", orDefault(phase, "unknown"))
+	}
+	return healthy()
+}
+
+// podProbe requires a Pod to be Ready or to have succeeded.
+func podProbe(obj *unstructured.Unstructured) Result {
+	if r := generationObserved(obj, false); !r.Healthy {
+		return r
+	}
+	switch stringField(obj.Object, "status", "phase") {
+	case "Succeeded":
+		return healthy()
+	case "Failed":
+		return unhealthy("pod failed: %s", orDefault(
+			stringField(obj.Object, "status", "message"),
+			orDefault(stringField(obj.Object, "status", "reason"), "phase is Failed")))
+	}
+	return conditionTrue(obj, "Ready")
+}
+
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
