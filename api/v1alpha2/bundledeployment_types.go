@@ -313,6 +313,11 @@ type BundleDeploymentStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	FailedRetry string `json:"failedRetry,omitempty"`
 
+	// failedGeneration is the generation whose revision failed; a later
+	// spec change retries it.
+	// +optional
+	FailedGeneration int64 `json:"failedGeneration,omitempty"`
+
 	// installedObjects is how many objects the active revision manages.
 	// +optional
 	InstalledObjects int32 `json:"installedObjects,omitempty"`

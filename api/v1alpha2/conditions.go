@@ -71,6 +71,9 @@ const (
 	ReasonApplyFailed = "ApplyFailed"
 	// ReasonPruneFailed: removing objects the revision no longer has failed.
 	ReasonPruneFailed = "PruneFailed"
+	// ReasonCRDUpgradeUnsafe: the revision changes a CRD in a way that can
+	// break existing custom resources (see upgrade.crdUpgradeSafety).
+	ReasonCRDUpgradeUnsafe = "CRDUpgradeUnsafe"
 	// ReasonCollision: an object is managed by someone else.
 	ReasonCollision = "Collision"
 	// ReasonMissingPermissions: the install identity lacks permissions.

@@ -63,6 +63,18 @@ func (p *Plan) IDs() []inventory.ID {
 	return ids
 }
 
+// CRDs returns the plan's CustomResourceDefinitions (not copies: do not
+// change them).
+func (p *Plan) CRDs() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, it := range p.items {
+		if it.obj.GroupVersionKind().GroupKind() == crdGK {
+			out = append(out, it.obj)
+		}
+	}
+	return out
+}
+
 // Len is the number of objects in the plan.
 func (p *Plan) Len() int { return len(p.items) }
 

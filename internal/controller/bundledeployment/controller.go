@@ -83,6 +83,9 @@ type Reconciler struct {
 	// retry are BundleDeployments whose failed revision is to be tried
 	// once more (they were handed the object they collided on).
 	retry map[string]bool
+	// failedMemo are the failed revisions this process recorded, by
+	// BundleDeployment (see heldBack).
+	failedMemo map[string]failedRevision
 	// healthCache holds compiled health probes.
 	healthCache *health.Cache
 }
@@ -101,6 +104,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.applied = map[string]*appliedState{}
 	r.claims = map[inventory.ID]string{}
 	r.retry = map[string]bool{}
+	r.failedMemo = map[string]failedRevision{}
 	r.healthCache = health.NewCache(1024)
 	r.wake = make(chan event.GenericEvent, 1024)
 	c, err := ctrl.NewControllerManagedBy(mgr).
@@ -147,6 +151,8 @@ type scope struct {
 	rolloutStarted bool
 	// rolledBack is why the active revision was rolled back, if it was.
 	rolledBack error
+	// heldErr is why the held revision failed, when this process knows.
+	heldErr error
 
 	unpackErr  error
 	installErr error
@@ -190,19 +196,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if bd.Spec.Paused {
 		return ctrl.Result{}, nil
 	}
+	completed := true
 	for _, phase := range []func(context.Context, *scope) (bool, error){
-		r.resolve, r.ensureBundle, r.ensureContent, r.install, r.cleanupHistory,
+		r.resolve, r.ensureBundle, r.ensureContent, r.install,
 	} {
 		next, err := phase(ctx, s)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if !next {
+			completed = false
 			break
 		}
 	}
+	// Health is judged whatever became of the newest revision: the active
+	// one may still be rolling out. History is trimmed after, so that a
+	// revision that just became the last healthy one is kept.
 	if err := r.checkHealth(ctx, s); err != nil {
 		return ctrl.Result{}, err
+	}
+	if completed {
+		if _, err := r.cleanupHistory(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
 }

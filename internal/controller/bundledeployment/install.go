@@ -44,6 +44,9 @@ type revisionRef struct {
 	digest string
 	config *v1alpha2.BundleConfig
 	values map[string]any
+	// upgrade is set for a new revision (not a rollback or a re-apply of
+	// the active one): its CRD changes are checked.
+	upgrade bool
 }
 
 // install applies the revision, or corrects drift if it is applied already.
@@ -52,8 +55,10 @@ type revisionRef struct {
 // active revision is kept in place.
 func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	st := r.state(s.bd.Name)
-	if st != nil && st.bundle == s.revision && st.digest == s.digest {
-		return true, r.correctDrift(ctx, s, st)
+	if st != nil {
+		// What this process applied last is the truth; the cached status
+		// may lag behind its own last update.
+		s.bd.Status.ActiveBundle = st.bundle
 	}
 	if r.heldBack(s) {
 		s.held = true
@@ -63,6 +68,9 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		}
 		if st != nil && st.bundle == active {
 			return false, r.correctDrift(ctx, s, st)
+		}
+		if active == s.revision {
+			return false, nil // applied by an earlier process; nothing known to correct yet
 		}
 		// This process has not applied the active revision yet (it
 		// restarted): apply it again to know its objects.
@@ -74,7 +82,10 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		return false, err
 	}
 
-	ref := revisionRef{bundle: s.bundle.Name, digest: s.digest, config: s.bd.Spec.Config, values: s.values.Values}
+	if st != nil && st.bundle == s.revision && st.digest == s.digest {
+		return true, r.correctDrift(ctx, s, st)
+	}
+	ref := revisionRef{bundle: s.bundle.Name, digest: s.digest, config: s.bd.Spec.Config, values: s.values.Values, upgrade: true}
 	res, err := r.applyRevision(ctx, s, st, ref)
 	if err != nil {
 		return false, r.installFailed(ctx, s, err)
@@ -93,28 +104,60 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	s.bd.Status.InstalledObjects = int32(res.objects)
 	if s.bd.Status.FailedBundle == s.bundle.Name {
 		// Retried and installed: judged by health from here on.
-		s.bd.Status.FailedBundle, s.bd.Status.FailedRetry = "", ""
+		r.clearFailed(s.bd)
 	}
 	return true, nil
 }
 
+// failedRevision is a revision that failed, and what retries it.
+type failedRevision struct {
+	bundle     string
+	retry      string
+	generation int64
+	// err is why, when this process recorded it.
+	err error
+}
+
 // heldBack reports whether the newest revision failed before and is not to
-// be retried yet.
+// be retried yet: neither the spec (generation) nor the retry annotation
+// changed since. The record is kept in status and, because the cached
+// status may lag behind this process's own updates, in memory.
 func (r *Reconciler) heldBack(s *scope) bool {
 	bd := s.bd
-	if bd.Status.FailedBundle == "" || bd.Status.FailedBundle != s.revision {
-		return false
-	}
-	if bd.Annotations[v1alpha2.AnnotationRetry] != bd.Status.FailedRetry {
-		return false
-	}
+	f := failedRevision{bundle: bd.Status.FailedBundle, retry: bd.Status.FailedRetry, generation: bd.Status.FailedGeneration}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if m, ok := r.failedMemo[bd.Name]; ok && m.generation >= f.generation {
+		f = m
+	}
+	if f.bundle == "" || f.bundle != s.revision || bd.Annotations[v1alpha2.AnnotationRetry] != f.retry || bd.Generation > f.generation {
+		return false
+	}
 	if r.retry[bd.Name] {
 		delete(r.retry, bd.Name)
 		return false
 	}
+	s.heldErr = f.err
 	return true
+}
+
+// markFailed records that revision failed, and why, for the
+// BundleDeployment's current generation and retry annotation.
+func (r *Reconciler) markFailed(bd *v1alpha2.BundleDeployment, revision string, why error) {
+	bd.Status.FailedBundle = revision
+	bd.Status.FailedRetry = bd.Annotations[v1alpha2.AnnotationRetry]
+	bd.Status.FailedGeneration = bd.Generation
+	r.mu.Lock()
+	r.failedMemo[bd.Name] = failedRevision{bundle: revision, retry: bd.Status.FailedRetry, generation: bd.Generation, err: why}
+	r.mu.Unlock()
+}
+
+// clearFailed forgets a failed revision that became healthy or installed.
+func (r *Reconciler) clearFailed(bd *v1alpha2.BundleDeployment) {
+	bd.Status.FailedBundle, bd.Status.FailedRetry, bd.Status.FailedGeneration = "", "", 0
+	r.mu.Lock()
+	delete(r.failedMemo, bd.Name)
+	r.mu.Unlock()
 }
 
 // applyRevision applies one revision's objects (checking collisions),
@@ -124,6 +167,11 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	plan, err := r.plan(ctx, s.bd, ref, s.prov)
 	if err != nil {
 		return nil, err
+	}
+	if ref.upgrade {
+		if err := r.checkCRDUpgrades(ctx, s.bd, plan); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.Engine.EnsureNamespace(ctx, s.bd.Spec.InstallNamespace); err != nil {
 		return nil, fmt.Errorf("creating install namespace: %w", err)
@@ -184,8 +232,6 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 	if failure.As(err) == nil {
 		return err
 	}
-	s.bd.Status.FailedBundle = s.revision
-	s.bd.Status.FailedRetry = s.bd.Annotations[v1alpha2.AnnotationRetry]
 	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, failure.Reason(err, v1alpha2.ReasonApplyFailed), "Install",
 		"Revision %s not installed: %v", s.revision, err)
 	outcome := v1alpha2.OutcomeFailed
@@ -198,6 +244,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 			outcome = v1alpha2.OutcomeRolledBack
 		}
 	}
+	r.markFailed(s.bd, s.revision, s.installErr)
 	r.annotateBundle(ctx, s.revision, map[string]string{v1alpha2.AnnotationOutcome: outcome, v1alpha2.AnnotationOutcomeMessage: shorten(err.Error())})
 	return nil
 }
@@ -318,6 +365,7 @@ func (r *Reconciler) setState(name string, st *appliedState) {
 func (r *Reconciler) forget(name string) {
 	r.mu.Lock()
 	delete(r.applied, name)
+	delete(r.failedMemo, name)
 	r.mu.Unlock()
 }
 

@@ -179,7 +179,7 @@ func (r *Reconciler) healthy(ctx context.Context, s *scope, relevant int) {
 		r.annotateBundle(ctx, active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeHealthy, v1alpha2.AnnotationOutcomeMessage: ""})
 	}
 	if bd.Status.FailedBundle == active {
-		bd.Status.FailedBundle, bd.Status.FailedRetry = "", ""
+		r.clearFailed(bd)
 	}
 	if relevant > 0 {
 		s.requeueWithin(settledRecheck)
@@ -209,10 +209,9 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope, summary string) e
 
 	why := fmt.Sprintf("revision %s was not healthy within %s: %s", active, deadline, summary)
 	setCondition(bd, metav1.Condition{Type: v1alpha2.TypeProgressing, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonProgressDeadlineExceeded, Message: why})
-	bd.Status.FailedBundle = active
-	bd.Status.FailedRetry = bd.Annotations[v1alpha2.AnnotationRetry]
 	target := bd.Status.LastHealthyBundle
 	if onFailure(bd) != v1alpha2.OnFailureRollback || target == "" || target == active {
+		r.markFailed(bd, active, failure.New(v1alpha2.ReasonProgressDeadlineExceeded, "%s; left in place (upgrade.onFailure)", why))
 		r.Recorder.Eventf(bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonProgressDeadlineExceeded, "Health", "%s; left in place", why)
 		r.annotateBundle(ctx, active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeFailed, v1alpha2.AnnotationOutcomeMessage: shorten(why)})
 		return nil
@@ -222,6 +221,7 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope, summary string) e
 	}
 	r.annotateBundle(ctx, active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeRolledBack, v1alpha2.AnnotationOutcomeMessage: shorten(why)})
 	s.rolledBack = failure.New(v1alpha2.ReasonRolledBack, "%s; rolled back to revision %s", why, target)
+	r.markFailed(bd, active, s.rolledBack)
 	s.requeueWithin(time.Second)
 	return nil
 }

@@ -1,0 +1,201 @@
+package bundledeployment_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/testutil/envtest"
+)
+
+// readyProbe makes a ConfigMap healthy only when its data.ready is "true".
+var readyProbe = v1alpha2.Probe{
+	Selector: v1alpha2.ProbeSelector{Kind: "ConfigMap"},
+	CEL:      `self.data.ready == "true"`,
+	Message:  "data.ready is not true",
+}
+
+func readyCM(name, ready, value string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n  ready: %q\n  value: %q\n", name, ready, value)
+}
+
+func probedBD(t *testing.T, ns string, files map[string]string, onFailure v1alpha2.OnFailure) *v1alpha2.BundleDeployment {
+	t.Helper()
+	bd := &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("bd")},
+		Spec: v1alpha2.BundleDeploymentSpec{
+			ProvisionerClassName: v1alpha2.ClassPlain,
+			InstallNamespace:     ns,
+			Sources:              source(manifests(t, files)),
+			HealthChecks:         &v1alpha2.HealthChecks{ProgressDeadlineSeconds: ptr.To[int32](2), Probes: []v1alpha2.Probe{readyProbe}},
+			Upgrade:              &v1alpha2.UpgradePolicy{OnFailure: onFailure},
+		},
+	}
+	if err := env.Client.Create(context.Background(), bd); err != nil {
+		t.Fatal(err)
+	}
+	return bd
+}
+
+func getBD(t *testing.T, name string) *v1alpha2.BundleDeployment {
+	t.Helper()
+	bd := &v1alpha2.BundleDeployment{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, bd); err != nil {
+		t.Fatal(err)
+	}
+	return bd
+}
+
+// TestUnhealthyUpgradeRollsBack upgrades to a revision that never becomes
+// healthy: after the progress deadline the last healthy revision is
+// re-applied (the object it pruned comes back), Installed says RolledBack
+// naming the failed revision, and the failed revision is not retried until
+// the retry annotation changes.
+func TestUnhealthyUpgradeRollsBack(t *testing.T) {
+	ctx := context.Background()
+	ns := envtest.UniqueName("rollback")
+	bd := probedBD(t, ns, map[string]string{"a.yaml": readyCM("app", "true", "v1"), "b.yaml": readyCM("extra", "true", "v1")}, "")
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeHealthy, metav1.ConditionTrue, v1alpha2.ReasonHealthy)
+	good := bd.Status.ActiveBundle
+	if bd.Status.LastHealthyBundle != good {
+		t.Fatalf("lastHealthyBundle = %q, want %s", bd.Status.LastHealthyBundle, good)
+	}
+
+	// v2 is never healthy and drops "extra".
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) {
+		b.Spec.Sources = source(manifests(t, map[string]string{"a.yaml": readyCM("app", "false", "v2")}))
+	})
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonRolledBack)
+	msg := installedMessage(bd)
+	if !strings.Contains(msg, "not healthy within") || !strings.Contains(msg, "data.ready is not true") || !strings.Contains(msg, good) {
+		t.Fatalf("message %q should say why and name the revision rolled back to", msg)
+	}
+	failed := bd.Status.FailedBundle
+	if failed == "" || failed == good || bd.Status.ActiveBundle != good {
+		t.Fatalf("active %s failed %s, want active %s and the new revision failed", bd.Status.ActiveBundle, failed, good)
+	}
+	waitValue(t, ns, "app", "v1")
+	waitValue(t, ns, "extra", "v1")
+	b := &v1alpha2.Bundle{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: failed}, b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Annotations[v1alpha2.AnnotationOutcome] != v1alpha2.OutcomeRolledBack {
+		t.Fatalf("outcome of %s = %q, want RolledBack", failed, b.Annotations[v1alpha2.AnnotationOutcome])
+	}
+	waitCondition(t, bd.Name, v1alpha2.TypeHealthy, metav1.ConditionTrue, v1alpha2.ReasonHealthy)
+
+	// Not retried in a loop: the good revision stays for several deadlines.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if data, _ := configMapData(t, ns, "app"); data["value"] != "v1" {
+			t.Fatalf("the failed revision was retried without a spec change: app = %v", data)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// The retry annotation tries it again (and it fails again).
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) {
+		if b.Annotations == nil {
+			b.Annotations = map[string]string{}
+		}
+		b.Annotations[v1alpha2.AnnotationRetry] = "1"
+	})
+	waitValue(t, ns, "app", "v2")
+	envtest.Eventually(t, 30*time.Second, func() error {
+		got := getBD(t, bd.Name)
+		if got.Status.ActiveBundle != good || got.Status.FailedRetry != "1" {
+			return fmt.Errorf("active %s failedRetry %q", got.Status.ActiveBundle, got.Status.FailedRetry)
+		}
+		return nil
+	})
+	waitValue(t, ns, "app", "v1")
+}
+
+// TestUnhealthyUpgradeHolds leaves the failed revision in place with
+// onFailure Hold and reports the exceeded deadline.
+func TestUnhealthyUpgradeHolds(t *testing.T) {
+	ns := envtest.UniqueName("hold")
+	bd := probedBD(t, ns, map[string]string{"a.yaml": readyCM("app", "true", "v1")}, v1alpha2.OnFailureHold)
+	waitCondition(t, bd.Name, v1alpha2.TypeHealthy, metav1.ConditionTrue, v1alpha2.ReasonHealthy)
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) {
+		b.Spec.Sources = source(manifests(t, map[string]string{"a.yaml": readyCM("app", "false", "v2")}))
+	})
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeProgressing, metav1.ConditionFalse, v1alpha2.ReasonProgressDeadlineExceeded)
+	if bd.Status.FailedBundle != bd.Status.ActiveBundle {
+		t.Fatalf("failed %s active %s: Hold keeps the failed revision active", bd.Status.FailedBundle, bd.Status.ActiveBundle)
+	}
+	if c := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeHealthy); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "app") {
+		t.Fatalf("Healthy = %+v, want False naming the object", c)
+	}
+	waitValue(t, ns, "app", "v2")
+}
+
+const widgetCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: %[1]s.example.com
+spec:
+  group: example.com
+  names: {kind: %[2]s, listKind: %[2]sList, plural: %[1]s, singular: %[3]s}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+%[4]s`
+
+// TestUnsafeCRDUpgradeIsRefused removes a CRD field an existing custom
+// resource uses: refused, naming the field and the object; with
+// crdUpgradeSafety None the same upgrade proceeds.
+func TestUnsafeCRDUpgradeIsRefused(t *testing.T) {
+	ctx := context.Background()
+	ns := envtest.UniqueName("crd")
+	plural := envtest.UniqueName("widgets")
+	kind := "W" + strings.ReplaceAll(plural[len("widgets-"):], "-", "")
+	v1 := fmt.Sprintf(widgetCRD, plural, kind, plural[:len(plural)-1], "              size: {type: integer}\n              color: {type: string}\n")
+	bd := newBD(t, ns, manifests(t, map[string]string{"crd.yaml": v1}))
+	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+
+	cr := &unstructured.Unstructured{}
+	cr.SetAPIVersion("example.com/v1")
+	cr.SetKind(kind)
+	cr.SetNamespace(ns)
+	cr.SetName("w1")
+	_ = unstructured.SetNestedField(cr.Object, "blue", "spec", "color")
+	envtest.Eventually(t, 20*time.Second, func() error { return env.Client.Create(ctx, cr) })
+
+	// v2 turns color into an enum that w1's value is not in, and drops size.
+	v2 := fmt.Sprintf(widgetCRD, plural, kind, plural[:len(plural)-1], "              color: {type: string, enum: [red, green]}\n")
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) { b.Spec.Sources = source(manifests(t, map[string]string{"crd.yaml": v2})) })
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonCRDUpgradeUnsafe)
+	msg := installedMessage(bd)
+	for _, want := range []string{".spec.size", "w1", "crdUpgradeSafety"} {
+		if !strings.Contains(msg, want) {
+			t.Fatalf("message %q lacks %q", msg, want)
+		}
+	}
+
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) {
+		b.Spec.Upgrade = &v1alpha2.UpgradePolicy{CRDUpgradeSafety: v1alpha2.CRDUpgradeSafetyNone}
+	})
+	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	_ = corev1.ConfigMap{}
+}
