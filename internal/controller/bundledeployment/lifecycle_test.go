@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -184,7 +183,9 @@ func TestUnsafeCRDUpgradeIsRefused(t *testing.T) {
 
 	// v2 turns color into an enum that w1's value is not in, and drops size.
 	v2 := fmt.Sprintf(widgetCRD, plural, kind, plural[:len(plural)-1], "              color: {type: string, enum: [red, green]}\n")
-	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) { b.Spec.Sources = source(manifests(t, map[string]string{"crd.yaml": v2})) })
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) {
+		b.Spec.Sources = source(manifests(t, map[string]string{"crd.yaml": v2}))
+	})
 	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonCRDUpgradeUnsafe)
 	msg := installedMessage(bd)
 	for _, want := range []string{".spec.size", "w1", "crdUpgradeSafety"} {
@@ -197,5 +198,4 @@ func TestUnsafeCRDUpgradeIsRefused(t *testing.T) {
 		b.Spec.Upgrade = &v1alpha2.UpgradePolicy{CRDUpgradeSafety: v1alpha2.CRDUpgradeSafetyNone}
 	})
 	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
-	_ = corev1.ConfigMap{}
 }
