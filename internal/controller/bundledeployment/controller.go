@@ -153,6 +153,8 @@ type scope struct {
 	rolledBack error
 	// heldErr is why the held revision failed, when this process knows.
 	heldErr error
+	// bundleAnnotations are written to Bundles at the end of the reconcile.
+	bundleAnnotations map[string]map[string]string
 
 	unpackErr  error
 	installErr error
@@ -189,6 +191,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	s := &scope{bd: bd, prov: prov}
 	orig := bd.Status.DeepCopy()
 	defer func() {
+		r.flushAnnotations(ctx, s)
 		if err := r.patchStatus(ctx, s, orig); err != nil {
 			retErr = errors.Join(retErr, err)
 		}

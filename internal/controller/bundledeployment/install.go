@@ -97,7 +97,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	}
 	if s.bd.Status.ActiveBundle != s.bundle.Name {
 		s.rolloutStarted = true
-		r.annotateBundle(ctx, s.bundle.Name, map[string]string{v1alpha2.AnnotationInstalledAt: time.Now().UTC().Format(time.RFC3339)})
+		s.annotate(s.bundle.Name, map[string]string{v1alpha2.AnnotationInstalledAt: time.Now().UTC().Format(time.RFC3339)})
 	}
 	s.installed = res
 	s.bd.Status.ActiveBundle = s.bundle.Name
@@ -245,7 +245,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 		}
 	}
 	r.markFailed(s.bd, s.revision, s.installErr)
-	r.annotateBundle(ctx, s.revision, map[string]string{v1alpha2.AnnotationOutcome: outcome, v1alpha2.AnnotationOutcomeMessage: shorten(err.Error())})
+	s.annotate(s.revision, map[string]string{v1alpha2.AnnotationOutcome: outcome, v1alpha2.AnnotationOutcomeMessage: shorten(err.Error())})
 	return nil
 }
 

@@ -92,6 +92,28 @@ func (r *Reconciler) rollback(ctx context.Context, s *scope, target string) erro
 	return nil
 }
 
+// annotate records annotations for Bundle name, written once at the end of
+// the reconcile (see flushAnnotations).
+func (s *scope) annotate(name string, ann map[string]string) {
+	if s.bundleAnnotations == nil {
+		s.bundleAnnotations = map[string]map[string]string{}
+	}
+	if s.bundleAnnotations[name] == nil {
+		s.bundleAnnotations[name] = map[string]string{}
+	}
+	for k, v := range ann {
+		s.bundleAnnotations[name][k] = v
+	}
+}
+
+// flushAnnotations writes the annotations the reconcile recorded, one
+// patch per Bundle.
+func (r *Reconciler) flushAnnotations(ctx context.Context, s *scope) {
+	for name, ann := range s.bundleAnnotations {
+		r.annotateBundle(ctx, name, ann)
+	}
+}
+
 // annotateBundle merges annotations into Bundle name; a missing Bundle is
 // ignored (history may have removed it).
 func (r *Reconciler) annotateBundle(ctx context.Context, name string, ann map[string]string) {
@@ -176,7 +198,7 @@ func (r *Reconciler) healthy(ctx context.Context, s *scope, relevant int) {
 		Message: fmt.Sprintf("revision %s is installed and healthy", active)})
 	if bd.Status.LastHealthyBundle != active {
 		bd.Status.LastHealthyBundle = active
-		r.annotateBundle(ctx, active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeHealthy, v1alpha2.AnnotationOutcomeMessage: ""})
+		s.annotate(active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeHealthy, v1alpha2.AnnotationOutcomeMessage: ""})
 	}
 	if bd.Status.FailedBundle == active {
 		r.clearFailed(bd)
@@ -213,13 +235,13 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope, summary string) e
 	if onFailure(bd) != v1alpha2.OnFailureRollback || target == "" || target == active {
 		r.markFailed(bd, active, failure.New(v1alpha2.ReasonProgressDeadlineExceeded, "%s; left in place (upgrade.onFailure)", why))
 		r.Recorder.Eventf(bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonProgressDeadlineExceeded, "Health", "%s; left in place", why)
-		r.annotateBundle(ctx, active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeFailed, v1alpha2.AnnotationOutcomeMessage: shorten(why)})
+		s.annotate(active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeFailed, v1alpha2.AnnotationOutcomeMessage: shorten(why)})
 		return nil
 	}
 	if err := r.rollback(ctx, s, target); err != nil {
 		return err
 	}
-	r.annotateBundle(ctx, active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeRolledBack, v1alpha2.AnnotationOutcomeMessage: shorten(why)})
+	s.annotate(active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeRolledBack, v1alpha2.AnnotationOutcomeMessage: shorten(why)})
 	s.rolledBack = failure.New(v1alpha2.ReasonRolledBack, "%s; rolled back to revision %s", why, target)
 	r.markFailed(bd, active, s.rolledBack)
 	s.requeueWithin(time.Second)
