@@ -47,6 +47,13 @@ func New(c client.Client, reader client.Reader, md metadata.Interface, mapper me
 
 func (e *Engine) live() client.Reader { return e.reader }
 
+// Serves reports whether the cluster serves the kind of id now.
+func (e *Engine) Serves(id inventory.ID) bool {
+	gvk := id.GroupVersionKind()
+	_, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	return err == nil
+}
+
 // Owner is who applies a plan: a BundleDeployment and its revision.
 type Owner struct {
 	// Name is the owning BundleDeployment.

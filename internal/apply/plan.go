@@ -43,7 +43,13 @@ type Plan struct {
 	namespaces map[string]bool
 	// collisions, when set, are checked for objects that exist already.
 	collisions *Collisions
+	// skipped are optional objects whose kind the cluster does not serve.
+	skipped []inventory.ID
 }
+
+// Skipped returns the optional objects (annotation core.rukpak.io/optional
+// "true") left out because the cluster does not serve their kind.
+func (p *Plan) Skipped() []inventory.ID { return p.skipped }
 
 // WithCollisions makes Apply check existing objects against c before the
 // first write; a refused object fails the plan with reason Collision and
@@ -115,6 +121,12 @@ func (e *Engine) Prepare(objs []*unstructured.Unstructured, installNamespace str
 		obj := in.DeepCopy()
 		gvk := obj.GroupVersionKind()
 		namespaced, needsCRD, err := e.scope(gvk, crds)
+		if err != nil && obj.GetAnnotations()[v1alpha2.AnnotationOptional] == "true" && failure.Reason(err, "") == v1alpha2.ReasonUnknownKind {
+			// An optional object of a kind the cluster does not serve
+			// (yet): left out, and reported.
+			p.skipped = append(p.skipped, inventory.ID{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()})
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("object %s %q: %w", gvk.Kind, obj.GetName(), err)
 		}

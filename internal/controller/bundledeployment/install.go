@@ -30,12 +30,17 @@ type appliedState struct {
 	// applied.
 	config *v1alpha2.BundleConfig
 	values map[string]any
+	// skipped are optional objects left out because their kind was not
+	// served; the revision is applied again once one is.
+	skipped []inventory.ID
 }
 
 // installResult summarises an install for status and events.
 type installResult struct {
 	objects                                 int
 	created, configured, unchanged, deleted int
+	// skipped are optional objects whose kind is not served.
+	skipped []inventory.ID
 }
 
 // revisionRef names the content of one revision to apply.
@@ -82,7 +87,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		return false, err
 	}
 
-	if st != nil && st.bundle == s.revision && st.digest == s.digest {
+	if st != nil && st.bundle == s.revision && st.digest == s.digest && !r.skippedNowServed(s, st) {
 		return true, r.correctDrift(ctx, s, st)
 	}
 	ref := revisionRef{bundle: s.bundle.Name, digest: s.digest, config: s.bd.Spec.Config, values: s.values.Values, upgrade: true}
@@ -100,6 +105,10 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		s.annotate(s.bundle.Name, map[string]string{v1alpha2.AnnotationInstalledAt: time.Now().UTC().Format(time.RFC3339)})
 	}
 	s.installed = res
+	s.bd.Status.SkippedObjects = objectRefs(res.skipped)
+	if len(res.skipped) > 0 {
+		s.requeueWithin(optionalRecheck)
+	}
 	s.bd.Status.ActiveBundle = s.bundle.Name
 	s.bd.Status.InstalledObjects = int32(res.objects)
 	if s.bd.Status.FailedBundle == s.bundle.Name {
@@ -116,6 +125,37 @@ type failedRevision struct {
 	generation int64
 	// err is why, when this process recorded it.
 	err error
+}
+
+// skippedNowServed reports whether an optional object the applied
+// revision left out can be applied now; while some are left out, the
+// reconcile comes back to look.
+func (r *Reconciler) skippedNowServed(s *scope, st *appliedState) bool {
+	for _, id := range st.skipped {
+		if r.Engine.Serves(id) {
+			return true
+		}
+	}
+	if len(st.skipped) > 0 {
+		s.requeueWithin(optionalRecheck)
+	}
+	return false
+}
+
+// maxSkippedReported bounds status.skippedObjects.
+const maxSkippedReported = 64
+
+// optionalRecheck is how often a revision with skipped optional objects
+// looks whether their kinds are served now.
+const optionalRecheck = 15 * time.Second
+
+// objectRefs turns ids into status object references.
+func objectRefs(ids []inventory.ID) []v1alpha2.ObjectReference {
+	var out []v1alpha2.ObjectReference
+	for _, id := range ids[:min(len(ids), maxSkippedReported)] {
+		out = append(out, v1alpha2.ObjectReference{Group: id.Group, Version: id.Version, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name})
+	}
+	return out
 }
 
 // heldBack reports whether the newest revision failed before and is not to
@@ -193,7 +233,8 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		return nil, err
 	}
 	next := &appliedState{bundle: ref.bundle, digest: ref.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids)), config: ref.config, values: ref.values}
-	res := &installResult{objects: len(ids)}
+	res := &installResult{objects: len(ids), skipped: plan.Skipped()}
+	next.skipped = plan.Skipped()
 	for _, c := range cs.Entries {
 		next.objects[c.ID] = appliedFrom(c)
 		countChange(res, c.Action)

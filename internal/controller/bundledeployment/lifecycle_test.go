@@ -199,3 +199,35 @@ func TestUnsafeCRDUpgradeIsRefused(t *testing.T) {
 	})
 	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
 }
+
+// TestOptionalObjectWaitsForItsKind installs a bundle with an optional
+// object whose kind is not served: Installed, the object listed as
+// skipped; once its CRD exists, the object is applied.
+func TestOptionalObjectWaitsForItsKind(t *testing.T) {
+	ctx := context.Background()
+	ns := envtest.UniqueName("optional")
+	plural := envtest.UniqueName("gizmos")
+	kind := "G" + strings.ReplaceAll(plural[len("gizmos-"):], "-", "")
+	gizmo := fmt.Sprintf("apiVersion: example.com/v1\nkind: %s\nmetadata:\n  name: g1\n  annotations:\n    core.rukpak.io/optional: \"true\"\nspec:\n  color: red\n", kind)
+	bd := newBD(t, ns, manifests(t, map[string]string{"cm.yaml": cmYAML("plain", "1"), "gizmo.yaml": gizmo}))
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	if len(bd.Status.SkippedObjects) != 1 || bd.Status.SkippedObjects[0].Kind != kind {
+		t.Fatalf("skippedObjects = %+v, want the %s", bd.Status.SkippedObjects, kind)
+	}
+	// Another bundle installs the CRD.
+	crd := fmt.Sprintf(widgetCRD, plural, kind, plural[:len(plural)-1], "              color: {type: string}\n")
+	other := newBD(t, envtest.UniqueName("optional"), manifests(t, map[string]string{"crd.yaml": crd}))
+	waitCondition(t, other.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	envtest.Eventually(t, 60*time.Second, func() error {
+		obj := &unstructured.Unstructured{}
+		obj.SetAPIVersion("example.com/v1")
+		obj.SetKind(kind)
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "g1"}, obj); err != nil {
+			return err
+		}
+		if got := getBD(t, bd.Name); len(got.Status.SkippedObjects) != 0 {
+			return fmt.Errorf("skippedObjects = %+v", got.Status.SkippedObjects)
+		}
+		return nil
+	})
+}
