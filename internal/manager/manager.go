@@ -155,7 +155,11 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("adding managed-object cache: %w", err)
 	}
 
-	md, err := metadata.NewForConfigAndClient(cfg, mgr.GetHTTPClient())
+	// Warnings the API server returns to applies (deprecated APIs and
+	// fields) are collected per apply and reported on the BundleDeployment.
+	mdCfg := rest.CopyConfig(cfg)
+	mdCfg.WarningHandlerWithContext = apply.WarningHandler{}
+	md, err := metadata.NewForConfigAndClient(mdCfg, mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("creating metadata client: %w", err)
 	}

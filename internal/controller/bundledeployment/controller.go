@@ -153,6 +153,8 @@ type scope struct {
 	rolledBack error
 	// heldErr is why the held revision failed, when this process knows.
 	heldErr error
+	// warnings are what the API server warned about during this apply.
+	warnings []string
 	// bundleAnnotations are written to Bundles at the end of the reconcile.
 	bundleAnnotations map[string]map[string]string
 

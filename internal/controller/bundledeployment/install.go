@@ -3,6 +3,7 @@ package bundledeployment
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +34,8 @@ type appliedState struct {
 	// skipped are optional objects left out because their kind was not
 	// served; the revision is applied again once one is.
 	skipped []inventory.ID
+	// warnings are what the API server warned about when it was applied.
+	warnings []string
 }
 
 // installResult summarises an install for status and events.
@@ -125,6 +128,17 @@ type failedRevision struct {
 	generation int64
 	// err is why, when this process recorded it.
 	err error
+}
+
+// reportWarnings turns the API server's warnings about a revision's
+// objects into an event and keeps them for the Installed message.
+func (r *Reconciler) reportWarnings(s *scope, revision string, warnings []string) {
+	if len(warnings) == 0 {
+		return
+	}
+	s.warnings = warnings
+	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, "APIWarning", "Install",
+		"The API server warned about revision %s: %s", revision, strings.Join(warnings, "; "))
 }
 
 // skippedNowServed reports whether an optional object the applied
@@ -228,13 +242,16 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			return nil, fmt.Errorf("saving inventory: %w", err)
 		}
 	}
-	cs, err := r.Engine.Apply(ctx, plan.WithCollisions(r.collisions(s, st)))
+	applyCtx, warnings := apply.CollectWarnings(ctx)
+	cs, err := r.Engine.Apply(applyCtx, plan.WithCollisions(r.collisions(s, st)))
+	r.reportWarnings(s, ref.bundle, warnings())
 	if err != nil {
 		return nil, err
 	}
 	next := &appliedState{bundle: ref.bundle, digest: ref.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids)), config: ref.config, values: ref.values}
 	res := &installResult{objects: len(ids), skipped: plan.Skipped()}
 	next.skipped = plan.Skipped()
+	next.warnings = s.warnings
 	for _, c := range cs.Entries {
 		next.objects[c.ID] = appliedFrom(c)
 		countChange(res, c.Action)
@@ -319,6 +336,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	}
 	if s.installErr == nil {
 		s.installed = &installResult{objects: len(st.ids)}
+		s.warnings = st.warnings
 	}
 	if len(drifted) == 0 {
 		return nil

@@ -231,3 +231,24 @@ func TestOptionalObjectWaitsForItsKind(t *testing.T) {
 		return nil
 	})
 }
+
+// TestAPIWarningsAreReported applies an object the API server warns about
+// (a deprecated node label): the warning is in the Installed message.
+func TestAPIWarningsAreReported(t *testing.T) {
+	pod := `apiVersion: v1
+kind: Pod
+metadata:
+  name: old-style
+spec:
+  nodeSelector:
+    beta.kubernetes.io/os: linux
+  containers:
+  - name: c
+    image: registry.k8s.io/pause:3.10
+`
+	bd := newBD(t, envtest.UniqueName("warn"), manifests(t, map[string]string{"pod.yaml": pod}))
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	if msg := installedMessage(bd); !strings.Contains(msg, "API server warnings") || !strings.Contains(msg, "beta.kubernetes.io/os") {
+		t.Fatalf("message %q lacks the API server's warning", msg)
+	}
+}

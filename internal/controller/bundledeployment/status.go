@@ -2,6 +2,7 @@ package bundledeployment
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,8 +85,11 @@ func installedCondition(s *scope, active string, current *metav1.Condition) *met
 		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionFalse,
 			Reason: failure.Reason(s.installErr, v1alpha2.ReasonApplyFailed), Message: msg}
 	case s.installed != nil:
-		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonInstalled,
-			Message: fmt.Sprintf("revision %s installed: %d objects", active, s.installed.objects)}
+		msg := fmt.Sprintf("revision %s installed: %d objects", active, s.installed.objects)
+		if len(s.warnings) > 0 {
+			msg += "; API server warnings: " + strings.Join(s.warnings, "; ")
+		}
+		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonInstalled, Message: msg}
 	case s.unpackErr != nil:
 		msg := fmt.Sprintf("waiting for revision %s to unpack", s.revision)
 		if s.revision == "" {
