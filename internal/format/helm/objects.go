@@ -17,6 +17,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/format"
 )
 
 // source says where an object comes from.
@@ -46,7 +47,7 @@ type object struct {
 // then by template path and document), then the hooks rukpak installs,
 // by weight and name.
 func collect(ch *chart.Chart, files map[string]string, installNamespace string, limits Limits) ([]*unstructured.Unstructured, error) {
-	c := &collector{limits: limits, installNamespace: installNamespace, seen: map[objectKey]source{}}
+	c := &collector{limits: limits, installNamespace: installNamespace, seen: map[format.ObjectKey]source{}}
 	for _, crd := range ch.CRDObjects() {
 		for i, doc := range splitDocuments(string(crd.File.Data)) {
 			src := source{file: crd.Filename, doc: i + 1}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/format"
 )
 
 // collector gathers a chart's objects by kind of origin.
@@ -19,7 +20,7 @@ type collector struct {
 	// crds, manifests and hooks are the objects of crds/ directories, the
 	// rendered objects that are not hooks, and the installed hooks.
 	crds, manifests, hooks []*object
-	seen                   map[objectKey]source
+	seen                   map[format.ObjectKey]source
 }
 
 // ordered returns the objects in install order, refusing duplicates and
@@ -55,12 +56,12 @@ func (c *collector) ordered() ([]*unstructured.Unstructured, error) {
 // name.
 func (c *collector) add(o *object) error {
 	gvk := o.obj.GroupVersionKind()
-	key := objectKey{group: gvk.Group, kind: gvk.Kind, namespace: o.obj.GetNamespace(), name: o.obj.GetName()}
+	key := format.ObjectKey{Group: gvk.Group, Kind: gvk.Kind, Namespace: o.obj.GetNamespace(), Name: o.obj.GetName()}
 	seenKey := key
-	if seenKey.namespace == "" {
+	if seenKey.Namespace == "" {
 		// Whatever the kind's scope, "" and the install namespace name the
 		// same object once the apply engine has placed it.
-		seenKey.namespace = c.installNamespace
+		seenKey.Namespace = c.installNamespace
 	}
 	if first, ok := c.seen[seenKey]; ok {
 		a, b := first.file, o.src.file
@@ -71,24 +72,6 @@ func (c *collector) add(o *object) error {
 	}
 	c.seen[seenKey] = o.src
 	return nil
-}
-
-// objectKey identifies an object in the cluster.
-type objectKey struct {
-	group, kind, namespace, name string
-}
-
-// String returns "Kind[.group]/name", and the namespace if there is one.
-func (k objectKey) String() string {
-	s := k.kind
-	if k.group != "" {
-		s += "." + k.group
-	}
-	s += "/" + k.name
-	if k.namespace != "" {
-		s += " (namespace " + k.namespace + ")"
-	}
-	return s
 }
 
 // sortByKind orders objs by Helm's install order of kinds, kinds Helm

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/format"
 )
 
 // location names where a document or object was found.
@@ -39,25 +40,6 @@ func (l location) String() string {
 	return s
 }
 
-// objectKey identifies an object in the cluster; two objects of a bundle
-// with the same key are one object defined twice.
-type objectKey struct {
-	group, kind, namespace, name string
-}
-
-// String returns "Kind[.group]/name", and the namespace if there is one.
-func (k objectKey) String() string {
-	s := k.kind
-	if k.group != "" {
-		s += "." + k.group
-	}
-	s += "/" + k.name
-	if k.namespace != "" {
-		s += " (namespace " + k.namespace + ")"
-	}
-	return s
-}
-
 // collector gathers the objects of a bundle, checking them as they come.
 type collector struct {
 	limits Limits
@@ -67,12 +49,12 @@ type collector struct {
 	// total is the bytes of manifest files read so far.
 	total   int64
 	objects []*unstructured.Unstructured
-	seen    map[objectKey]location
+	seen    map[format.ObjectKey]location
 }
 
 // newCollector returns an empty collector.
 func newCollector(limits Limits, installNamespace string) *collector {
-	return &collector{limits: limits, installNamespace: installNamespace, seen: map[objectKey]location{}}
+	return &collector{limits: limits, installNamespace: installNamespace, seen: map[format.ObjectKey]location{}}
 }
 
 // add adds the objects of a decoded document: the document itself, or the
@@ -117,10 +99,10 @@ func (c *collector) addObject(loc location, obj map[string]any) error {
 		return err
 	}
 	seenKey := key
-	if seenKey.namespace == "" {
+	if seenKey.Namespace == "" {
 		// Whatever the kind's scope, "" and the install namespace name the
 		// same object once the apply engine has placed it.
-		seenKey.namespace = c.installNamespace
+		seenKey.Namespace = c.installNamespace
 	}
 	if first, ok := c.seen[seenKey]; ok {
 		a, b := first.path, loc.path
@@ -140,32 +122,32 @@ func (c *collector) addObject(loc location, obj map[string]any) error {
 
 // keyOf checks that obj has apiVersion, kind and metadata.name and returns
 // its key.
-func keyOf(loc location, obj map[string]any) (objectKey, error) {
+func keyOf(loc location, obj map[string]any) (format.ObjectKey, error) {
 	apiVersion, err := requiredString(loc, obj, "apiVersion")
 	if err != nil {
-		return objectKey{}, err
+		return format.ObjectKey{}, err
 	}
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
-		return objectKey{}, invalid(loc, "invalid apiVersion %q", apiVersion)
+		return format.ObjectKey{}, invalid(loc, "invalid apiVersion %q", apiVersion)
 	}
 	kind, err := requiredString(loc, obj, "kind")
 	if err != nil {
-		return objectKey{}, err
+		return format.ObjectKey{}, err
 	}
 	metadata, ok := obj["metadata"].(map[string]any)
 	if !ok && obj["metadata"] != nil {
-		return objectKey{}, invalid(loc, "metadata is %s, not an object", describe(obj["metadata"]))
+		return format.ObjectKey{}, invalid(loc, "metadata is %s, not an object", describe(obj["metadata"]))
 	}
 	name, err := requiredString(loc, metadata, "metadata.name")
 	if err != nil {
-		return objectKey{}, err
+		return format.ObjectKey{}, err
 	}
 	namespace, ok := metadata["namespace"].(string)
 	if !ok && metadata["namespace"] != nil {
-		return objectKey{}, invalid(loc, "metadata.namespace is %s, not a string", describe(metadata["namespace"]))
+		return format.ObjectKey{}, invalid(loc, "metadata.namespace is %s, not a string", describe(metadata["namespace"]))
 	}
-	return objectKey{group: gv.Group, kind: kind, namespace: namespace, name: name}, nil
+	return format.ObjectKey{Group: gv.Group, Kind: kind, Namespace: namespace, Name: name}, nil
 }
 
 // requiredString returns the non-empty string field of m named by the last

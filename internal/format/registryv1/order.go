@@ -5,35 +5,18 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/format"
 )
-
-// objectKey identifies an object once the apply engine has placed it.
-type objectKey struct {
-	group, kind, namespace, name string
-}
-
-// String returns "Kind[.group]/name", and the namespace if there is one.
-func (k objectKey) String() string {
-	s := k.kind
-	if k.group != "" {
-		s += "." + k.group
-	}
-	s += "/" + k.name
-	if k.namespace != "" {
-		s += " (namespace " + k.namespace + ")"
-	}
-	return s
-}
 
 // keyOf returns the key of o, with the install namespace for an object
 // without a namespace: whatever the kind's scope, both name the same
 // object.
-func keyOf(o *unstructured.Unstructured, installNamespace string) objectKey {
+func keyOf(o *unstructured.Unstructured, installNamespace string) format.ObjectKey {
 	ns := o.GetNamespace()
 	if ns == "" {
 		ns = installNamespace
 	}
-	return objectKey{group: o.GroupVersionKind().Group, kind: o.GetKind(), namespace: ns, name: o.GetName()}
+	return format.ObjectKey{Group: o.GroupVersionKind().Group, Kind: o.GetKind(), Namespace: ns, Name: o.GetName()}
 }
 
 // order returns the objects in apply order: CRDs, ServiceAccounts,
@@ -46,7 +29,7 @@ func order(manifests []*unstructured.Unstructured, gen *generated, dir, csvName,
 	groups := [][]*unstructured.Unstructured{
 		nil, gen.serviceAccounts, gen.clusterRoles, gen.clusterRoleBindings, gen.roles, gen.roleBindings, nil, gen.deployments,
 	}
-	fromManifests := map[objectKey]bool{}
+	fromManifests := map[format.ObjectKey]bool{}
 	for _, o := range manifests {
 		fromManifests[keyOf(o, installNamespace)] = true
 	}
