@@ -37,6 +37,8 @@ func run() error {
 	fs.StringVar(&opts.ContentURL, "content-url", "", "external base URL of the content server, for Bundles' status.contentURL")
 	fs.StringVar(&opts.ContentTLSCertFile, "content-tls-cert-file", "", "serving certificate of the content server (HTTPS); empty serves HTTP")
 	fs.StringVar(&opts.ContentTLSKeyFile, "content-tls-key-file", "", "key of --content-tls-cert-file")
+	fs.StringVar(&opts.CRDWebhookBindAddress, "crd-webhook-bind-address", "", "host:port of the webhook that applies CRD upgrade safety to direct edits of managed CRDs; empty turns it off")
+	fs.StringVar(&opts.CRDWebhookService, "crd-webhook-service", "", "Service in rukpak-system through which the API server calls the CRD webhook; empty: it calls --crd-webhook-bind-address")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect one active replica")
 	fs.Float64Var(&qps, "kube-api-qps", 1000, "client-side request rate limit; the API server's own flow control still applies")
 	fs.IntVar(&burst, "kube-api-burst", 2000, "client-side request burst")

@@ -33,6 +33,7 @@ import (
 	"github.com/rukpak/rukpak/internal/controller/bundle"
 	"github.com/rukpak/rukpak/internal/controller/bundledeployment"
 	"github.com/rukpak/rukpak/internal/controller/provisionerclass"
+	"github.com/rukpak/rukpak/internal/crdwebhook"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/source"
@@ -74,6 +75,13 @@ type Options struct {
 	LeaderElection bool
 	// LeaderElectionNamespace holds the leader-election lease.
 	LeaderElectionNamespace string
+	// CRDWebhookBindAddress serves the CRD upgrade-safety webhook (see
+	// package crdwebhook) on "host:port"; "" turns it off.
+	CRDWebhookBindAddress string
+	// CRDWebhookService, when set, is the Service in rukpak-system through
+	// which the API server calls the webhook; when empty it calls
+	// CRDWebhookBindAddress directly.
+	CRDWebhookService string
 }
 
 // DefaultOptions are the settings cmd/rukpak starts with.
@@ -225,6 +233,11 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := bdr.SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, fmt.Errorf("setting up BundleDeployment controller: %w", err)
 	}
+	if opts.CRDWebhookBindAddress != "" {
+		if err := setupCRDWebhook(mgr, cfg, opts); err != nil {
+			return nil, err
+		}
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding health check: %w", err)
 	}
@@ -237,4 +250,24 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("adding ready check: %w", err)
 	}
 	return mgr, nil
+}
+
+// setupCRDWebhook serves the CRD upgrade-safety webhook, trusting the
+// manager's own user: it checks CRD changes itself before applying them.
+func setupCRDWebhook(mgr manager.Manager, cfg *rest.Config, opts Options) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	self, err := crdwebhook.CurrentUser(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("setting up CRD webhook: %w", err)
+	}
+	if err := crdwebhook.Setup(mgr, crdwebhook.Options{
+		BindAddress:  opts.CRDWebhookBindAddress,
+		ServiceName:  opts.CRDWebhookService,
+		Namespace:    v1alpha2.SystemNamespace,
+		TrustedUsers: []string{self},
+	}); err != nil {
+		return fmt.Errorf("setting up CRD webhook: %w", err)
+	}
+	return nil
 }

@@ -1,0 +1,79 @@
+package crdwebhook
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+)
+
+// The certificate Secret is rukpak's own; the configuration is cluster-wide.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update,namespace=rukpak-system
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;create;update
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=selfsubjectreviews,verbs=create
+// +kubebuilder:rbac:groups=core.rukpak.io,resources=bundledeployments,verbs=get
+
+// setupTimeout bounds the synchronous certificate work of Setup.
+const setupTimeout = 30 * time.Second
+
+// Setup adds the CRD upgrade-safety webhook to mgr: it ensures the
+// certificate and writes its files now, so that the webhook server it adds
+// starts with them, and adds a Runnable that registers the webhook
+// configuration once the server answers.
+func Setup(mgr manager.Manager, opts Options) error {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return err
+	}
+	// The manager's cache is not running yet: read and write directly.
+	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), HTTPClient: mgr.GetHTTPClient(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return fmt.Errorf("creating crd webhook client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	if _, err := ensureFiles(ctx, c, opts); err != nil {
+		return fmt.Errorf("preparing crd webhook certificate: %w", err)
+	}
+	host, portStr, _ := net.SplitHostPort(opts.BindAddress)
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return fmt.Errorf("crd webhook bind address %q: port: %w", opts.BindAddress, err)
+	}
+	server := webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: opts.CertDir})
+	server.Register(Path, &admission.Webhook{Handler: &Handler{Reader: mgr.GetAPIReader(), TrustedUsers: opts.TrustedUsers}})
+	if err := mgr.Add(server); err != nil {
+		return fmt.Errorf("adding crd webhook server: %w", err)
+	}
+	if err := mgr.Add(&registrar{client: c, opts: opts}); err != nil {
+		return fmt.Errorf("adding crd webhook registration: %w", err)
+	}
+	return nil
+}
+
+// CurrentUser returns the user name cfg authenticates as, asking the API
+// server with a SelfSubjectReview.
+func CurrentUser(ctx context.Context, cfg *rest.Config) (string, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", fmt.Errorf("creating clientset: %w", err)
+	}
+	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("asking the API server who we are: %w", err)
+	}
+	if review.Status.UserInfo.Username == "" {
+		return "", fmt.Errorf("asking the API server who we are: empty user name")
+	}
+	return review.Status.UserInfo.Username, nil
+}
