@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -126,4 +127,80 @@ func TestPauseStopsDriftCorrection(t *testing.T) {
 	}
 	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) { s.Paused = false })
 	waitAvailable(t, name, "web", 2)
+}
+
+const gadgetCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.e2e.rukpak.io
+spec:
+  group: e2e.rukpak.io
+  names: {kind: Gadget, listKind: GadgetList, plural: gadgets, singular: gadget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+%s`
+
+// TestCRDFieldRemovalIsRefused removes a CRD field an existing custom
+// resource uses: refused, naming the resource; with crdUpgradeSafety None
+// the same upgrade proceeds.
+func TestCRDFieldRemovalIsRefused(t *testing.T) {
+	ctx := context.Background()
+	name := envtest.UniqueName("gadgets")
+	createBD(t, name, source(t, map[string]string{"crd.yaml": fmt.Sprintf(gadgetCRD, "              size: {type: integer}\n              color: {type: string}\n")}))
+	waitInstalled(t, name)
+	kubectl(t, "create", "namespace", name+"-use")
+	g := &unstructured.Unstructured{}
+	g.SetAPIVersion("e2e.rukpak.io/v1")
+	g.SetKind("Gadget")
+	g.SetNamespace(name + "-use")
+	g.SetName("g1")
+	_ = unstructured.SetNestedField(g.Object, int64(3), "spec", "size")
+	// The new kind may take a moment to reach the API server's discovery.
+	envtest.Eventually(t, 30*time.Second, func() error { return suite.client.Create(ctx, g) })
+
+	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) {
+		s.Sources = source(t, map[string]string{"crd.yaml": fmt.Sprintf(gadgetCRD, "              color: {type: string}\n")})
+	})
+	bd := waitCondition(t, name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonCRDUpgradeUnsafe)
+	msg := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled).Message
+	if !strings.Contains(msg, ".spec.size") || !strings.Contains(msg, name+"-use/g1") {
+		t.Fatalf("message %q should name the removed field and the Gadget using it", msg)
+	}
+	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) {
+		s.Upgrade = &v1alpha2.UpgradePolicy{CRDUpgradeSafety: v1alpha2.CRDUpgradeSafetyNone}
+	})
+	waitInstalled(t, name)
+	deleteBD(t, name)
+}
+
+// TestCollisionWithHandMadeObject: a ConfigMap made with kubectl is not
+// taken by default; IfNoController adopts it.
+func TestCollisionWithHandMadeObject(t *testing.T) {
+	name := envtest.UniqueName("collide")
+	kubectl(t, "create", "namespace", name)
+	kubectl(t, "create", "configmap", "settings", "-n", name, "--from-literal=value=by-hand")
+	createBD(t, name, source(t, map[string]string{"cm.yaml": configMapYAML("settings", "from-bundle")}))
+	bd := waitCondition(t, name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonCollision)
+	msg := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled).Message
+	if !strings.Contains(msg, "settings") || !strings.Contains(msg, "kubectl") {
+		t.Fatalf("message %q should name the object and its manager (kubectl)", msg)
+	}
+	if v := configMapValue(t, name, "settings"); v != "by-hand" {
+		t.Fatalf("a refused revision changed the object: value %q", v)
+	}
+	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) { s.CollisionProtection = v1alpha2.CollisionProtectionIfNoController })
+	waitInstalled(t, name)
+	if v := configMapValue(t, name, "settings"); v != "from-bundle" {
+		t.Fatalf("value %q after adoption, want from-bundle", v)
+	}
 }
