@@ -9,8 +9,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -198,7 +198,9 @@ func TestCollisionWithHandMadeObject(t *testing.T) {
 	if v := configMapValue(t, name, "settings"); v != "by-hand" {
 		t.Fatalf("a refused revision changed the object: value %q", v)
 	}
-	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) { s.CollisionProtection = v1alpha2.CollisionProtectionIfNoController })
+	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) {
+		s.CollisionProtection = v1alpha2.CollisionProtectionIfNoController
+	})
 	waitInstalled(t, name)
 	if v := configMapValue(t, name, "settings"); v != "from-bundle" {
 		t.Fatalf("value %q after adoption, want from-bundle", v)
