@@ -33,6 +33,7 @@ func (r *Reconciler) collisions(s *scope, st *appliedState) *apply.Collisions {
 		Blocked: func(_ string, id inventory.ID) {
 			r.mu.Lock()
 			r.claims[id.Key()] = claimant
+			s.waitingForHandOff = true
 			r.mu.Unlock()
 		},
 	}
@@ -62,8 +63,7 @@ func (r *Reconciler) claimedByOther(owner string) func(inventory.ID) bool {
 }
 
 // handOver wakes the BundleDeployments waiting for the kept objects of a
-// prune, after the owner's inventory no longer has them, and lets their
-// refused revision be tried again.
+// prune, after the owner's inventory no longer has them.
 func (r *Reconciler) handOver(cs *apply.ChangeSet, owner string) {
 	if cs == nil {
 		return
@@ -76,7 +76,6 @@ func (r *Reconciler) handOver(cs *apply.ChangeSet, owner string) {
 		}
 		if claimant, ok := r.claims[c.ID.Key()]; ok && claimant != owner {
 			delete(r.claims, c.ID.Key())
-			r.retry[claimant] = true
 			wake = append(wake, claimant)
 		}
 	}

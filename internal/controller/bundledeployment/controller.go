@@ -80,9 +80,6 @@ type Reconciler struct {
 	claims map[inventory.ID]string
 	// wake enqueues BundleDeployments handed an object.
 	wake chan event.GenericEvent
-	// retry are BundleDeployments whose failed revision is to be tried
-	// once more (they were handed the object they collided on).
-	retry map[string]bool
 	// failedMemo are the failed revisions this process recorded, by
 	// BundleDeployment (see heldBack).
 	failedMemo map[string]failedRevision
@@ -103,7 +100,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	}
 	r.applied = map[string]*appliedState{}
 	r.claims = map[inventory.ID]string{}
-	r.retry = map[string]bool{}
 	r.failedMemo = map[string]failedRevision{}
 	r.healthCache = health.NewCache(1024)
 	r.wake = make(chan event.GenericEvent, 1024)
@@ -153,6 +149,9 @@ type scope struct {
 	rolledBack error
 	// heldErr is why the held revision failed, when this process knows.
 	heldErr error
+	// waitingForHandOff is set when the revision was refused only because
+	// another BundleDeployment still manages some of its objects.
+	waitingForHandOff bool
 	// warnings are what the API server warned about during this apply.
 	warnings []string
 	// bundleAnnotations are written to Bundles at the end of the reconcile.

@@ -156,6 +156,10 @@ func (r *Reconciler) skippedNowServed(s *scope, st *appliedState) bool {
 	return false
 }
 
+// handOffRecheck is how often a revision waiting for objects another
+// BundleDeployment manages tries again.
+const handOffRecheck = 10 * time.Second
+
 // maxSkippedReported bounds status.skippedObjects.
 const maxSkippedReported = 64
 
@@ -185,10 +189,6 @@ func (r *Reconciler) heldBack(s *scope) bool {
 		f = m
 	}
 	if f.bundle == "" || f.bundle != s.revision || bd.Annotations[v1alpha2.AnnotationRetry] != f.retry || bd.Generation > f.generation {
-		return false
-	}
-	if r.retry[bd.Name] {
-		delete(r.retry, bd.Name)
 		return false
 	}
 	s.heldErr = f.err
@@ -292,6 +292,13 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 	}
 	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, failure.Reason(err, v1alpha2.ReasonApplyFailed), "Install",
 		"Revision %s not installed: %v", s.revision, err)
+	if s.waitingForHandOff && failure.Reason(err, "") == v1alpha2.ReasonCollision {
+		// Not a failed revision: it waits for the other BundleDeployment
+		// to release the objects. The owner wakes it when it does; looking
+		// again now and then covers a restart in between.
+		s.requeueWithin(handOffRecheck)
+		return nil
+	}
 	outcome := v1alpha2.OutcomeFailed
 	if failure.Reason(err, "") == v1alpha2.ReasonApplyFailed && onFailure(s.bd) == v1alpha2.OnFailureRollback {
 		if target := s.bd.Status.LastHealthyBundle; target != "" {
