@@ -25,3 +25,23 @@ func (k ObjectKey) String() string {
 	}
 	return s
 }
+
+// Describe names the JSON type of a decoded value for messages about
+// content: "null", "an object", "a list", "a string", "a boolean" or "a
+// number".
+func Describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}

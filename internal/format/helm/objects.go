@@ -174,7 +174,7 @@ func decode(src source, doc, reason string) (objs []*object, hook *hookInfo, err
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, nil, failure.New(reason, "%s: not a Kubernetes object but %s", src, describe(v))
+		return nil, nil, failure.New(reason, "%s: not a Kubernetes object but %s", src, format.Describe(v))
 	}
 	if !isList(obj) {
 		if err := check(src, obj, reason, ""); err != nil {
@@ -184,12 +184,12 @@ func decode(src source, doc, reason string) (objs []*object, hook *hookInfo, err
 	}
 	items, ok := obj["items"].([]any)
 	if !ok && obj["items"] != nil {
-		return nil, nil, failure.New(reason, "%s: items of %v is %s, not a list", src, obj["kind"], describe(obj["items"]))
+		return nil, nil, failure.New(reason, "%s: items of %v is %s, not a list", src, obj["kind"], format.Describe(obj["items"]))
 	}
 	for i, item := range items {
 		m, ok := item.(map[string]any)
 		if !ok {
-			return nil, nil, failure.New(reason, "%s: items[%d] is not a Kubernetes object but %s", src, i, describe(item))
+			return nil, nil, failure.New(reason, "%s: items[%d] is not a Kubernetes object but %s", src, i, format.Describe(item))
 		}
 		if err := check(src, m, reason, fmt.Sprintf("items[%d]: ", i)); err != nil {
 			return nil, nil, err
@@ -231,7 +231,7 @@ func check(src source, obj map[string]any, reason, prefix string) error {
 	}
 	if m, ok := obj["metadata"]; ok && m != nil {
 		if _, ok := m.(map[string]any); !ok {
-			return failure.New(reason, "%s: %smetadata is %s, not an object", src, prefix, describe(m))
+			return failure.New(reason, "%s: %smetadata is %s, not an object", src, prefix, format.Describe(m))
 		}
 	}
 	if name, _ := nested(obj, "metadata", "name").(string); name == "" {
@@ -239,7 +239,7 @@ func check(src source, obj map[string]any, reason, prefix string) error {
 	}
 	if ns := nested(obj, "metadata", "namespace"); ns != nil {
 		if _, ok := ns.(string); !ok {
-			return failure.New(reason, "%s: %smetadata.namespace is %s, not a string", src, prefix, describe(ns))
+			return failure.New(reason, "%s: %smetadata.namespace is %s, not a string", src, prefix, format.Describe(ns))
 		}
 	}
 	return nil
@@ -253,23 +253,5 @@ func quoted(v any) string {
 	case string:
 		return strconv.Quote(v)
 	}
-	return describe(v)
-}
-
-// describe names the JSON type of a decoded value for messages.
-func describe(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	default:
-		return "a number"
-	}
+	return format.Describe(v)
 }

@@ -62,21 +62,21 @@ func newCollector(limits Limits, installNamespace string) *collector {
 func (c *collector) add(loc location, v any) error {
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return invalid(loc, "not an object but %s", describe(v))
+		return invalid(loc, "not an object but %s", format.Describe(v))
 	}
 	if !isList(obj) {
 		return c.addObject(loc, obj)
 	}
 	items, ok := obj["items"].([]any)
 	if !ok && obj["items"] != nil {
-		return invalid(loc, "items of %s is %s, not a list", obj["kind"], describe(obj["items"]))
+		return invalid(loc, "items of %s is %s, not a list", obj["kind"], format.Describe(obj["items"]))
 	}
 	for i, item := range items {
 		itemLoc := loc
 		itemLoc.item = i
 		m, ok := item.(map[string]any)
 		if !ok {
-			return invalid(itemLoc, "not an object but %s", describe(item))
+			return invalid(itemLoc, "not an object but %s", format.Describe(item))
 		}
 		if err := c.addObject(itemLoc, m); err != nil {
 			return err
@@ -137,7 +137,7 @@ func keyOf(loc location, obj map[string]any) (format.ObjectKey, error) {
 	}
 	metadata, ok := obj["metadata"].(map[string]any)
 	if !ok && obj["metadata"] != nil {
-		return format.ObjectKey{}, invalid(loc, "metadata is %s, not an object", describe(obj["metadata"]))
+		return format.ObjectKey{}, invalid(loc, "metadata is %s, not an object", format.Describe(obj["metadata"]))
 	}
 	name, err := requiredString(loc, metadata, "metadata.name")
 	if err != nil {
@@ -145,7 +145,7 @@ func keyOf(loc location, obj map[string]any) (format.ObjectKey, error) {
 	}
 	namespace, ok := metadata["namespace"].(string)
 	if !ok && metadata["namespace"] != nil {
-		return format.ObjectKey{}, invalid(loc, "metadata.namespace is %s, not a string", describe(metadata["namespace"]))
+		return format.ObjectKey{}, invalid(loc, "metadata.namespace is %s, not a string", format.Describe(metadata["namespace"]))
 	}
 	return format.ObjectKey{Group: gv.Group, Kind: kind, Namespace: namespace, Name: name}, nil
 }
@@ -159,7 +159,7 @@ func requiredString(loc location, m map[string]any, field string) (string, error
 	case v == nil || (ok && s == ""):
 		return "", invalid(loc, "object has no %s", field)
 	case !ok:
-		return "", invalid(loc, "%s is %s, not a string", field, describe(v))
+		return "", invalid(loc, "%s is %s, not a string", field, format.Describe(v))
 	}
 	return s, nil
 }
@@ -167,22 +167,4 @@ func requiredString(loc location, m map[string]any, field string) (string, error
 // invalid returns an InvalidContent failure about the document at loc.
 func invalid(loc location, format string, args ...any) error {
 	return failure.New(v1alpha2.ReasonInvalidContent, "%s: %s", loc, fmt.Sprintf(format, args...))
-}
-
-// describe names the JSON type of a decoded value for messages.
-func describe(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	default:
-		return "a number"
-	}
 }
