@@ -147,8 +147,6 @@ type scope struct {
 	rolloutStarted bool
 	// rolledBack is why the active revision was rolled back, if it was.
 	rolledBack error
-	// heldErr is why the held revision failed, when this process knows.
-	heldErr error
 	// waitingForHandOff is set when the revision was refused only because
 	// another BundleDeployment still manages some of its objects.
 	waitingForHandOff bool

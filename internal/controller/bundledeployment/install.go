@@ -191,7 +191,11 @@ func (r *Reconciler) heldBack(s *scope) bool {
 	if f.bundle == "" || f.bundle != s.revision || bd.Annotations[v1alpha2.AnnotationRetry] != f.retry || bd.Generation > f.generation {
 		return false
 	}
-	s.heldErr = f.err
+	// Report why it failed, when this process knows (after a restart the
+	// status keeps saying it).
+	if f.err != nil {
+		s.installErr = f.err
+	}
 	return true
 }
 
