@@ -122,6 +122,13 @@ type ValuesReference struct {
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 
+	// namespace of the object: empty or rukpak-system (values are read only
+	// from rukpak's own namespace); any other value is refused.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self == 'rukpak-system'",message="valuesFrom reads Secrets and ConfigMaps only from rukpak-system; copy the object there"
+	Namespace string `json:"namespace,omitempty"`
+
 	// key holding a YAML document of values; default values.yaml.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253

@@ -76,8 +76,18 @@ const (
 	ReasonCRDUpgradeUnsafe = "CRDUpgradeUnsafe"
 	// ReasonCollision: an object is managed by someone else.
 	ReasonCollision = "Collision"
-	// ReasonMissingPermissions: the install identity lacks permissions.
+	// ReasonMissingPermissions: the install identity lacks permissions the
+	// revision needs; the message lists the missing rules. Nothing was
+	// applied.
 	ReasonMissingPermissions = "MissingPermissions"
+	// ReasonServiceAccountRequired: the BundleDeployment names no
+	// serviceAccount and the manager does not install as itself (see
+	// --default-identity).
+	ReasonServiceAccountRequired = "ServiceAccountRequired"
+	// ReasonNotAuthorized: the user who last changed the spec (the
+	// requested-by annotations) may not impersonate the serviceAccount or
+	// use the ProvisionerClass.
+	ReasonNotAuthorized = "NotAuthorized"
 	// ReasonRolledBack: the new revision failed and the last healthy one was
 	// restored.
 	ReasonRolledBack = "RolledBack"
@@ -159,6 +169,14 @@ const (
 	// AnnotationInstalledAt on a Bundle is when (RFC 3339) the revision was
 	// first installed.
 	AnnotationInstalledAt = "core.rukpak.io/installed-at"
+	// AnnotationRequestedBy on a BundleDeployment is the user who last
+	// created or changed its spec. The MutatingAdmissionPolicy in
+	// config/policy sets it from the request (a value a user writes is
+	// overwritten), and the manager re-checks that user's right to
+	// impersonate the serviceAccount and use the class.
+	AnnotationRequestedBy = "core.rukpak.io/requested-by"
+	// AnnotationRequestedByGroups is that user's groups, comma-separated.
+	AnnotationRequestedByGroups = "core.rukpak.io/requested-by-groups"
 	// FinalizerCleanup removes a BundleDeployment's objects before it goes away.
 	FinalizerCleanup = "core.rukpak.io/cleanup"
 	// FinalizerContent removes a Bundle's content from the store.

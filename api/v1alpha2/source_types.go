@@ -72,6 +72,14 @@ type LocalObjectReference struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
+	// namespace of the object: empty or rukpak-system. rukpak reads the
+	// Secrets and ConfigMaps that sources name only from its own namespace,
+	// so that a BundleDeployment cannot make it read another namespace's
+	// Secrets; any other value is refused.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self == 'rukpak-system'",message="sources read Secrets and ConfigMaps only from rukpak-system; copy the object there"
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // ImageSource reads content from an OCI image.
