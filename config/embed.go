@@ -1,6 +1,7 @@
-// Package config embeds rukpak's generated Kubernetes manifests so that Go
-// programs (the local cluster, tests, the CLI) install exactly the CRDs that
-// `make manifests` wrote, without reading the source tree at run time.
+// Package config embeds rukpak's Kubernetes manifests so that Go programs
+// (the local cluster, tests, the CLI) install exactly the CRDs that
+// `make manifests` wrote and the admission policies of config/policy,
+// without reading the source tree at run time.
 package config
 
 import (
@@ -15,6 +16,7 @@ import (
 	"sort"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -62,4 +64,42 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	}
 	sort.Slice(crds, func(i, j int) bool { return crds[i].Name < crds[j].Name })
 	return crds, nil
+}
+
+//go:embed policy/*.yaml
+var policyFS embed.FS
+
+// policyFiles are the manifests of config/policy in the order Policies
+// returns their objects: each policy before its binding, mutating before
+// validating (rukpak-install-authorization refuses requests whose
+// requested-by annotations rukpak-requested-by has not set).
+var policyFiles = []string{
+	"policy/mutating-policy.yaml",
+	"policy/mutating-binding.yaml",
+	"policy/validating-policy.yaml",
+	"policy/validating-binding.yaml",
+}
+
+// Policies decodes the admission policies of config/policy: the
+// MutatingAdmissionPolicy rukpak-requested-by, its binding, the
+// ValidatingAdmissionPolicy rukpak-install-authorization and its binding, in
+// that order. They are returned as unstructured objects so that callers
+// install them as written, with server-side apply or create.
+func Policies() ([]*unstructured.Unstructured, error) {
+	objs := make([]*unstructured.Unstructured, 0, len(policyFiles))
+	for _, name := range policyFiles {
+		data, err := policyFS.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("reading embedded %s: %w", name, err)
+		}
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", path.Base(name), err)
+		}
+		if obj.GetKind() == "" || obj.GetName() == "" {
+			return nil, fmt.Errorf("%s is not one named object", path.Base(name))
+		}
+		objs = append(objs, obj)
+	}
+	return objs, nil
 }

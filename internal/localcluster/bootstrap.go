@@ -17,6 +17,7 @@ import (
 
 	rukpakv1alpha2 "github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/config"
+	"github.com/rukpak/rukpak/internal/approval"
 )
 
 // The simulated node.
@@ -46,7 +47,10 @@ func newScheme() (*k8sruntime.Scheme, error) {
 }
 
 // bootstrap installs what every cluster has: rukpak's CRDs (Established),
-// the system namespace and, unless minimal, the simulated Node (Ready).
+// the admission policies of config/policy (enforced), the system namespace
+// and, unless minimal, the simulated Node (Ready). The policies are applied
+// first and waited for after the CRDs, since the API server takes a moment
+// to load them.
 func bootstrap(ctx context.Context, cfg *rest.Config, minimal bool) error {
 	scheme, err := newScheme()
 	if err != nil {
@@ -55,6 +59,9 @@ func bootstrap(ctx context.Context, cfg *rest.Config, minimal bool) error {
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return fmt.Errorf("creating client: %w", err)
+	}
+	if err := approval.ApplyPolicies(ctx, cfg); err != nil {
+		return fmt.Errorf("installing admission policies: %w", err)
 	}
 	crds, err := config.CRDs()
 	if err != nil {
@@ -78,6 +85,9 @@ func bootstrap(ctx context.Context, cfg *rest.Config, minimal bool) error {
 		if err := waitEstablished(ctx, c, crd.Name); err != nil {
 			return err
 		}
+	}
+	if err := approval.WaitPoliciesEnforced(ctx, cfg); err != nil {
+		return fmt.Errorf("installing admission policies: %w", err)
 	}
 	if !minimal {
 		return waitNodeReady(ctx, c)

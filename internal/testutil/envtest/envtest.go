@@ -1,7 +1,7 @@
 // Package envtest starts a real etcd and kube-apiserver (built by
-// hack/build-cluster-bins.sh into bin/cluster) with rukpak's CRDs installed,
-// once per test package, and offers helpers to create objects and wait for
-// them. Tests never mock the API server.
+// hack/build-cluster-bins.sh into bin/cluster) with rukpak's CRDs and
+// admission policies installed, once per test package, and offers helpers
+// to create objects and wait for them. Tests never mock the API server.
 package envtest
 
 import (
@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	rukpakv1alpha2 "github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/approval"
 )
 
 // Env is a running control plane.
@@ -91,36 +92,59 @@ func must(err error) {
 	}
 }
 
-// Start starts etcd and kube-apiserver with rukpak's CRDs and the
-// rukpak-system namespace.
+// Start starts etcd and kube-apiserver with rukpak's CRDs, the
+// rukpak-system namespace and the admission policies of config/policy,
+// enforced by the time it returns. Config's user is in system:masters, so
+// it passes the policies' permission checks.
 func Start() (*Env, error) {
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err
 	}
-	e := &envtest.Environment{
-		BinaryAssetsDirectory: bin,
-		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
+	e := &envtest.Environment{BinaryAssetsDirectory: bin}
 	cfg, err := e.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest: %w", err)
 	}
 	cfg.QPS, cfg.Burst = 500, 1000
+	env, err := setUp(e, cfg)
+	if err != nil {
+		_ = e.Stop()
+		return nil, err
+	}
+	return env, nil
+}
+
+// setUp installs rukpak into a started control plane. The API server loads
+// admission policies a second or two after they are written, so they are
+// written first and waited for last.
+func setUp(e *envtest.Environment, cfg *rest.Config) (*Env, error) {
+	ctx := context.Background()
+	if err := approval.ApplyPolicies(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("installing admission policies: %w", err)
+	}
+	e.CRDInstallOptions = envtest.CRDInstallOptions{
+		Paths:              []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
+		ErrorIfPathMissing: true,
+	}
+	crds, err := envtest.InstallCRDs(cfg, e.CRDInstallOptions)
+	if err != nil {
+		return nil, fmt.Errorf("installing CRDs: %w", err)
+	}
+	e.CRDs = crds
 	s := Scheme()
 	c, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
-		_ = e.Stop()
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
-	env := &Env{Config: cfg, Client: c, Scheme: s, env: e}
 	ns := &corev1Namespace{}
-	if err := c.Create(context.Background(), ns.object(rukpakv1alpha2.SystemNamespace)); err != nil {
-		_ = e.Stop()
+	if err := c.Create(ctx, ns.object(rukpakv1alpha2.SystemNamespace)); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", rukpakv1alpha2.SystemNamespace, err)
 	}
-	return env, nil
+	if err := approval.WaitPoliciesEnforced(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("installing admission policies: %w", err)
+	}
+	return &Env{Config: cfg, Client: c, Scheme: s, env: e}, nil
 }
 
 // Stop stops the control plane.

@@ -1,0 +1,99 @@
+package config
+
+import (
+	"io/fs"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+)
+
+// TestPolicies checks that config/policy decodes into the four objects, in
+// order, that every embedded file is listed, and that each decodes strictly
+// into its typed API object (no misspelt fields).
+func TestPolicies(t *testing.T) {
+	objs, err := Policies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ kind, name string }{
+		{"MutatingAdmissionPolicy", "rukpak-requested-by"},
+		{"MutatingAdmissionPolicyBinding", "rukpak-requested-by"},
+		{"ValidatingAdmissionPolicy", "rukpak-install-authorization"},
+		{"ValidatingAdmissionPolicyBinding", "rukpak-install-authorization"},
+	}
+	if len(objs) != len(want) {
+		t.Fatalf("got %d objects, want %d", len(objs), len(want))
+	}
+	for i, w := range want {
+		if objs[i].GetKind() != w.kind || objs[i].GetName() != w.name {
+			t.Errorf("object %d = %s %s, want %s %s", i, objs[i].GetKind(), objs[i].GetName(), w.kind, w.name)
+		}
+		if objs[i].GetAPIVersion() != "admissionregistration.k8s.io/v1" {
+			t.Errorf("%s apiVersion = %s", w.kind, objs[i].GetAPIVersion())
+		}
+	}
+
+	files, err := fs.Glob(policyFS, "policy/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{"policy/kustomization.yaml": true}
+	for _, f := range policyFiles {
+		listed[f] = true
+	}
+	for _, f := range files {
+		if !listed[f] {
+			t.Errorf("%s is embedded but not listed in policyFiles", f)
+		}
+	}
+
+	var kustomization struct {
+		Resources []string `json:"resources"`
+	}
+	data, err := policyFS.ReadFile("policy/kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &kustomization); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range policyFiles {
+		if i >= len(kustomization.Resources) || "policy/"+kustomization.Resources[i] != f {
+			t.Errorf("policy/kustomization.yaml resources = %v, want the files of policyFiles in order", kustomization.Resources)
+			break
+		}
+	}
+
+	typed := []runtime.Object{
+		&admissionregistrationv1.MutatingAdmissionPolicy{},
+		&admissionregistrationv1.MutatingAdmissionPolicyBinding{},
+		&admissionregistrationv1.ValidatingAdmissionPolicy{},
+		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
+	}
+	for i, obj := range objs {
+		data, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.UnmarshalStrict(data, typed[i]); err != nil {
+			t.Errorf("%s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	vap := typed[2].(*admissionregistrationv1.ValidatingAdmissionPolicy)
+	mp := typed[0].(*admissionregistrationv1.MutatingAdmissionPolicy)
+	if len(vap.Spec.MatchConditions) != len(mp.Spec.MatchConditions) {
+		t.Fatal("the policies' matchConditions differ")
+	}
+	for i := range vap.Spec.MatchConditions {
+		if vap.Spec.MatchConditions[i] != mp.Spec.MatchConditions[i] {
+			t.Errorf("matchCondition %d differs between the policies", i)
+		}
+	}
+	for _, p := range []*admissionregistrationv1.FailurePolicyType{vap.Spec.FailurePolicy, mp.Spec.FailurePolicy} {
+		if p == nil || *p != admissionregistrationv1.Fail {
+			t.Error("policies must fail closed (failurePolicy: Fail)")
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package approval
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+)
+
+func withAnnotations(annotations map[string]string) *v1alpha2.BundleDeployment {
+	return &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Annotations: annotations},
+		Spec:       v1alpha2.BundleDeploymentSpec{ProvisionerClassName: v1alpha2.ClassPlain, InstallNamespace: "team-a"},
+	}
+}
+
+func TestRequester(t *testing.T) {
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		user        string
+		groups      []string
+		ok          bool
+	}{
+		{"no annotations", nil, "", nil, false},
+		{"empty user", map[string]string{v1alpha2.AnnotationRequestedBy: "", v1alpha2.AnnotationRequestedByGroups: "a"}, "", nil, false},
+		{"user without groups", map[string]string{v1alpha2.AnnotationRequestedBy: "carol"}, "carol", nil, true},
+		{"user and groups", map[string]string{
+			v1alpha2.AnnotationRequestedBy:       "carol",
+			v1alpha2.AnnotationRequestedByGroups: "team-a,system:authenticated",
+		}, "carol", []string{"team-a", "system:authenticated"}, true},
+		{"empty group entries dropped", map[string]string{
+			v1alpha2.AnnotationRequestedBy:       "carol",
+			v1alpha2.AnnotationRequestedByGroups: ",team-a,,",
+		}, "carol", []string{"team-a"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			user, groups, ok := Requester(withAnnotations(tt.annotations))
+			if user != tt.user || !slices.Equal(groups, tt.groups) || ok != tt.ok {
+				t.Fatalf("Requester() = %q, %q, %v; want %q, %q, %v", user, groups, ok, tt.user, tt.groups, tt.ok)
+			}
+		})
+	}
+}
+
+// A BundleDeployment without the annotation (written before the policies
+// were installed, or without them) is refused, and the message says how to
+// fix it. No review is made (Reviews is nil).
+func TestCheckWithoutAnnotation(t *testing.T) {
+	err := (&Checker{}).Check(context.Background(), withAnnotations(nil))
+	f := failure.As(err)
+	if f == nil || f.Reason != v1alpha2.ReasonNotAuthorized {
+		t.Fatalf("Check() = %v, want a NotAuthorized failure", err)
+	}
+	for _, want := range []string{v1alpha2.AnnotationRequestedBy, "config/policy", "not installed", "kubectl annotate bundledeployment hello"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("message %q does not contain %q", f.Message, want)
+		}
+	}
+}
+
+// system:masters passes every authorization check, so no review is made
+// (Reviews is nil).
+func TestCheckMasters(t *testing.T) {
+	bd := withAnnotations(map[string]string{
+		v1alpha2.AnnotationRequestedBy:       "kube-admin",
+		v1alpha2.AnnotationRequestedByGroups: "system:masters,system:authenticated",
+	})
+	if err := (&Checker{}).Check(context.Background(), bd); err != nil {
+		t.Fatalf("Check() = %v, want nil", err)
+	}
+}
