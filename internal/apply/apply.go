@@ -93,7 +93,7 @@ func (e *Engine) deferred(ctx context.Context, p *Plan) ([]bool, error) {
 // names all (up to maxReported) refused objects.
 func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []string) error {
 	var mu sync.Mutex
-	var refused, collided []string
+	var refused, collided, forbidden []string
 	var transient error
 	e.each(ctx, idx, func(i int) bool {
 		it := p.items[i]
@@ -119,6 +119,12 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		if apierrors.IsForbidden(err) && !terminating(err) {
+			// The identity may not write it, or (RBAC) may not grant
+			// what it holds: a permission, not a content, problem.
+			forbidden = append(forbidden, fmt.Sprintf("object %s: %v", it.id, err))
+			return true
+		}
 		if f := classify(err, v1alpha2.ReasonValidationFailed); f != nil {
 			refused = append(refused, fmt.Sprintf("object %s: %s", it.id, f.Message))
 			return true
@@ -128,6 +134,9 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 		}
 		return false
 	})
+	if len(forbidden) > 0 {
+		return failure.New(v1alpha2.ReasonMissingPermissions, "the API server forbade %d object(s), nothing was applied: %s", len(forbidden), list(forbidden))
+	}
 	if len(refused) > 0 {
 		return failure.New(v1alpha2.ReasonValidationFailed, "server-side validation refused %d object(s), nothing was applied: %s", len(refused), list(refused))
 	}
@@ -253,6 +262,10 @@ func (e *Engine) each(ctx context.Context, idx []int, fn func(i int) bool) {
 	wg.Wait()
 }
 
+// terminating reports whether a Forbidden error only says the namespace is
+// being deleted, which passes.
+func terminating(err error) bool { return strings.Contains(err.Error(), "being terminated") }
+
 // classify returns a terminal failure for errors that retrying the same
 // objects will not fix (the object is invalid, its kind is not served, its
 // namespace does not exist), or nil for transient ones.
@@ -272,7 +285,7 @@ func classify(err error, reason string) *failure.Error {
 		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsMethodNotSupported(err),
 		apierrors.IsUnsupportedMediaType(err), apierrors.IsNotAcceptable(err):
 		return failure.New(reason, "%v", err)
-	case apierrors.IsForbidden(err) && !strings.Contains(err.Error(), "being terminated"):
+	case apierrors.IsForbidden(err) && !terminating(err):
 		return failure.New(reason, "%v", err)
 	}
 	return nil

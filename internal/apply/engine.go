@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -46,6 +47,19 @@ func New(c client.Client, reader client.Reader, md metadata.Interface, mapper me
 }
 
 func (e *Engine) live() client.Reader { return e.reader }
+
+// With returns a copy of e that reads and writes through other clients
+// (those of another identity), sharing e's RESTMapper and options.
+func (e *Engine) With(c client.Client, reader client.Reader, md metadata.Interface) *Engine {
+	out := *e
+	out.c, out.reader, out.meta = c, reader, md
+	return &out
+}
+
+// Mapping returns how the cluster serves kind gvk.
+func (e *Engine) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	return e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+}
 
 // Serves reports whether the cluster serves the kind of id now.
 func (e *Engine) Serves(id inventory.ID) bool {

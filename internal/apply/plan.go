@@ -32,6 +32,8 @@ type item struct {
 	// needsCRD is set when the object's kind is defined by a CRD of the
 	// bundle that the cluster does not serve yet.
 	needsCRD bool
+	// resource is the object's API resource.
+	resource schema.GroupVersionResource
 }
 
 // Plan is a revision's objects, ready to apply: placed, labelled, checked
@@ -81,6 +83,22 @@ func (p *Plan) CRDs() []*unstructured.Unstructured {
 	return out
 }
 
+// Resource is one object of a plan and its API resource.
+type Resource struct {
+	ID       inventory.ID
+	Resource schema.GroupVersionResource
+}
+
+// Resources returns the plan's objects with their API resources (for kinds
+// a CRD of the bundle defines, as that CRD names them), in apply order.
+func (p *Plan) Resources() []Resource {
+	out := make([]Resource, len(p.items))
+	for i, it := range p.items {
+		out[i] = Resource{ID: it.id, Resource: it.resource}
+	}
+	return out
+}
+
 // Len is the number of objects in the plan.
 func (p *Plan) Len() int { return len(p.items) }
 
@@ -102,6 +120,7 @@ func (p *Plan) Subset(ids []inventory.ID) *Plan {
 // crdDef is what a CRD of the bundle says about its kind.
 type crdDef struct {
 	namespaced bool
+	plural     string
 	versions   map[string]bool
 }
 
@@ -120,7 +139,7 @@ func (e *Engine) Prepare(objs []*unstructured.Unstructured, installNamespace str
 	for _, in := range objs {
 		obj := in.DeepCopy()
 		gvk := obj.GroupVersionKind()
-		namespaced, needsCRD, err := e.scope(gvk, crds)
+		namespaced, needsCRD, resource, err := e.scope(gvk, crds)
 		if err != nil && obj.GetAnnotations()[v1alpha2.AnnotationOptional] == "true" && failure.Reason(err, "") == v1alpha2.ReasonUnknownKind {
 			// An optional object of a kind the cluster does not serve
 			// (yet): left out, and reported.
@@ -142,7 +161,7 @@ func (e *Engine) Prepare(objs []*unstructured.Unstructured, installNamespace str
 		}
 		seen[id.Key()] = true
 		stamp(obj, owner)
-		it := item{id: id, obj: obj, phase: phaseRest, needsCRD: needsCRD}
+		it := item{id: id, obj: obj, phase: phaseRest, needsCRD: needsCRD, resource: resource}
 		if gk := gvk.GroupKind(); gk == crdGK || gk == namespaceGK {
 			it.phase = phaseFirst
 			if gk == namespaceGK {
@@ -157,20 +176,20 @@ func (e *Engine) Prepare(objs []*unstructured.Unstructured, installNamespace str
 	return p, nil
 }
 
-// scope tells whether gvk is namespaced, from the cluster or else from a
-// CRD of the bundle (needsCRD), or fails with UnknownKind.
-func (e *Engine) scope(gvk schema.GroupVersionKind, crds map[schema.GroupKind]crdDef) (namespaced, needsCRD bool, err error) {
+// scope tells whether gvk is namespaced and its resource, from the cluster
+// or else from a CRD of the bundle (needsCRD), or fails with UnknownKind.
+func (e *Engine) scope(gvk schema.GroupVersionKind, crds map[schema.GroupKind]crdDef) (namespaced, needsCRD bool, resource schema.GroupVersionResource, err error) {
 	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err == nil {
-		return m.Scope.Name() == meta.RESTScopeNameNamespace, false, nil
+		return m.Scope.Name() == meta.RESTScopeNameNamespace, false, m.Resource, nil
 	}
 	if !meta.IsNoMatchError(err) {
-		return false, false, fmt.Errorf("looking up kind %s: %w", gvk, err)
+		return false, false, resource, fmt.Errorf("looking up kind %s: %w", gvk, err)
 	}
 	if def, ok := crds[gvk.GroupKind()]; ok && def.versions[gvk.Version] {
-		return def.namespaced, true, nil
+		return def.namespaced, true, gvk.GroupVersion().WithResource(def.plural), nil
 	}
-	return false, false, failure.New(v1alpha2.ReasonUnknownKind,
+	return false, false, resource, failure.New(v1alpha2.ReasonUnknownKind,
 		"kind %s is not served by the cluster and no CustomResourceDefinition of the bundle defines it", gvk.GroupVersion().WithKind(gvk.Kind))
 }
 
@@ -184,11 +203,12 @@ func bundleCRDs(objs []*unstructured.Unstructured) (map[schema.GroupKind]crdDef,
 		group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
 		kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
 		scope, _, _ := unstructured.NestedString(obj.Object, "spec", "scope")
+		plural, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "plural")
 		versions, _, _ := unstructured.NestedSlice(obj.Object, "spec", "versions")
 		if group == "" || kind == "" {
 			return nil, failure.New(v1alpha2.ReasonInvalidContent, "CustomResourceDefinition %q has no spec.group or spec.names.kind", obj.GetName())
 		}
-		def := crdDef{namespaced: scope != "Cluster", versions: map[string]bool{}}
+		def := crdDef{namespaced: scope != "Cluster", plural: plural, versions: map[string]bool{}}
 		for _, v := range versions {
 			if m, ok := v.(map[string]any); ok {
 				if name, ok := m["name"].(string); ok {

@@ -17,7 +17,8 @@ const (
 // ManagerFlags returns the flags the manager is started with (before any
 // extra ones): the cluster's kubeconfig, a content store inside the state
 // directory, the health probe on 127.0.0.1:probePort, the content server on
-// 127.0.0.1:contentPort and no metrics endpoint.
+// 127.0.0.1:contentPort, no metrics endpoint, and BundleDeployments without
+// a serviceAccount installed as the manager.
 func ManagerFlags(stateDir string, probePort, contentPort int) []string {
 	return []string{
 		"--kubeconfig=" + filepath.Join(stateDir, kubeconfigName),
@@ -26,6 +27,10 @@ func ManagerFlags(stateDir string, probePort, contentPort int) []string {
 		"--content-bind-address=" + loopback(contentPort),
 		"--content-url=http://" + loopback(contentPort),
 		"--metrics-bind-address=0",
+		// The development cluster runs in the cluster-admin mode, so that
+		// BundleDeployments without spec.serviceAccount (the examples)
+		// install; those that name one are bounded by its RBAC.
+		"--default-identity=manager",
 	}
 }
 

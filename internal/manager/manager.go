@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,13 +29,16 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/approval"
 	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/controller/bundle"
 	"github.com/rukpak/rukpak/internal/controller/bundledeployment"
 	"github.com/rukpak/rukpak/internal/controller/provisionerclass"
 	"github.com/rukpak/rukpak/internal/crdwebhook"
+	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/permissions"
 	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/configmaps"
@@ -82,7 +86,25 @@ type Options struct {
 	// which the API server calls the webhook; when empty it calls
 	// CRDWebhookBindAddress directly.
 	CRDWebhookService string
+	// DefaultIdentity is who installs BundleDeployments without
+	// spec.serviceAccount: IdentityNone refuses them (ServiceAccountRequired);
+	// IdentityManager installs them as the manager itself, which then needs
+	// the RBAC of everything they install (the cluster-admin mode).
+	DefaultIdentity string
+	// RequireApproval re-checks at reconcile time that the user who last
+	// changed a BundleDeployment's spec (the requested-by annotations the
+	// admission policies of config/policy set) may impersonate its
+	// identity and use its class.
+	RequireApproval bool
 }
+
+// The values of Options.DefaultIdentity.
+const (
+	// IdentityNone: spec.serviceAccount is required.
+	IdentityNone = "none"
+	// IdentityManager: BundleDeployments without one install as the manager.
+	IdentityManager = "manager"
+)
 
 // DefaultOptions are the settings cmd/rukpak starts with.
 func DefaultOptions() Options {
@@ -92,6 +114,8 @@ func DefaultOptions() Options {
 		HealthProbeBindAddress:  ":8081",
 		MetricsBindAddress:      "0",
 		LeaderElectionNamespace: v1alpha2.SystemNamespace,
+		DefaultIdentity:         IdentityNone,
+		RequireApproval:         true,
 	}
 }
 
@@ -145,26 +169,9 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 
 	// Managed objects are watched metadata-only and only when they carry the
 	// owner label, in a cache of their own.
-	managed, err := labels.NewRequirement(v1alpha2.LabelOwnerKind, selection.Exists, nil)
-	if err != nil {
-		return nil, fmt.Errorf("building owner selector: %w", err)
+	if opts.DefaultIdentity != IdentityNone && opts.DefaultIdentity != IdentityManager {
+		return nil, fmt.Errorf("default identity %q: want %s or %s", opts.DefaultIdentity, IdentityNone, IdentityManager)
 	}
-	objectCache, err := cache.New(cfg, cache.Options{
-		Scheme:               scheme,
-		Mapper:               mgr.GetRESTMapper(),
-		HTTPClient:           mgr.GetHTTPClient(),
-		DefaultLabelSelector: labels.NewSelector().Add(*managed),
-		DefaultTransform:     cache.TransformStripManagedFields(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("creating managed-object cache: %w", err)
-	}
-	if err := mgr.Add(objectCache); err != nil {
-		return nil, fmt.Errorf("adding managed-object cache: %w", err)
-	}
-
-	// Warnings the API server returns to applies (deprecated APIs and
-	// fields) are collected per apply and reported on the BundleDeployment.
 	mdCfg := rest.CopyConfig(cfg)
 	mdCfg.WarningHandlerWithContext = apply.WarningHandler{}
 	md, err := metadata.NewForConfigAndClient(mdCfg, mgr.GetHTTPClient())
@@ -214,21 +221,38 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := (&bundle.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners, Sources: sources, Unpacker: unpacker, ContentURL: contentURL, Cluster: cluster}).SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, fmt.Errorf("setting up Bundle controller: %w", err)
 	}
+	engine := apply.New(mgr.GetClient(), mgr.GetAPIReader(), md, mgr.GetRESTMapper(), apply.Options{
+		FieldManager:     v1alpha2.FieldManager,
+		Concurrency:      opts.ApplyConcurrency,
+		EstablishTimeout: time.Minute,
+	})
+	kube, err := kubernetes.NewForConfigAndClient(cfg, mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("creating clientset: %w", err)
+	}
+	direct, err := client.New(cfg, client.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: scheme, Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, fmt.Errorf("creating direct client: %w", err)
+	}
 	bdr := &bundledeployment.Reconciler{
 		Client:       mgr.GetClient(),
 		Provisioners: provisioners,
 		Sources:      sources,
 		Unpacker:     unpacker,
-		Engine: apply.New(mgr.GetClient(), mgr.GetAPIReader(), md, mgr.GetRESTMapper(), apply.Options{
-			FieldManager:     v1alpha2.FieldManager,
-			Concurrency:      opts.ApplyConcurrency,
-			EstablishTimeout: time.Minute,
-		}),
-		Inventory:   inventory.NewStore(mgr.GetClient(), mgr.GetClient(), v1alpha2.SystemNamespace),
-		ObjectCache: objectCache,
-		Live:        mgr.GetAPIReader(),
-		Recorder:    mgr.GetEventRecorder("rukpak"),
-		Cluster:     cluster,
+		Engine:       engine,
+		Inventory:    inventory.NewStore(mgr.GetClient(), mgr.GetClient(), v1alpha2.SystemNamespace),
+		// Objects are written through metadata clients (see apply.New), so
+		// the identities' clients report API warnings like the manager's.
+		Identities: identity.NewPool(mdCfg, mgr.GetHTTPClient(), scheme, mgr.GetRESTMapper(),
+			&identity.Clients{Client: direct, Metadata: md}, identity.DefaultSize),
+		ManagerIdentity: opts.DefaultIdentity == IdentityManager,
+		Permissions:     &permissions.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews()},
+		Recorder:        mgr.GetEventRecorder("rukpak"),
+		Cluster:         cluster,
+	}
+	if opts.RequireApproval {
+		bdr.Approval = &approval.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews(),
+			ManagerNamespace: approval.DefaultManagerNamespace, ManagerServiceAccount: approval.DefaultManagerServiceAccount}
 	}
 	if err := bdr.SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, fmt.Errorf("setting up BundleDeployment controller: %w", err)

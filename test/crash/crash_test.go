@@ -91,7 +91,7 @@ func (h *harness) start() *managerProc {
 	h.t.Helper()
 	port := freePort(h.t)
 	cmd := exec.Command(h.bin, "--kubeconfig="+h.kubeconfig, "--storage-dir="+h.storage,
-		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(port), "--metrics-bind-address=0")
+		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(port), "--metrics-bind-address=0", "--default-identity=manager")
 	cmd.Stdout, cmd.Stderr = h.logs, h.logs
 	if err := cmd.Start(); err != nil {
 		h.t.Fatal(err)

@@ -10,24 +10,30 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	crsource "sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/approval"
 	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/health"
+	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/objectwatch"
+	"github.com/rukpak/rukpak/internal/permissions"
 	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/values"
@@ -39,10 +45,16 @@ import (
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete,namespace=rukpak-system
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch,namespace=rukpak-system
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=*,resources=*,verbs=*
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=rukpak-system
+//
+// That is all the manager needs for its own objects: bundles' objects are
+// read and written as each BundleDeployment's ServiceAccount. The
+// cluster-admin mode (--default-identity=manager, config/cluster-admin)
+// binds cluster-admin on top.
 
 // Reconciler reconciles BundleDeployments of the classes its provisioners
 // serve.
@@ -59,20 +71,29 @@ type Reconciler struct {
 	Engine *apply.Engine
 	// Inventory records which objects each BundleDeployment manages.
 	Inventory *inventory.Store
-	// ObjectCache is a metadata-only cache of managed objects (selected by
-	// the owner label), used to see drift.
-	ObjectCache cache.Cache
-	// Live reads managed objects' metadata from the API server, to confirm
-	// drift the cache shows before acting on it.
-	Live client.Reader
+	// Identities hands out clients acting as each install identity.
+	Identities *identity.Pool
+	// ManagerIdentity lets BundleDeployments without spec.serviceAccount
+	// install as the manager itself (the cluster-admin mode); without it
+	// they are refused with ServiceAccountRequired.
+	ManagerIdentity bool
+	// Approval, when set, re-checks that the user who last changed a
+	// BundleDeployment's spec may impersonate its identity and use its
+	// class.
+	Approval *approval.Checker
+	// Permissions, when set, checks a ServiceAccount's permissions before
+	// a revision is applied as it.
+	Permissions *permissions.Checker
 	// Recorder emits events.
 	Recorder events.EventRecorder
 	// Cluster tells formats that need it (Helm) what the cluster serves;
 	// nil renders with the formats' defaults.
 	Cluster *clusterinfo.Reader
 
-	ctrl    controller.Controller
-	drift   *driftWatches
+	// watches are the drift watches of managed objects.
+	watches *objectwatch.Watcher
+	// queue is the controller's work queue (drift events go there).
+	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
 	mu      sync.Mutex
 	applied map[string]*appliedState // by BundleDeployment name
 	// claims are objects (by inventory.ID.Key) that a BundleDeployment was
@@ -85,7 +106,14 @@ type Reconciler struct {
 	failedMemo map[string]failedRevision
 	// healthCache holds compiled health probes.
 	healthCache *health.Cache
+	// approvals are requesters found allowed, by BundleDeployment.
+	approvals map[string]approvedRequester
+	// identities are the install identities in use, by BundleDeployment.
+	identities map[string]identity.Identity
 }
+
+// managedSelector selects the objects rukpak manages.
+var managedSelector = v1alpha2.LabelOwnerKind
 
 // SetupWithManager registers the controller with mgr.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
@@ -103,7 +131,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.failedMemo = map[string]failedRevision{}
 	r.healthCache = health.NewCache(1024)
 	r.wake = make(chan event.GenericEvent, 1024)
-	c, err := ctrl.NewControllerManagedBy(mgr).
+	r.approvals = map[string]approvedRequester{}
+	r.identities = map[string]identity.Identity{}
+	_, err := ctrl.NewControllerManagedBy(mgr).
 		// Spec changes, and annotation changes (core.rukpak.io/retry).
 		For(&v1alpha2.BundleDeployment{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		// Only a deleted Bundle needs this controller: it creates them itself.
@@ -119,20 +149,36 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&v1alpha2.ProvisionerClass{}, handler.EnqueueRequestsFromMapFunc(r.bundleDeploymentsForClass),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(crsource.Channel(r.wake, &handler.EnqueueRequestForObject{})).
+		// Managed objects are watched per identity (objectwatch); their
+		// events go to the queue this source is given.
+		WatchesRawSource(crsource.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+			r.queue = q
+			r.watches = objectwatch.New(ctx, managedSelector, r.metadataFor, r.onObjectEvent)
+			return nil
+		})).
 		WithOptions(opts).
 		Build(r)
 	if err != nil {
 		return fmt.Errorf("building BundleDeployment controller: %w", err)
 	}
-	r.ctrl = c
-	r.drift = newDriftWatches(r.ObjectCache, c, r.isUnchanged)
 	return nil
+}
+
+// metadataFor is the metadata client acting as id.
+func (r *Reconciler) metadataFor(id identity.Identity) (metadata.Interface, error) {
+	c, err := r.Identities.For(id)
+	if err != nil {
+		return nil, err
+	}
+	return c.Metadata, nil
 }
 
 // scope is what one reconcile knows.
 type scope struct {
 	bd   *v1alpha2.BundleDeployment
 	prov provisioner.Provisioner
+	// as is who the BundleDeployment's objects are read and written as.
+	as *actor
 
 	pinned   []v1alpha2.BundleSource
 	revision string
@@ -200,7 +246,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	completed := true
 	for _, phase := range []func(context.Context, *scope) (bool, error){
-		r.resolve, r.ensureBundle, r.ensureContent, r.install,
+		r.authorize, r.act, r.resolve, r.ensureBundle, r.ensureContent, r.install,
 	} {
 		next, err := phase(ctx, s)
 		if err != nil {
@@ -214,6 +260,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	// Health is judged whatever became of the newest revision: the active
 	// one may still be rolling out. History is trimmed after, so that a
 	// revision that just became the last healthy one is kept.
+	if s.as == nil {
+		return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
+	}
 	if err := r.checkHealth(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -223,6 +272,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 	}
 	return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
+}
+
+// act picks the install identity and its clients.
+func (r *Reconciler) act(_ context.Context, s *scope) (bool, error) {
+	id, err := r.identityOf(s.bd)
+	if err != nil {
+		s.installErr = err
+		s.requeueWithin(permissionsRecheck)
+		return false, nil
+	}
+	s.as, err = r.actorFor(id)
+	if err != nil {
+		return false, err
+	}
+	r.mu.Lock()
+	r.identities[s.bd.Name] = id
+	r.mu.Unlock()
+	return true, nil
 }
 
 // patchStatus computes the conditions from s and patches the status if it

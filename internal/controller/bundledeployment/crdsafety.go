@@ -19,7 +19,8 @@ import (
 // checkCRDUpgrades refuses a plan that changes an installed CRD unsafely
 // (crdsafety.Compare) or whose new schema existing custom resources fail,
 // unless upgrade.crdUpgradeSafety is None.
-func (r *Reconciler) checkCRDUpgrades(ctx context.Context, bd *v1alpha2.BundleDeployment, plan *apply.Plan) error {
+func (r *Reconciler) checkCRDUpgrades(ctx context.Context, s *scope, plan *apply.Plan) error {
+	bd := s.bd
 	if bd.Spec.Upgrade != nil && bd.Spec.Upgrade.CRDUpgradeSafety == v1alpha2.CRDUpgradeSafetyNone {
 		return nil
 	}
@@ -30,14 +31,14 @@ func (r *Reconciler) checkCRDUpgrades(ctx context.Context, bd *v1alpha2.BundleDe
 			return failure.New(v1alpha2.ReasonInvalidContent, "CRD %s: %v", obj.GetName(), err)
 		}
 		installed := &apiextensionsv1.CustomResourceDefinition{}
-		err := r.Live.Get(ctx, client.ObjectKey{Name: next.Name}, installed)
+		err := s.as.live.Get(ctx, client.ObjectKey{Name: next.Name}, installed)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("getting installed CRD %s: %w", next.Name, err)
 		}
-		report, err := crdsafety.Check(ctx, r.Live, installed, next)
+		report, err := crdsafety.Check(ctx, s.as.live, installed, next)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/identity"
 )
 
 // finalize removes everything a BundleDeployment created: its objects (CRDs
@@ -23,7 +24,18 @@ func (r *Reconciler) finalize(ctx context.Context, bd *v1alpha2.BundleDeployment
 	if err != nil {
 		return fmt.Errorf("loading inventory: %w", err)
 	}
-	cs, err := r.Engine.Prune(ctx, bd.Name, ids, apply.PruneOptions{DeleteCRDs: deleteCRDs(bd), Keep: r.claimedByOther(bd.Name)})
+	// Deleted as the install identity, as they were written; a
+	// BundleDeployment that never had one (refused before installing
+	// anything, so its inventory is empty) falls back to the manager.
+	id, err := r.identityOf(bd)
+	if err != nil {
+		id = identity.Manager
+	}
+	as, err := r.actorFor(id)
+	if err != nil {
+		return err
+	}
+	cs, err := as.engine.Prune(ctx, bd.Name, ids, apply.PruneOptions{DeleteCRDs: deleteCRDs(bd), Keep: r.claimedByOther(bd.Name)})
 	if err != nil {
 		return fmt.Errorf("deleting managed objects: %w", err)
 	}

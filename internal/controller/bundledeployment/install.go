@@ -226,13 +226,20 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	if err != nil {
 		return nil, err
 	}
+	if err := r.preflight(ctx, s, plan); err != nil {
+		return nil, err
+	}
 	if ref.upgrade {
-		if err := r.checkCRDUpgrades(ctx, s.bd, plan); err != nil {
+		if err := r.checkCRDUpgrades(ctx, s, plan); err != nil {
 			return nil, err
 		}
 	}
-	if err := r.Engine.EnsureNamespace(ctx, s.bd.Spec.InstallNamespace); err != nil {
-		return nil, fmt.Errorf("creating install namespace: %w", err)
+	if s.as.id.IsManager() {
+		// A ServiceAccount lives in the install namespace, so it exists;
+		// only the manager creates it.
+		if err := s.as.engine.EnsureNamespace(ctx, s.bd.Spec.InstallNamespace); err != nil {
+			return nil, fmt.Errorf("creating install namespace: %w", err)
+		}
 	}
 	old, err := r.Inventory.Load(ctx, s.bd.Name)
 	if err != nil {
@@ -247,7 +254,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		}
 	}
 	applyCtx, warnings := apply.CollectWarnings(ctx)
-	cs, err := r.Engine.Apply(applyCtx, plan.WithCollisions(r.collisions(s, st)))
+	cs, err := s.as.engine.Apply(applyCtx, plan.WithCollisions(r.collisions(s, st)))
 	r.reportWarnings(s, ref.bundle, warnings())
 	if err != nil {
 		return nil, err
@@ -261,14 +268,14 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		countChange(res, c.Action)
 	}
 	r.setState(s.bd.Name, next)
-	if err := r.drift.ensure(ctx, ids); err != nil {
+	if err := r.watches.Ensure(s.bd.Name, watchKeys(s.as.id, plan.Resources())); err != nil {
 		return nil, fmt.Errorf("watching managed objects: %w", err)
 	}
 
 	stale := inventory.Stale(old, ids)
 	var pcs *apply.ChangeSet
 	if len(stale) > 0 {
-		pcs, err = r.Engine.Prune(ctx, s.bd.Name, stale, apply.PruneOptions{DeleteCRDs: deleteCRDs(s.bd), Keep: r.claimedByOther(s.bd.Name)})
+		pcs, err = s.as.engine.Prune(ctx, s.bd.Name, stale, apply.PruneOptions{DeleteCRDs: deleteCRDs(s.bd), Keep: r.claimedByOther(s.bd.Name)})
 		if err != nil {
 			return nil, fmt.Errorf("pruning objects revision %s no longer has: %w", ref.bundle, err)
 		}
@@ -296,6 +303,12 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 	}
 	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, failure.Reason(err, v1alpha2.ReasonApplyFailed), "Install",
 		"Revision %s not installed: %v", s.revision, err)
+	if waitsForAdmin(err) {
+		// Not a failed revision: nothing was applied, and an admin's RBAC
+		// change (which triggers no reconcile) lets it through.
+		s.requeueWithin(permissionsRecheck)
+		return nil
+	}
 	if s.waitingForHandOff && failure.Reason(err, "") == v1alpha2.ReasonCollision {
 		// Not a failed revision: it waits for the other BundleDeployment
 		// to release the objects. The owner wakes it when it does; looking
@@ -341,7 +354,7 @@ func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, re
 func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedState) error {
 	var drifted []inventory.ID
 	for _, id := range st.ids {
-		if r.hasDrifted(ctx, id, st.object(&r.mu, id)) {
+		if r.hasDrifted(ctx, s.as, id, st.object(&r.mu, id)) {
 			drifted = append(drifted, id)
 		}
 	}
@@ -356,7 +369,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if err != nil {
 		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
 	}
-	cs, err := r.Engine.Apply(ctx, plan.Subset(drifted))
+	cs, err := s.as.engine.Apply(ctx, plan.Subset(drifted))
 	if err != nil {
 		return fmt.Errorf("correcting drift of revision %s: %w", st.bundle, err)
 	}
@@ -381,17 +394,19 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 // hasDrifted reports whether the object differs from what was applied. The
 // cache may lag behind a write just made, so a difference it shows is
 // confirmed against the API server.
-func (r *Reconciler) hasDrifted(ctx context.Context, id inventory.ID, a appliedObject) bool {
+func (r *Reconciler) hasDrifted(ctx context.Context, as *actor, id inventory.ID, a appliedObject) bool {
 	if a.rv == "" {
 		return true
 	}
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
-	key := client.ObjectKey{Namespace: id.Namespace, Name: id.Name}
-	if err := r.ObjectCache.Get(ctx, key, obj); err == nil && !a.drifted(obj) {
-		return false
+	gvk := id.GroupVersionKind()
+	if m, err := r.Engine.Mapping(gvk); err == nil {
+		if seen, ok := r.watches.Get(watchKey(as.id, id, m.Resource), id.Namespace, id.Name); ok && !a.drifted(seen) {
+			return false
+		}
 	}
-	err := r.Live.Get(ctx, key, obj)
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(gvk)
+	err := as.live.Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
 	if apierrors.IsNotFound(err) {
 		return true
 	}
@@ -433,10 +448,23 @@ func (r *Reconciler) setState(name string, st *appliedState) {
 }
 
 func (r *Reconciler) forget(name string) {
+	if r.watches != nil {
+		r.watches.Release(name)
+	}
 	r.mu.Lock()
 	delete(r.applied, name)
 	delete(r.failedMemo, name)
+	delete(r.approvals, name)
+	id, had := r.identities[name]
+	delete(r.identities, name)
+	inUse := false
+	for _, other := range r.identities {
+		inUse = inUse || other == id
+	}
 	r.mu.Unlock()
+	if had && !inUse {
+		r.Identities.Forget(id)
+	}
 }
 
 // isUnchanged reports whether a managed object's event shows no drift: the

@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	opts := manager.DefaultOptions()
 	opts.StorageDir = dir
 	opts.HealthProbeBindAddress = "0"
+	// Most tests install as the manager; identity_test.go names
+	// ServiceAccounts.
+	opts.DefaultIdentity = manager.IdentityManager
 	mgr, err := manager.New(env.Config, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,0 +1,186 @@
+package bundledeployment
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/identity"
+	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/objectwatch"
+	"github.com/rukpak/rukpak/internal/permissions"
+)
+
+// Recheck intervals of refusals an admin fixes outside the
+// BundleDeployment (RBAC changes trigger no reconcile).
+const (
+	// permissionsRecheck: a revision refused for missing permissions, or
+	// a requester not authorized, is checked again this often.
+	permissionsRecheck = 30 * time.Second
+	// approvalTTL is how long an allowed requester is trusted before it is
+	// checked again.
+	approvalTTL = time.Minute
+)
+
+// actor is who one reconcile reads and writes the BundleDeployment's
+// objects as, with the engine and reader acting as that identity.
+type actor struct {
+	id     identity.Identity
+	engine *apply.Engine
+	live   client.Reader
+}
+
+// identityOf is who installs bd: its serviceAccount in the install
+// namespace, or the manager itself when the manager allows that.
+func (r *Reconciler) identityOf(bd *v1alpha2.BundleDeployment) (identity.Identity, error) {
+	if sa := bd.Spec.ServiceAccount; sa != nil {
+		return identity.ServiceAccount(bd.Spec.InstallNamespace, sa.Name), nil
+	}
+	if r.ManagerIdentity {
+		return identity.Manager, nil
+	}
+	return identity.Identity{}, failure.New(v1alpha2.ReasonServiceAccountRequired,
+		"spec.serviceAccount is required: rukpak installs each bundle as a ServiceAccount of its install namespace (%s), whose RBAC bounds what the bundle may do; "+
+			"name one, or run the manager with --default-identity=manager to install as the manager itself (see docs/security.md)", bd.Spec.InstallNamespace)
+}
+
+// actorFor returns the actor of identity id.
+func (r *Reconciler) actorFor(id identity.Identity) (*actor, error) {
+	c, err := r.Identities.For(id)
+	if err != nil {
+		return nil, err
+	}
+	if id.IsManager() {
+		return &actor{id: id, engine: r.Engine, live: c.Client}, nil
+	}
+	return &actor{id: id, engine: r.Engine.With(c.Client, c.Client, c.Metadata), live: c.Client}, nil
+}
+
+// approvedRequester is a requester found allowed, and when.
+type approvedRequester struct {
+	generation int64
+	user       string
+	groups     string
+	at         time.Time
+}
+
+// authorize re-checks that whoever last changed the spec may impersonate
+// its install identity and use its class (the admission policies check the
+// same when the change is made; rights can be revoked since). An allowed
+// requester is trusted for approvalTTL; a refusal stops the reconcile
+// before anything is read or written as the identity.
+func (r *Reconciler) authorize(ctx context.Context, s *scope) (bool, error) {
+	if r.Approval == nil {
+		return true, nil
+	}
+	bd := s.bd
+	memo := approvedRequester{generation: bd.Generation, user: bd.Annotations[v1alpha2.AnnotationRequestedBy], groups: bd.Annotations[v1alpha2.AnnotationRequestedByGroups]}
+	r.mu.Lock()
+	prev, ok := r.approvals[bd.Name]
+	r.mu.Unlock()
+	if ok && prev.generation == memo.generation && prev.user == memo.user && prev.groups == memo.groups && time.Since(prev.at) < approvalTTL {
+		return true, nil
+	}
+	if err := r.Approval.Check(ctx, bd); err != nil {
+		if failure.As(err) == nil {
+			return false, err
+		}
+		s.installErr = err
+		s.requeueWithin(permissionsRecheck)
+		return false, nil
+	}
+	memo.at = time.Now()
+	r.mu.Lock()
+	r.approvals[bd.Name] = memo
+	r.mu.Unlock()
+	return true, nil
+}
+
+// preflight checks that the install identity may do everything the apply
+// engine does to every object of plan; if not, nothing is applied and the
+// refusal lists the missing rules. The manager's own identity is not
+// checked (it runs in the explicit cluster-admin mode).
+func (r *Reconciler) preflight(ctx context.Context, s *scope, plan *apply.Plan) error {
+	if r.Permissions == nil || s.as.id.IsManager() {
+		return nil
+	}
+	res := plan.Resources()
+	targets := make([]permissions.Target, len(res))
+	for i, o := range res {
+		targets[i] = permissions.Target{Resource: o.Resource, Namespace: o.ID.Namespace, Name: o.ID.Name}
+	}
+	subject := permissions.ServiceAccount(s.as.id.Namespace, s.as.id.Name)
+	missing, err := r.Permissions.Missing(ctx, subject, targets)
+	if err != nil {
+		return fmt.Errorf("checking the permissions of %s: %w", s.as.id, err)
+	}
+	if len(missing) > 0 {
+		return failure.New(v1alpha2.ReasonMissingPermissions, "%s", permissions.Message(subject, missing))
+	}
+	return nil
+}
+
+// waitsForAdmin reports whether err is a refusal an admin fixes outside
+// the BundleDeployment (RBAC): not a failed revision, checked again now and
+// then.
+func waitsForAdmin(err error) bool {
+	switch failure.Reason(err, "") {
+	case v1alpha2.ReasonMissingPermissions, v1alpha2.ReasonNotAuthorized, v1alpha2.ReasonServiceAccountRequired:
+		return true
+	}
+	return false
+}
+
+// watchKeys are the watches drift detection of ids needs as identity id:
+// the manager watches each kind cluster-wide; a ServiceAccount, which may
+// only be allowed to list in some namespaces, each kind in each namespace
+// it has objects in (cluster-scoped kinds cluster-wide).
+func watchKeys(id identity.Identity, res []apply.Resource) []objectwatch.Key {
+	seen := map[objectwatch.Key]bool{}
+	var out []objectwatch.Key
+	for _, o := range res {
+		k := watchKey(id, o.ID, o.Resource)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func watchKey(id identity.Identity, obj inventory.ID, resource schema.GroupVersionResource) objectwatch.Key {
+	k := objectwatch.Key{Identity: id, Resource: resource, Kind: obj.GroupVersionKind()}
+	if !id.IsManager() {
+		k.Namespace = obj.Namespace
+	}
+	return k
+}
+
+// onObjectEvent enqueues the owner of a managed object whose change is
+// drift (not the echo of rukpak's own write, nor a change only to what
+// others own).
+func (r *Reconciler) onObjectEvent(kind schema.GroupVersionKind, obj, old *metav1.PartialObjectMetadata, deleted bool) {
+	if !deleted && r.isUnchanged(kind, obj) {
+		return
+	}
+	r.enqueue(obj.GetLabels()[v1alpha2.LabelOwnerName])
+	// The owner label itself may have been removed or changed.
+	if old != nil && old.GetLabels()[v1alpha2.LabelOwnerName] != obj.GetLabels()[v1alpha2.LabelOwnerName] {
+		r.enqueue(old.GetLabels()[v1alpha2.LabelOwnerName])
+	}
+}
+
+func (r *Reconciler) enqueue(name string) {
+	if name == "" || r.queue == nil {
+		return
+	}
+	r.queue.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
+}
