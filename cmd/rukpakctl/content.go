@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,23 +44,11 @@ get on bundles/content (API group core.rukpak.io) for the Bundle.`,
 			if err := c.Get(cmd.Context(), client.ObjectKey{Name: args[0]}, b); err != nil {
 				return fmt.Errorf("getting Bundle %s: %w", args[0], err)
 			}
-			if b.Status.ContentURL == "" {
-				return fmt.Errorf("Bundle %s has no status.contentURL (not unpacked yet, or the manager runs no content server)", b.Name)
-			}
-			req, err := http.NewRequestWithContext(cmd.Context(), http.MethodGet, b.Status.ContentURL, nil)
+			body, err := openContent(cmd.Context(), b, token)
 			if err != nil {
 				return err
 			}
-			req.Header.Set("Authorization", "Bearer "+token)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return fmt.Errorf("downloading %s: %w", b.Status.ContentURL, err)
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-				return fmt.Errorf("downloading %s: %s: %s", b.Status.ContentURL, resp.Status, msg)
-			}
+			defer body.Close()
 			w := cmd.OutOrStdout()
 			if out != "" && out != "-" {
 				f, err := os.Create(out)
@@ -69,7 +58,7 @@ get on bundles/content (API group core.rukpak.io) for the Bundle.`,
 				defer f.Close()
 				w = f
 			}
-			n, err := io.Copy(w, resp.Body)
+			n, err := io.Copy(w, body)
 			if err != nil {
 				return fmt.Errorf("downloading %s: %w", b.Status.ContentURL, err)
 			}
@@ -81,4 +70,28 @@ get on bundles/content (API group core.rukpak.io) for the Bundle.`,
 	cmd.Flags().StringVar(&token, "token", "", "bearer token for the content server (default: the kubeconfig's token)")
 	cmd.Flags().StringVarP(&out, "output", "o", "-", "file to write the .tar.gz to; - for stdout")
 	return cmd
+}
+
+// openContent starts downloading the content of Bundle b (a .tar.gz) from
+// its status.contentURL, authenticating with the bearer token. The caller
+// closes the body.
+func openContent(ctx context.Context, b *v1alpha2.Bundle, token string) (io.ReadCloser, error) {
+	if b.Status.ContentURL == "" {
+		return nil, fmt.Errorf("Bundle %s has no status.contentURL (not unpacked yet, or the manager runs no content server)", b.Name)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.Status.ContentURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("downloading %s: %w", b.Status.ContentURL, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("downloading %s: %w", b.Status.ContentURL, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("downloading %s: %s: %s", b.Status.ContentURL, resp.Status, msg)
+	}
+	return resp.Body, nil
 }

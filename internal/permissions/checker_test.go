@@ -1,0 +1,221 @@
+package permissions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/internal/testutil/envtest"
+)
+
+// TestMissing asks a real API server with RBAC what a ServiceAccount lacks.
+func TestMissing(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t, "perm")
+	other := env.Namespace(t, "perm-other")
+	const sa = "installer"
+	subject := ServiceAccount(ns, sa)
+	binding := func(role string) *rbacv1.RoleBinding {
+		return &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: role, Namespace: ns},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}},
+		}
+	}
+	for _, obj := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "workloads", Namespace: ns}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: Verbs},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: Verbs},
+		}},
+		binding("workloads"),
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "one-secret", Namespace: ns}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"token"},
+				Verbs: []string{"get", "patch", "delete", "list", "watch"}},
+		}},
+		binding("one-secret"),
+	} {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checker := &Checker{Reviews: cs.AuthorizationV1().SubjectAccessReviews(), Concurrency: 4}
+	// The RBAC authorizer reads Roles through informers: wait until it has
+	// seen both.
+	envtest.Eventually(t, 10*time.Second, func() error {
+		got, err := checker.Missing(ctx, subject, []Target{
+			{Resource: configMaps, Namespace: ns, Name: "a"},
+			{Resource: secrets, Namespace: ns, Name: "token"},
+		})
+		if err != nil {
+			return err
+		}
+		if len(got) != 1 || len(got[0].Verbs) != 3 {
+			return fmt.Errorf("the Roles are not in effect yet: missing %+v", got)
+		}
+		return nil
+	})
+
+	tests := []struct {
+		name    string
+		targets []Target
+		want    []Rule
+	}{
+		{name: "nothing to check", targets: nil, want: nil},
+		{name: "ConfigMaps and Deployments in the granted namespace",
+			targets: []Target{
+				{Resource: configMaps, Namespace: ns, Name: "a"},
+				{Resource: configMaps, Namespace: ns, Name: "b"},
+				{Resource: deployments, Namespace: ns, Name: "web"},
+			},
+			want: nil},
+		{name: "the same in another namespace",
+			targets: []Target{
+				{Resource: configMaps, Namespace: ns, Name: "a"},
+				{Resource: configMaps, Namespace: other, Name: "a"},
+				{Resource: deployments, Namespace: other, Name: "web"},
+			},
+			want: []Rule{
+				rule(other, "", []string{"configmaps"}),
+				rule(other, "apps", []string{"deployments"}),
+			}},
+		{name: "a ClusterRoleBinding is missing cluster-wide",
+			targets: []Target{
+				{Resource: configMaps, Namespace: ns, Name: "a"},
+				{Resource: crbs, Name: "op"},
+			},
+			want: []Rule{rule("", "rbac.authorization.k8s.io", []string{"clusterrolebindings"})}},
+		{name: "the named Secret: get, patch and delete by name; list, watch and create missing",
+			targets: []Target{{Resource: secrets, Namespace: ns, Name: "token"}},
+			want:    []Rule{rule(ns, "", []string{"secrets"}, "create", "list", "watch")}},
+		{name: "another Secret is not covered by the name",
+			targets: []Target{
+				{Resource: secrets, Namespace: ns, Name: "token"},
+				{Resource: secrets, Namespace: ns, Name: "other"},
+			},
+			want: []Rule{rule(ns, "", []string{"secrets"})}},
+		{name: "everything together, merged and sorted",
+			targets: []Target{
+				{Resource: secrets, Namespace: ns, Name: "token"},
+				{Resource: configMaps, Namespace: ns, Name: "a"},
+				{Resource: configMaps, Namespace: other, Name: "a"},
+				{Resource: secrets, Namespace: other, Name: "token"},
+				{Resource: crbs, Name: "op"},
+				{Resource: clusterRoles, Name: "op"},
+			},
+			want: []Rule{
+				rule("", "rbac.authorization.k8s.io", []string{"clusterrolebindings", "clusterroles"}),
+				rule(ns, "", []string{"secrets"}, "create", "list", "watch"),
+				rule(other, "", []string{"configmaps", "secrets"}),
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := checker.Missing(ctx, subject, tt.targets)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("Missing =\n%+v\nwant\n%+v", got, tt.want)
+			}
+		})
+	}
+
+	t.Run("a cluster-admin lacks nothing", func(t *testing.T) {
+		admin := Subject{User: "admin", Groups: []string{"system:masters"}}
+		got, err := checker.Missing(ctx, admin, tests[len(tests)-1].targets)
+		if err != nil || got != nil {
+			t.Fatalf("Missing = %+v, %v; want nothing", got, err)
+		}
+	})
+}
+
+// TestMissingReviews checks, with a fake client, which reviews Missing asks
+// and that a failing review is an error rather than a denial.
+func TestMissingReviews(t *testing.T) {
+	ctx := context.Background()
+	subject := ServiceAccount("a", "installer")
+	targets := []Target{
+		{Resource: configMaps, Namespace: "a", Name: "x"},
+		{Resource: configMaps, Namespace: "a", Name: "y"},
+		{Resource: configMaps, Namespace: "a", Name: "y"},
+	}
+	tests := []struct {
+		name      string
+		allow     func(authorizationv1.ResourceAttributes) bool
+		fail      bool
+		wantAsked int64
+		want      []Rule
+		wantErr   bool
+	}{
+		{name: "all allowed: one review per verb", allow: func(authorizationv1.ResourceAttributes) bool { return true },
+			wantAsked: 6},
+		{name: "all denied: per name for create, delete, get and patch",
+			allow:     func(authorizationv1.ResourceAttributes) bool { return false },
+			wantAsked: 6 + 4*2, want: []Rule{rule("a", "", []string{"configmaps"})}},
+		{name: "names allowed one by one",
+			allow:     func(ra authorizationv1.ResourceAttributes) bool { return ra.Name != "" },
+			wantAsked: 6 + 4*2, want: []Rule{rule("a", "", []string{"configmaps"}, "list", "watch")}},
+		{name: "one name denied is missing",
+			allow:     func(ra authorizationv1.ResourceAttributes) bool { return ra.Name == "x" },
+			wantAsked: 6 + 4*2, want: []Rule{rule("a", "", []string{"configmaps"})}},
+		{name: "a failing review is an error", fail: true, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked atomic.Int64
+			cs := fake.NewClientset()
+			cs.PrependReactor("create", "subjectaccessreviews", func(action k8stesting.Action) (bool, runtime.Object, error) {
+				asked.Add(1)
+				if tt.fail {
+					return true, nil, errors.New("connection refused")
+				}
+				sar := action.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview)
+				if sar.Spec.User != subject.User || !reflect.DeepEqual(sar.Spec.Groups, subject.Groups) {
+					t.Errorf("review for %q %v, want %q %v", sar.Spec.User, sar.Spec.Groups, subject.User, subject.Groups)
+				}
+				ra := *sar.Spec.ResourceAttributes
+				if ra.Version != "v1" || ra.Namespace != "a" {
+					t.Errorf("review attributes %+v", ra)
+				}
+				sar.Status.Allowed = tt.allow(ra)
+				return true, sar, nil
+			})
+			c := &Checker{Reviews: cs.AuthorizationV1().SubjectAccessReviews()}
+			got, err := c.Missing(ctx, subject, targets)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Missing =\n%+v\nwant\n%+v", got, tt.want)
+			}
+			if asked.Load() != tt.wantAsked {
+				t.Errorf("asked %d reviews, want %d", asked.Load(), tt.wantAsked)
+			}
+		})
+	}
+}

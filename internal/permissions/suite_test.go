@@ -1,0 +1,12 @@
+package permissions
+
+import (
+	"testing"
+
+	"github.com/rukpak/rukpak/internal/testutil/envtest"
+)
+
+// env is the API server (with RBAC) the tests of Checker ask.
+var env *envtest.Env
+
+func TestMain(m *testing.M) { envtest.Run(m, &env) }
