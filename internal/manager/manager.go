@@ -96,6 +96,9 @@ type Options struct {
 	// admission policies of config/policy set) may impersonate its
 	// identity and use its class.
 	RequireApproval bool
+	// ApprovalTTL is how long an allowed requester is trusted before the
+	// next reconcile checks again; 0 means a minute.
+	ApprovalTTL time.Duration
 }
 
 // The values of Options.DefaultIdentity.
@@ -246,6 +249,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Identities: identity.NewPool(mdCfg, mgr.GetHTTPClient(), scheme, mgr.GetRESTMapper(),
 			&identity.Clients{Client: direct, Metadata: md}, identity.DefaultSize),
 		ManagerIdentity: opts.DefaultIdentity == IdentityManager,
+		ApprovalTTL:     opts.ApprovalTTL,
 		Permissions:     &permissions.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews()},
 		Recorder:        mgr.GetEventRecorder("rukpak"),
 		Cluster:         cluster,

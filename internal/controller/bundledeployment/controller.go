@@ -81,6 +81,9 @@ type Reconciler struct {
 	// BundleDeployment's spec may impersonate its identity and use its
 	// class.
 	Approval *approval.Checker
+	// ApprovalTTL is how long an allowed requester is trusted before a
+	// reconcile checks again; 0 means defaultApprovalTTL.
+	ApprovalTTL time.Duration
 	// Permissions, when set, checks a ServiceAccount's permissions before
 	// a revision is applied as it.
 	Permissions *permissions.Checker

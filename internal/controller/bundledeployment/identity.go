@@ -25,9 +25,9 @@ const (
 	// permissionsRecheck: a revision refused for missing permissions, or
 	// a requester not authorized, is checked again this often.
 	permissionsRecheck = 30 * time.Second
-	// approvalTTL is how long an allowed requester is trusted before it is
-	// checked again.
-	approvalTTL = time.Minute
+	// defaultApprovalTTL is how long an allowed requester is trusted before
+	// it is checked again.
+	defaultApprovalTTL = time.Minute
 )
 
 // actor is who one reconcile reads and writes the BundleDeployment's
@@ -75,7 +75,7 @@ type approvedRequester struct {
 // authorize re-checks that whoever last changed the spec may impersonate
 // its install identity and use its class (the admission policies check the
 // same when the change is made; rights can be revoked since). An allowed
-// requester is trusted for approvalTTL; a refusal stops the reconcile
+// requester is trusted for ApprovalTTL; a refusal stops the reconcile
 // before anything is read or written as the identity.
 func (r *Reconciler) authorize(ctx context.Context, s *scope) (bool, error) {
 	if r.Approval == nil {
@@ -86,7 +86,7 @@ func (r *Reconciler) authorize(ctx context.Context, s *scope) (bool, error) {
 	r.mu.Lock()
 	prev, ok := r.approvals[bd.Name]
 	r.mu.Unlock()
-	if ok && prev.generation == memo.generation && prev.user == memo.user && prev.groups == memo.groups && time.Since(prev.at) < approvalTTL {
+	if ok && prev.generation == memo.generation && prev.user == memo.user && prev.groups == memo.groups && time.Since(prev.at) < r.approvalTTL() {
 		return true, nil
 	}
 	if err := r.Approval.Check(ctx, bd); err != nil {
@@ -102,6 +102,13 @@ func (r *Reconciler) authorize(ctx context.Context, s *scope) (bool, error) {
 	r.approvals[bd.Name] = memo
 	r.mu.Unlock()
 	return true, nil
+}
+
+func (r *Reconciler) approvalTTL() time.Duration {
+	if r.ApprovalTTL > 0 {
+		return r.ApprovalTTL
+	}
+	return defaultApprovalTTL
 }
 
 // preflight checks that the install identity may do everything the apply

@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 	// Most tests install as the manager; identity_test.go names
 	// ServiceAccounts.
 	opts.DefaultIdentity = manager.IdentityManager
+	opts.ApprovalTTL = time.Second
 	mgr, err := manager.New(env.Config, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
