@@ -166,6 +166,17 @@ func TestServiceAccountBoundsTheInstall(t *testing.T) {
 	if data, err := configMapData(t, ns, "settings"); err != nil || data["value"] != "1" {
 		t.Fatalf("settings = %v, %v; want the first revision's value 1", data, err)
 	}
+	// While it waits for an admin, the installed revision is kept.
+	if err := env.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}}); err != nil {
+		t.Fatal(err)
+	}
+	envtest.Eventually(t, 20*time.Second, func() error {
+		data, err := configMapData(t, ns, "settings")
+		if err == nil && data["value"] != "1" {
+			return fmt.Errorf("settings = %v, want the first revision's", data)
+		}
+		return err
+	})
 
 	// Allowed to manage ClusterRoleBindings, it still cannot grant what it
 	// does not hold: the API server's escalation check refuses the

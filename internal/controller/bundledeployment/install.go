@@ -305,8 +305,12 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 		"Revision %s not installed: %v", s.revision, err)
 	if waitsForAdmin(err) {
 		// Not a failed revision: nothing was applied, and an admin's RBAC
-		// change (which triggers no reconcile) lets it through.
+		// change (which triggers no reconcile) lets it through. Meanwhile
+		// the revision installed before is kept as it was applied.
 		s.requeueWithin(permissionsRecheck)
+		if st := r.state(s.bd.Name); st != nil && st.bundle == s.bd.Status.ActiveBundle {
+			return r.correctDrift(ctx, s, st)
+		}
 		return nil
 	}
 	if s.waitingForHandOff && failure.Reason(err, "") == v1alpha2.ReasonCollision {
