@@ -281,8 +281,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 func (r *Reconciler) act(_ context.Context, s *scope) (bool, error) {
 	id, err := r.identityOf(s.bd)
 	if err != nil {
+		// Fixed by a spec change, which reconciles again.
 		s.installErr = err
-		s.requeueWithin(permissionsRecheck)
 		return false, nil
 	}
 	s.as, err = r.actorFor(id)

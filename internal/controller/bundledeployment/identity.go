@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +26,8 @@ const (
 	// permissionsRecheck: a revision refused for missing permissions, or
 	// a requester not authorized, is checked again this often.
 	permissionsRecheck = 30 * time.Second
+	// firstPermissionsRecheck is the first recheck after such a refusal.
+	firstPermissionsRecheck = 3 * time.Second
 	// defaultApprovalTTL is how long an allowed requester is trusted before
 	// it is checked again.
 	defaultApprovalTTL = time.Minute
@@ -94,7 +97,7 @@ func (r *Reconciler) authorize(ctx context.Context, s *scope) (bool, error) {
 			return false, err
 		}
 		s.installErr = err
-		s.requeueWithin(permissionsRecheck)
+		s.requeueWithin(adminRecheck(bd, err))
 		return false, nil
 	}
 	memo.at = time.Now()
@@ -133,6 +136,17 @@ func (r *Reconciler) preflight(ctx context.Context, s *scope, plan *apply.Plan) 
 		return failure.New(v1alpha2.ReasonMissingPermissions, "%s", permissions.Message(subject, missing))
 	}
 	return nil
+}
+
+// adminRecheck is when a refusal that waits for an admin is checked
+// again: soon the first time (RBAC just created with the BundleDeployment
+// can take a moment to reach the authorizer), then every
+// permissionsRecheck.
+func adminRecheck(bd *v1alpha2.BundleDeployment, err error) time.Duration {
+	if c := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled); c == nil || c.Reason != failure.Reason(err, "") {
+		return firstPermissionsRecheck
+	}
+	return permissionsRecheck
 }
 
 // waitsForAdmin reports whether err is a refusal an admin fixes outside

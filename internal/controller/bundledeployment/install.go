@@ -307,7 +307,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 		// Not a failed revision: nothing was applied, and an admin's RBAC
 		// change (which triggers no reconcile) lets it through. Meanwhile
 		// the revision installed before is kept as it was applied.
-		s.requeueWithin(permissionsRecheck)
+		s.requeueWithin(adminRecheck(s.bd, err))
 		if st := r.state(s.bd.Name); st != nil && st.bundle == s.bd.Status.ActiveBundle {
 			return r.correctDrift(ctx, s, st)
 		}
