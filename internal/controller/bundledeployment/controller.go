@@ -42,7 +42,7 @@ import (
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundledeployments,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundledeployments/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundledeployments/finalizers,verbs=update
-// +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles,verbs=get;list;watch;create;delete;deletecollection
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete,namespace=rukpak-system
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch,namespace=rukpak-system
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
