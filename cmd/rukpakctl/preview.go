@@ -192,6 +192,8 @@ func (o *previewOptions) dial() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One SubjectAccessReview per resource and verb: do not throttle them.
+	cfg.QPS, cfg.Burst = 50, 100
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating clientset for %s: %w", cfg.Host, err)

@@ -14,6 +14,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/internal/source/configmaps"
+	"github.com/rukpak/rukpak/internal/source/credentials"
+	"github.com/rukpak/rukpak/internal/source/git"
+	httpsource "github.com/rukpak/rukpak/internal/source/http"
+	"github.com/rukpak/rukpak/internal/source/image"
+	uploadsource "github.com/rukpak/rukpak/internal/source/upload"
+	"github.com/rukpak/rukpak/internal/upload"
 )
 
 // readBundleDeployment reads the one BundleDeployment of the YAML (or
@@ -78,7 +86,16 @@ func (o *previewOptions) contentRef(ctx context.Context, cl *cluster, bd *v1alph
 		return o.content, func() {}, nil
 	}
 	if onCluster {
-		return downloadNewest(ctx, cl, bd.Name)
+		if cl.token != "" {
+			return downloadNewest(ctx, cl, bd.Name)
+		}
+		// No token for the content server (e.g. a client-certificate
+		// kubeconfig): fetch the newest Bundle's pinned sources here.
+		sources, err := newestSources(ctx, cl, bd)
+		if err != nil {
+			return "", nil, err
+		}
+		return unpackHere(ctx, cl, sources)
 	}
 	var refs []string
 	for _, src := range bd.Spec.Sources {
@@ -86,10 +103,60 @@ func (o *previewOptions) contentRef(ctx context.Context, cl *cluster, bd *v1alph
 			refs = append(refs, src.Image.Ref)
 		}
 	}
-	if len(refs) != 1 || len(bd.Spec.Sources) != 1 {
-		return "", nil, fmt.Errorf("BundleDeployment %s has no single image source to read; pass its content with --content DIR|FILE.tgz|IMAGE", bd.Name)
+	if len(refs) == 1 && len(bd.Spec.Sources) == 1 {
+		return refs[0], func() {}, nil
 	}
-	return refs[0], func() {}, nil
+	if cl != nil {
+		return unpackHere(ctx, cl, bd.Spec.Sources)
+	}
+	return "", nil, fmt.Errorf("BundleDeployment %s has no single image source to read without a cluster; pass its content with --content DIR|FILE.tgz|IMAGE", bd.Name)
+}
+
+// newestSources are the pinned sources of bd's newest Bundle, or bd's own
+// sources when it has none yet.
+func newestSources(ctx context.Context, cl *cluster, bd *v1alpha2.BundleDeployment) ([]v1alpha2.BundleSource, error) {
+	list := &v1alpha2.BundleList{}
+	if err := cl.client.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: bd.Name}); err != nil {
+		return nil, fmt.Errorf("listing Bundles of BundleDeployment %s: %w", bd.Name, err)
+	}
+	if len(list.Items) == 0 {
+		return bd.Spec.Sources, nil
+	}
+	sortRevisions(list.Items)
+	return list.Items[len(list.Items)-1].Spec.Sources, nil
+}
+
+// unpackHere resolves and unpacks sources on this machine, as the manager
+// would, reading the Secrets and ConfigMaps they name from rukpak-system
+// with the kubeconfig's credentials; the directory is removed by cleanup.
+func unpackHere(ctx context.Context, cl *cluster, sources []v1alpha2.BundleSource) (dir string, cleanup func(), err error) {
+	creds := credentials.NewReader(cl.client, v1alpha2.SystemNamespace)
+	reg := source.Registry{
+		v1alpha2.SourceTypeConfigMaps: configmaps.New(cl.client, v1alpha2.SystemNamespace),
+		v1alpha2.SourceTypeImage:      image.New(creds),
+		v1alpha2.SourceTypeGit:        git.New(creds),
+		v1alpha2.SourceTypeHTTP:       httpsource.New(creds),
+		v1alpha2.SourceTypeUpload:     uploadsource.New(upload.NewStore(cl.client, cl.client, v1alpha2.SystemNamespace)),
+	}
+	pinned, err := reg.Resolve(ctx, sources, nil, false)
+	if err != nil {
+		return "", nil, fmt.Errorf("resolving the sources: %w", err)
+	}
+	dir, err = os.MkdirTemp("", "rukpakctl-preview-")
+	if err != nil {
+		return "", nil, fmt.Errorf("making a temporary directory: %w", err)
+	}
+	cleanup = func() { _ = os.RemoveAll(dir) }
+	content := filepath.Join(dir, "content")
+	if err := os.MkdirAll(content, 0o755); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("making a temporary directory: %w", err)
+	}
+	if err := reg.Unpack(ctx, pinned, content); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("unpacking the sources: %w", err)
+	}
+	return content, cleanup, nil
 }
 
 // downloadNewest downloads the content of the newest Bundle of

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -220,9 +221,9 @@ func TestPreviewFile(t *testing.T) {
 			wantRows:   [][]string{{"(cluster-wide)", "rbac.authorization.k8s.io", "clusterrolebindings"}},
 			wantOut:    []string{"Not checked"},
 			wantStderr: []string{"you may not create subjectaccessreviews"}},
-		{name: "no --content and no image source",
+		{name: "no --content and no image source: fetched here, from the cluster",
 			args:    []string{withSA, "--kubeconfig", kc},
-			wantErr: "pass its content with --content"},
+			wantErr: "ConfigMap rukpak-system/x not found"},
 		{name: "bad --output", args: []string{withSA, "-o", "json"}, wantErr: `--output "json"`},
 	}
 	for _, tt := range tests {
@@ -330,7 +331,7 @@ func TestPreviewName(t *testing.T) {
 			args:     []string{"--content", bundleDir(t, map[string]string{"cm.yaml": fmt.Sprintf(configMapYAML, "a")})},
 			wantRows: [][]string{{f.ns, `""`, "configmaps", "OK"}},
 			wantOut:  []string{"has every permission"}},
-		{name: "the content server needs a token", wantErr: "pass --token"},
+		{name: "without a token the sources are fetched here", wantErr: "fetching image quay.io/example/op:v2"},
 		{name: "a wrong token", args: []string{"--token", "nope"}, wantErr: "401 Unauthorized"},
 	}
 	for _, tt := range tests {
@@ -388,4 +389,43 @@ func hasRow(out string, row []string) bool {
 		}
 	}
 	return false
+}
+
+// TestPreviewNameWithoutToken previews a BundleDeployment of the cluster
+// with a client-certificate kubeconfig (no token for the content server):
+// its sources are fetched on this machine instead.
+func TestPreviewNameWithoutToken(t *testing.T) {
+	ctx := context.Background()
+	f := newPreviewFixture(t)
+	kc := kubeconfig(t)
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("preview-bundle"), Namespace: v1alpha2.SystemNamespace},
+		Immutable:  ptr.To(true),
+		Data:       map[string]string{"cm.yaml": fmt.Sprintf(configMapYAML, "a"), "crb.yaml": crbYAML},
+	}
+	if err := testEnv.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	bd := &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("preview")},
+		Spec: v1alpha2.BundleDeploymentSpec{
+			ProvisionerClassName: v1alpha2.ClassPlain,
+			InstallNamespace:     f.ns,
+			Sources: []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeConfigMaps,
+				ConfigMaps: []v1alpha2.ConfigMapSource{{ConfigMap: v1alpha2.LocalObjectReference{Name: cm.Name}, Path: "manifests"}}}},
+			ServiceAccount: &v1alpha2.ServiceAccountReference{Name: f.sa},
+		},
+	}
+	if err := testEnv.Client.Create(ctx, bd); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := preview(t, bd.Name, "--kubeconfig", kc)
+	if !isMissing(err) {
+		t.Fatalf("error = %v, want the missing-rules error\n%s%s", err, out, stderr)
+	}
+	for _, row := range [][]string{{f.ns, `""`, "configmaps", "OK"}, {"(cluster-wide)", "rbac.authorization.k8s.io", "clusterrolebindings", "MISSING"}} {
+		if !hasRow(out, row) {
+			t.Errorf("output lacks the row %q:\n%s", row, out)
+		}
+	}
 }
