@@ -116,7 +116,7 @@ type Reconciler struct {
 }
 
 // managedSelector selects the objects rukpak manages.
-var managedSelector = v1alpha2.LabelOwnerKind
+const managedSelector = v1alpha2.LabelOwnerKind
 
 // SetupWithManager registers the controller with mgr.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
