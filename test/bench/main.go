@@ -4,6 +4,13 @@
 // same run. It prints both times, their ratio and the manager's peak RSS.
 //
 //	go run ./test/bench -bundles 1000 -objects 10
+//
+// With -churn N it measures identity churn instead: N BundleDeployments,
+// each installed as a different ServiceAccount, are created and deleted,
+// and the manager's heap and RSS before, at the peak and after are printed
+// (see churn.go).
+//
+//	go run ./test/bench -churn 1000
 package main
 
 import (
@@ -36,6 +43,9 @@ type config struct {
 	keep                                      bool
 	pprof                                     string
 	applyConcurrency                          int
+	churn                                     int
+	churnRounds                               int
+	churnSettle                               time.Duration
 }
 
 func main() {
@@ -49,6 +59,9 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "leave the cluster running")
 	flag.IntVar(&c.applyConcurrency, "apply-concurrency", 0, "the manager's --apply-concurrency (0: its default)")
 	flag.StringVar(&c.pprof, "pprof", "", "serve the manager's pprof profiles on this address (e.g. 127.0.0.1:6065)")
+	flag.IntVar(&c.churn, "churn", 0, "instead: create and delete this many BundleDeployments, each as its own ServiceAccount, and compare the manager's memory before and after")
+	flag.IntVar(&c.churnRounds, "churn-rounds", 1, "with -churn: how many times to create and delete them")
+	flag.DurationVar(&c.churnSettle, "churn-settle", 2*time.Minute, "with -churn: how long the manager is left alone before each measurement (idle connections close after 90s)")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -68,6 +81,14 @@ func run(c config) error {
 			return err
 		}
 		c.stateDir = dir
+	}
+	if c.churn > 0 && c.pprof == "" {
+		// The churn measurement reads the manager's heap from pprof.
+		addr, err := freeAddr()
+		if err != nil {
+			return err
+		}
+		c.pprof = addr
 	}
 	managerArgs := []string{fmt.Sprintf("--max-concurrent-reconciles=%d", c.concurrency), "--pprof-bind-address=" + c.pprof}
 	if c.applyConcurrency > 0 {
@@ -96,6 +117,13 @@ func run(c config) error {
 	k, err := client.NewWithWatch(cfg, client.Options{Scheme: envtest.Scheme()})
 	if err != nil {
 		return err
+	}
+	if c.churn > 0 {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		return runChurn(ctx, c, cl, k, cs)
 	}
 
 	fmt.Printf("preparing %d bundles × %d objects\n", c.bundles, c.objects)
