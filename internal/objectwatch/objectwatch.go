@@ -80,15 +80,17 @@ func (w *Watcher) Ensure(owner string, keys []Key) error {
 	// Recorded as they are taken, so that a failure half-way leaves what
 	// owner holds known (and released later).
 	w.owners[owner] = held
+	var err error
 	for k := range want {
 		if held[k] {
 			continue
 		}
 		e, ok := w.watches[k]
 		if !ok {
-			var err error
-			if e, err = w.start(k); err != nil {
-				return err
+			var serr error
+			if e, serr = w.start(k); serr != nil {
+				err = serr
+				continue
 			}
 			w.watches[k] = e
 		}
@@ -104,7 +106,7 @@ func (w *Watcher) Ensure(owner string, keys []Key) error {
 	if len(held) == 0 {
 		delete(w.owners, owner)
 	}
-	return nil
+	return err
 }
 
 // Release lets go of all of owner's watches.

@@ -289,9 +289,7 @@ func (r *Reconciler) act(_ context.Context, s *scope) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	r.mu.Lock()
-	r.identities[s.bd.Name] = id
-	r.mu.Unlock()
+	r.useIdentity(s.bd.Name, id)
 	return true, nil
 }
 

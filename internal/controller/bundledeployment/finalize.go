@@ -35,6 +35,7 @@ func (r *Reconciler) finalize(ctx context.Context, bd *v1alpha2.BundleDeployment
 	if err != nil {
 		return err
 	}
+	r.useIdentity(bd.Name, id)
 	cs, err := as.engine.Prune(ctx, bd.Name, ids, apply.PruneOptions{DeleteCRDs: deleteCRDs(bd), Keep: r.claimedByOther(bd.Name)})
 	if err != nil {
 		return fmt.Errorf("deleting managed objects: %w", err)

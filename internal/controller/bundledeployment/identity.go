@@ -67,6 +67,31 @@ func (r *Reconciler) actorFor(id identity.Identity) (*actor, error) {
 	return &actor{id: id, engine: r.Engine.With(c.Client, c.Client, c.Metadata), live: c.Client}, nil
 }
 
+// useIdentity records that BundleDeployment name installs as id; the
+// clients of an identity it used before are dropped when no other
+// BundleDeployment uses that one.
+func (r *Reconciler) useIdentity(name string, id identity.Identity) {
+	r.mu.Lock()
+	prev, had := r.identities[name]
+	r.identities[name] = id
+	unused := had && prev != id && !r.identityInUseLocked(prev)
+	r.mu.Unlock()
+	if unused {
+		r.Identities.Forget(prev)
+	}
+}
+
+// identityInUseLocked reports whether a BundleDeployment installs as id;
+// the caller holds r.mu.
+func (r *Reconciler) identityInUseLocked(id identity.Identity) bool {
+	for _, other := range r.identities {
+		if other == id {
+			return true
+		}
+	}
+	return false
+}
+
 // approvedRequester is a requester found allowed, and when.
 type approvedRequester struct {
 	generation int64

@@ -461,10 +461,7 @@ func (r *Reconciler) forget(name string) {
 	delete(r.approvals, name)
 	id, had := r.identities[name]
 	delete(r.identities, name)
-	inUse := false
-	for _, other := range r.identities {
-		inUse = inUse || other == id
-	}
+	inUse := r.identityInUseLocked(id)
 	r.mu.Unlock()
 	if had && !inUse {
 		r.Identities.Forget(id)
