@@ -51,9 +51,10 @@ type Watcher struct {
 }
 
 type entry struct {
-	informer cache.SharedIndexInformer
-	stop     context.CancelFunc
-	owners   map[string]bool
+	store  cache.Store
+	synced func() bool
+	stop   context.CancelFunc
+	owners map[string]bool
 }
 
 // New returns a Watcher whose watches select objects by the label selector
@@ -133,14 +134,14 @@ func (w *Watcher) Get(key Key, namespace, name string) (obj *metav1.PartialObjec
 	w.mu.Lock()
 	e := w.watches[key]
 	w.mu.Unlock()
-	if e == nil || !e.informer.HasSynced() {
+	if e == nil || !e.synced() {
 		return nil, false
 	}
 	storeKey := name
 	if namespace != "" {
 		storeKey = namespace + "/" + name
 	}
-	item, exists, err := e.informer.GetStore().GetByKey(storeKey)
+	item, exists, err := e.store.GetByKey(storeKey)
 	if err != nil || !exists {
 		return nil, false
 	}
@@ -184,37 +185,40 @@ func (w *Watcher) start(k Key) (*entry, error) {
 			return res.Watch(ctx, opts)
 		},
 	}
-	inf := cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
-	if err := inf.SetTransform(stripManagedFields); err != nil {
-		return nil, fmt.Errorf("watching %s: %w", k.Resource, err)
-	}
 	kind := k.Kind
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-				w.handle(kind, m, nil, false)
-			}
+	// A plain informer, not a shared one: the handler runs on the
+	// informer's own loop, without the shared informer's listener
+	// goroutines and buffers, which would cost more than the watch of a
+	// few objects does.
+	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &metav1.PartialObjectMetadata{},
+		Transform:     stripManagedFields,
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) {
+				if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+					w.handle(kind, m, nil, false)
+				}
+			},
+			UpdateFunc: func(oldObj, newObj any) {
+				o, _ := oldObj.(*metav1.PartialObjectMetadata)
+				if m, ok := newObj.(*metav1.PartialObjectMetadata); ok {
+					w.handle(kind, m, o, false)
+				}
+			},
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+					w.handle(kind, m, nil, true)
+				}
+			},
 		},
-		UpdateFunc: func(oldObj, newObj any) {
-			o, _ := oldObj.(*metav1.PartialObjectMetadata)
-			if m, ok := newObj.(*metav1.PartialObjectMetadata); ok {
-				w.handle(kind, m, o, false)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-				w.handle(kind, m, nil, true)
-			}
-		},
-	}); err != nil {
-		return nil, fmt.Errorf("watching %s: %w", k.Resource, err)
-	}
+	})
 	ctx, cancel := context.WithCancel(w.ctx)
-	go inf.RunWithContext(ctx)
-	return &entry{informer: inf, stop: cancel, owners: map[string]bool{}}, nil
+	go ctrl.RunWithContext(ctx)
+	return &entry{store: store, synced: ctrl.HasSynced, stop: cancel, owners: map[string]bool{}}, nil
 }
 
 // stripManagedFields drops what the watches never read, to save memory.
