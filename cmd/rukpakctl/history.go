@@ -97,12 +97,21 @@ func loadRevisions(ctx context.Context, c client.Client, name string) (*v1alpha2
 	if err := c.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
 		return nil, nil, fmt.Errorf("getting BundleDeployment %s: %w", name, err)
 	}
+	revs, err := listRevisions(ctx, c, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return bd, revs, nil
+}
+
+// listRevisions reads the Bundles of BundleDeployment name, oldest first.
+func listRevisions(ctx context.Context, c client.Client, name string) ([]v1alpha2.Bundle, error) {
 	list := &v1alpha2.BundleList{}
 	if err := c.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: name}); err != nil {
-		return nil, nil, fmt.Errorf("listing Bundles of BundleDeployment %s: %w", name, err)
+		return nil, fmt.Errorf("listing Bundles of BundleDeployment %s: %w", name, err)
 	}
 	sortRevisions(list.Items)
-	return bd, list.Items, nil
+	return list.Items, nil
 }
 
 // sortRevisions orders Bundles oldest first, by name within one second, as

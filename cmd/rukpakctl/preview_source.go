@@ -14,14 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/source"
-	"github.com/rukpak/rukpak/internal/source/configmaps"
-	"github.com/rukpak/rukpak/internal/source/credentials"
-	"github.com/rukpak/rukpak/internal/source/git"
-	httpsource "github.com/rukpak/rukpak/internal/source/http"
-	"github.com/rukpak/rukpak/internal/source/image"
-	uploadsource "github.com/rukpak/rukpak/internal/source/upload"
-	"github.com/rukpak/rukpak/internal/upload"
+	"github.com/rukpak/rukpak/internal/source/builtin"
 )
 
 // readBundleDeployment reads the one BundleDeployment of the YAML (or
@@ -77,34 +70,32 @@ func getBundleDeployment(ctx context.Context, c client.Client, name string) (*v1
 	return bd, nil
 }
 
-// contentRef returns what to render bd from, as fetch reads it: --content,
+// contentRef returns what to render bd from, as fetch reads it: --content;
 // else, for a BundleDeployment read from the cluster (onCluster), its
-// newest Bundle downloaded into a temporary .tar.gz that cleanup removes,
-// else bd's only source if it is an image.
+// newest Bundle, downloaded from the content server when there is a token
+// and fetched from its pinned sources here otherwise; else bd's only source
+// if it is an image; else bd's sources fetched here. cleanup removes what
+// was written.
 func (o *previewOptions) contentRef(ctx context.Context, cl *cluster, bd *v1alpha2.BundleDeployment, onCluster bool) (ref string, cleanup func(), err error) {
 	if o.content != "" {
 		return o.content, func() {}, nil
 	}
 	if onCluster {
-		if cl.token != "" {
-			return downloadNewest(ctx, cl, bd.Name)
+		b, err := newestBundle(ctx, cl.client, bd.Name)
+		switch {
+		case err != nil:
+			return "", nil, err
+		case b == nil:
+			return unpackHere(ctx, cl, bd.Spec.Sources)
+		case cl.token != "":
+			return download(ctx, b, cl.token)
 		}
 		// No token for the content server (e.g. a client-certificate
-		// kubeconfig): fetch the newest Bundle's pinned sources here.
-		sources, err := newestSources(ctx, cl, bd)
-		if err != nil {
-			return "", nil, err
-		}
-		return unpackHere(ctx, cl, sources)
+		// kubeconfig): fetch the Bundle's pinned sources here.
+		return unpackHere(ctx, cl, b.Spec.Sources)
 	}
-	var refs []string
-	for _, src := range bd.Spec.Sources {
-		if src.Type == v1alpha2.SourceTypeImage && src.Image != nil && src.Image.Ref != "" {
-			refs = append(refs, src.Image.Ref)
-		}
-	}
-	if len(refs) == 1 && len(bd.Spec.Sources) == 1 {
-		return refs[0], func() {}, nil
+	if srcs := bd.Spec.Sources; len(srcs) == 1 && srcs[0].Type == v1alpha2.SourceTypeImage && srcs[0].Image != nil && srcs[0].Image.Ref != "" {
+		return srcs[0].Image.Ref, func() {}, nil
 	}
 	if cl != nil {
 		return unpackHere(ctx, cl, bd.Spec.Sources)
@@ -112,32 +103,21 @@ func (o *previewOptions) contentRef(ctx context.Context, cl *cluster, bd *v1alph
 	return "", nil, fmt.Errorf("BundleDeployment %s has no single image source to read without a cluster; pass its content with --content DIR|FILE.tgz|IMAGE", bd.Name)
 }
 
-// newestSources are the pinned sources of bd's newest Bundle, or bd's own
-// sources when it has none yet.
-func newestSources(ctx context.Context, cl *cluster, bd *v1alpha2.BundleDeployment) ([]v1alpha2.BundleSource, error) {
-	list := &v1alpha2.BundleList{}
-	if err := cl.client.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: bd.Name}); err != nil {
-		return nil, fmt.Errorf("listing Bundles of BundleDeployment %s: %w", bd.Name, err)
+// newestBundle returns the newest Bundle of BundleDeployment name, or nil
+// when it has none yet.
+func newestBundle(ctx context.Context, c client.Client, name string) (*v1alpha2.Bundle, error) {
+	revs, err := listRevisions(ctx, c, name)
+	if err != nil || len(revs) == 0 {
+		return nil, err
 	}
-	if len(list.Items) == 0 {
-		return bd.Spec.Sources, nil
-	}
-	sortRevisions(list.Items)
-	return list.Items[len(list.Items)-1].Spec.Sources, nil
+	return &revs[len(revs)-1], nil
 }
 
 // unpackHere resolves and unpacks sources on this machine, as the manager
 // would, reading the Secrets and ConfigMaps they name from rukpak-system
 // with the kubeconfig's credentials; the directory is removed by cleanup.
 func unpackHere(ctx context.Context, cl *cluster, sources []v1alpha2.BundleSource) (dir string, cleanup func(), err error) {
-	creds := credentials.NewReader(cl.client, v1alpha2.SystemNamespace)
-	reg := source.Registry{
-		v1alpha2.SourceTypeConfigMaps: configmaps.New(cl.client, v1alpha2.SystemNamespace),
-		v1alpha2.SourceTypeImage:      image.New(creds),
-		v1alpha2.SourceTypeGit:        git.New(creds),
-		v1alpha2.SourceTypeHTTP:       httpsource.New(creds),
-		v1alpha2.SourceTypeUpload:     uploadsource.New(upload.NewStore(cl.client, cl.client, v1alpha2.SystemNamespace)),
-	}
+	reg, _ := builtin.Registry(cl.client, cl.client, v1alpha2.SystemNamespace)
 	pinned, err := reg.Resolve(ctx, sources, nil, false)
 	if err != nil {
 		return "", nil, fmt.Errorf("resolving the sources: %w", err)
@@ -147,34 +127,17 @@ func unpackHere(ctx context.Context, cl *cluster, sources []v1alpha2.BundleSourc
 		return "", nil, fmt.Errorf("making a temporary directory: %w", err)
 	}
 	cleanup = func() { _ = os.RemoveAll(dir) }
-	content := filepath.Join(dir, "content")
-	if err := os.MkdirAll(content, 0o755); err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("making a temporary directory: %w", err)
-	}
-	if err := reg.Unpack(ctx, pinned, content); err != nil {
+	if err := reg.Unpack(ctx, pinned, dir); err != nil {
 		cleanup()
 		return "", nil, fmt.Errorf("unpacking the sources: %w", err)
 	}
-	return content, cleanup, nil
+	return dir, cleanup, nil
 }
 
-// downloadNewest downloads the content of the newest Bundle of
-// BundleDeployment name into a temporary .tar.gz.
-func downloadNewest(ctx context.Context, cl *cluster, name string) (path string, cleanup func(), err error) {
-	list := &v1alpha2.BundleList{}
-	if err := cl.client.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: name}); err != nil {
-		return "", nil, fmt.Errorf("listing Bundles of BundleDeployment %s: %w", name, err)
-	}
-	if len(list.Items) == 0 {
-		return "", nil, fmt.Errorf("BundleDeployment %s has no Bundle yet; pass its content with --content DIR|FILE.tgz|IMAGE", name)
-	}
-	sortRevisions(list.Items)
-	b := &list.Items[len(list.Items)-1]
-	if cl.token == "" {
-		return "", nil, fmt.Errorf("the content server authenticates bearer tokens: pass --token (e.g. from `kubectl create token`) or --content")
-	}
-	body, err := openContent(ctx, b, cl.token)
+// download writes the content of Bundle b, from the content server, into a
+// temporary .tar.gz.
+func download(ctx context.Context, b *v1alpha2.Bundle, token string) (path string, cleanup func(), err error) {
+	body, err := openContent(ctx, b, token)
 	if err != nil {
 		return "", nil, err
 	}

@@ -40,13 +40,7 @@ import (
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/permissions"
 	"github.com/rukpak/rukpak/internal/provisioner"
-	"github.com/rukpak/rukpak/internal/source"
-	"github.com/rukpak/rukpak/internal/source/configmaps"
-	"github.com/rukpak/rukpak/internal/source/credentials"
-	"github.com/rukpak/rukpak/internal/source/git"
-	httpsource "github.com/rukpak/rukpak/internal/source/http"
-	"github.com/rukpak/rukpak/internal/source/image"
-	uploadsource "github.com/rukpak/rukpak/internal/source/upload"
+	"github.com/rukpak/rukpak/internal/source/builtin"
 	"github.com/rukpak/rukpak/internal/store"
 	"github.com/rukpak/rukpak/internal/upload"
 )
@@ -185,15 +179,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening content store: %w", err)
 	}
-	creds := credentials.NewReader(mgr.GetClient(), v1alpha2.SystemNamespace)
-	uploads := upload.NewStore(mgr.GetClient(), mgr.GetAPIReader(), v1alpha2.SystemNamespace)
-	sources := source.Registry{
-		v1alpha2.SourceTypeConfigMaps: configmaps.New(mgr.GetClient(), v1alpha2.SystemNamespace),
-		v1alpha2.SourceTypeImage:      image.New(creds),
-		v1alpha2.SourceTypeGit:        git.New(creds),
-		v1alpha2.SourceTypeHTTP:       httpsource.New(creds),
-		v1alpha2.SourceTypeUpload:     uploadsource.New(uploads),
-	}
+	sources, uploads := builtin.Registry(mgr.GetClient(), mgr.GetAPIReader(), v1alpha2.SystemNamespace)
 	if err := addUploadGC(mgr, uploads); err != nil {
 		return nil, err
 	}

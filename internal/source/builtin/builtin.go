@@ -1,0 +1,34 @@
+// Package builtin assembles rukpak's source types into one registry, so
+// that the manager and the CLI (rukpakctl preview) fetch content the same
+// way.
+package builtin
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/internal/source/configmaps"
+	"github.com/rukpak/rukpak/internal/source/credentials"
+	"github.com/rukpak/rukpak/internal/source/git"
+	httpsource "github.com/rukpak/rukpak/internal/source/http"
+	"github.com/rukpak/rukpak/internal/source/image"
+	uploadsource "github.com/rukpak/rukpak/internal/source/upload"
+	"github.com/rukpak/rukpak/internal/upload"
+)
+
+// Registry returns every source type, reading the Secrets and ConfigMaps
+// sources name from namespace through c, and uploads through c (writes)
+// and live (reads that must not lag); it also returns the upload store,
+// whose garbage the manager collects.
+func Registry(c client.Client, live client.Reader, namespace string) (source.Registry, *upload.Store) {
+	creds := credentials.NewReader(c, namespace)
+	uploads := upload.NewStore(c, live, namespace)
+	return source.Registry{
+		v1alpha2.SourceTypeConfigMaps: configmaps.New(c, namespace),
+		v1alpha2.SourceTypeImage:      image.New(creds),
+		v1alpha2.SourceTypeGit:        git.New(creds),
+		v1alpha2.SourceTypeHTTP:       httpsource.New(creds),
+		v1alpha2.SourceTypeUpload:     uploadsource.New(uploads),
+	}, uploads
+}
