@@ -11,7 +11,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/config"
-	"github.com/rukpak/rukpak/internal/approval"
+	"github.com/rukpak/rukpak/internal/admission"
 	"github.com/rukpak/rukpak/internal/testutil/envtest"
 )
 
@@ -24,7 +24,7 @@ func TestAdmissionDeniesWithoutImpersonate(t *testing.T) {
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("create = %v, want Forbidden", err)
 	}
-	wantDenied(t, err, approval.ValidatingPolicyName, `user "alice" may not impersonate`,
+	wantDenied(t, err, admission.ValidatingPolicyName, `user "alice" may not impersonate`,
 		fmt.Sprintf(`serviceaccounts "installer" in namespace %q`, ns), "team-a",
 		fmt.Sprintf(`grant it with a Role in namespace %q allowing verb "impersonate" on serviceaccounts with resourceNames ["installer"]`, ns))
 }
@@ -37,7 +37,7 @@ func TestAdmissionDeniesWithoutUse(t *testing.T) {
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("create = %v, want Forbidden", err)
 	}
-	wantDenied(t, err, approval.ValidatingPolicyName, `user "bob" may not use provisionerclasses "core-rukpak-io-plain"`,
+	wantDenied(t, err, admission.ValidatingPolicyName, `user "bob" may not use provisionerclasses "core-rukpak-io-plain"`,
 		`grant it with a ClusterRole allowing verb "use" on provisionerclasses`)
 }
 
@@ -188,7 +188,7 @@ func TestAdmissionWithoutMutatingPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := approval.InstallPolicies(context.Background(), env.Config); err != nil {
+		if err := admission.InstallPolicies(context.Background(), env.Config); err != nil {
 			t.Fatalf("restoring the policies: %v", err)
 		}
 	})
@@ -203,8 +203,8 @@ func TestAdmissionWithoutMutatingPolicy(t *testing.T) {
 		}
 		return nil
 	})
-	wantDenied(t, last, approval.ValidatingPolicyName, "must name the requesting user", `not "someone-else"`,
-		approval.MutatingPolicyName)
+	wantDenied(t, last, admission.ValidatingPolicyName, "must name the requesting user", `not "someone-else"`,
+		admission.MutatingPolicyName)
 }
 
 func cleanup(t *testing.T, bd *v1alpha2.BundleDeployment) {

@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/permissions"
 )
 
 // The identity a BundleDeployment without spec.serviceAccount installs as,
@@ -138,12 +138,10 @@ func (c *Checker) identity(bd *v1alpha2.BundleDeployment) (namespace, name strin
 }
 
 func (c *Checker) allowed(ctx context.Context, user string, groups []string, attrs *authorizationv1.ResourceAttributes) (bool, error) {
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: user, Groups: groups, ResourceAttributes: attrs,
-	}}
-	res, err := c.Reviews.Create(ctx, sar, metav1.CreateOptions{})
+	reviews := permissions.Checker{Reviews: c.Reviews}
+	ok, err := reviews.Allowed(ctx, permissions.Subject{User: user, Groups: groups}, *attrs)
 	if err != nil {
 		return false, fmt.Errorf("reviewing whether %q may %s %s %q: %w", user, attrs.Verb, attrs.Resource, attrs.Name, err)
 	}
-	return res.Status.Allowed, nil
+	return ok, nil
 }

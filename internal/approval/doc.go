@@ -7,7 +7,7 @@
 // The decision is made twice:
 //
 //  1. At admission, by the policies of config/policy (installed with
-//     InstallPolicies): the MutatingAdmissionPolicy rukpak-requested-by
+//     admission.InstallPolicies): the MutatingAdmissionPolicy rukpak-requested-by
 //     records the requesting user and groups in the requested-by
 //     annotations, and the ValidatingAdmissionPolicy
 //     rukpak-install-authorization refuses the request unless that user may

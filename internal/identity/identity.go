@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
@@ -40,7 +41,7 @@ func (i Identity) UserName() string {
 	if i.IsManager() {
 		return ""
 	}
-	return "system:serviceaccount:" + i.Namespace + ":" + i.Name
+	return serviceaccount.MakeUsername(i.Namespace, i.Name)
 }
 
 // String names i for messages.

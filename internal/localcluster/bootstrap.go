@@ -17,7 +17,7 @@ import (
 
 	rukpakv1alpha2 "github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/config"
-	"github.com/rukpak/rukpak/internal/approval"
+	"github.com/rukpak/rukpak/internal/admission"
 )
 
 // The simulated node.
@@ -60,7 +60,7 @@ func bootstrap(ctx context.Context, cfg *rest.Config, minimal bool) error {
 	if err != nil {
 		return fmt.Errorf("creating client: %w", err)
 	}
-	if err := approval.ApplyPolicies(ctx, cfg); err != nil {
+	if err := admission.ApplyPolicies(ctx, cfg); err != nil {
 		return fmt.Errorf("installing admission policies: %w", err)
 	}
 	crds, err := config.CRDs()
@@ -86,7 +86,7 @@ func bootstrap(ctx context.Context, cfg *rest.Config, minimal bool) error {
 			return err
 		}
 	}
-	if err := approval.WaitPoliciesEnforced(ctx, cfg); err != nil {
+	if err := admission.WaitPoliciesEnforced(ctx, cfg); err != nil {
 		return fmt.Errorf("installing admission policies: %w", err)
 	}
 	if !minimal {

@@ -134,23 +134,26 @@ func (c *Checker) review(ctx context.Context, subject Subject, versions map[reso
 	return out, nil
 }
 
-// allowed asks one SubjectAccessReview.
+// allowed asks whether subject may do one verb on one resource.
 func (c *Checker) allowed(ctx context.Context, subject Subject, vk verbKey, version, name string) (bool, error) {
+	ok, err := c.Allowed(ctx, subject, authorizationv1.ResourceAttributes{
+		Namespace: vk.namespace, Verb: vk.verb, Group: vk.group, Version: version, Resource: vk.resource, Name: name,
+	})
+	if err != nil {
+		return false, fmt.Errorf("reviewing whether %s may %s: %w", subject, describe(vk, name), err)
+	}
+	return ok, nil
+}
+
+// Allowed asks one SubjectAccessReview: whether subject may do what attrs
+// describe. Only status.allowed counts.
+func (c *Checker) Allowed(ctx context.Context, subject Subject, attrs authorizationv1.ResourceAttributes) (bool, error) {
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:   subject.User,
-		Groups: subject.Groups,
-		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: vk.namespace,
-			Verb:      vk.verb,
-			Group:     vk.group,
-			Version:   version,
-			Resource:  vk.resource,
-			Name:      name,
-		},
+		User: subject.User, Groups: subject.Groups, ResourceAttributes: &attrs,
 	}}
 	got, err := c.Reviews.Create(ctx, sar, metav1.CreateOptions{})
 	if err != nil {
-		return false, fmt.Errorf("reviewing whether %s may %s: %w", subject, describe(vk, name), err)
+		return false, err
 	}
 	return got.Status.Allowed, nil
 }

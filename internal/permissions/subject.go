@@ -1,9 +1,9 @@
 package permissions
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/apiserver/pkg/authentication/user"
 )
 
 // Target is one object a revision manages.
@@ -25,37 +25,20 @@ type Subject struct {
 	Groups []string
 }
 
-// serviceAccountPrefix starts the user name of every ServiceAccount.
-const serviceAccountPrefix = "system:serviceaccount:"
-
 // ServiceAccount returns the Subject of ServiceAccount namespace/name as the
 // API server authenticates it: user system:serviceaccount:NS:NAME, groups
 // system:serviceaccounts, system:serviceaccounts:NS and system:authenticated.
 func ServiceAccount(namespace, name string) Subject {
 	return Subject{
-		User:   serviceAccountPrefix + namespace + ":" + name,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+		User:   serviceaccount.MakeUsername(namespace, name),
+		Groups: append(serviceaccount.MakeGroupNames(namespace), user.AllAuthenticated),
 	}
-}
-
-// serviceAccount returns the namespace and name of a ServiceAccount subject;
-// ok is false for other users.
-func (s Subject) serviceAccount() (namespace, name string, ok bool) {
-	rest, found := strings.CutPrefix(s.User, serviceAccountPrefix)
-	if !found {
-		return "", "", false
-	}
-	namespace, name, ok = strings.Cut(rest, ":")
-	if !ok || namespace == "" || name == "" || strings.Contains(name, ":") {
-		return "", "", false
-	}
-	return namespace, name, true
 }
 
 // String returns "ServiceAccount NS/NAME" for a ServiceAccount subject and
 // "user X" for any other.
 func (s Subject) String() string {
-	if ns, name, ok := s.serviceAccount(); ok {
+	if ns, name, err := serviceaccount.SplitUsername(s.User); err == nil {
 		return "ServiceAccount " + ns + "/" + name
 	}
 	return "user " + s.User

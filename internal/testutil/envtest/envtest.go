@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	rukpakv1alpha2 "github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/approval"
+	"github.com/rukpak/rukpak/internal/admission"
 )
 
 // Env is a running control plane.
@@ -120,7 +120,7 @@ func Start() (*Env, error) {
 // written first and waited for last.
 func setUp(e *envtest.Environment, cfg *rest.Config) (*Env, error) {
 	ctx := context.Background()
-	if err := approval.ApplyPolicies(ctx, cfg); err != nil {
+	if err := admission.ApplyPolicies(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("installing admission policies: %w", err)
 	}
 	e.CRDInstallOptions = envtest.CRDInstallOptions{
@@ -141,7 +141,7 @@ func setUp(e *envtest.Environment, cfg *rest.Config) (*Env, error) {
 	if err := c.Create(ctx, ns.object(rukpakv1alpha2.SystemNamespace)); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", rukpakv1alpha2.SystemNamespace, err)
 	}
-	if err := approval.WaitPoliciesEnforced(ctx, cfg); err != nil {
+	if err := admission.WaitPoliciesEnforced(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("installing admission policies: %w", err)
 	}
 	return &Env{Config: cfg, Client: c, Scheme: s, env: e}, nil
