@@ -229,7 +229,7 @@ func (e *Engine) changes(p *Plan, idx []int, before []string, after []written) *
 			a = Unchanged
 		}
 		obj := p.items[i].obj
-		cs.add(Change{ID: p.items[i].id, Action: a, ResourceVersion: after[i].rv, Generation: after[i].generation,
+		cs.add(Change{ID: p.items[i].id, Action: a, Resource: p.items[i].resource, ResourceVersion: after[i].rv, Generation: after[i].generation,
 			Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()})
 	}
 	return cs

@@ -48,17 +48,16 @@ func New(c client.Client, reader client.Reader, md metadata.Interface, mapper me
 
 func (e *Engine) live() client.Reader { return e.reader }
 
+// Reader reads managed objects from the API server, as the identity the
+// engine acts as.
+func (e *Engine) Reader() client.Reader { return e.reader }
+
 // With returns a copy of e that reads and writes through other clients
 // (those of another identity), sharing e's RESTMapper and options.
 func (e *Engine) With(c client.Client, reader client.Reader, md metadata.Interface) *Engine {
 	out := *e
 	out.c, out.reader, out.meta = c, reader, md
 	return &out
-}
-
-// Mapping returns how the cluster serves kind gvk.
-func (e *Engine) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
-	return e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 }
 
 // Serves reports whether the cluster serves the kind of id now.
@@ -100,6 +99,8 @@ type Change struct {
 	ID inventory.ID
 	// Action is what happened.
 	Action Action
+	// Resource is the object's API resource (set for applied objects).
+	Resource schema.GroupVersionResource
 	// ResourceVersion is the object's resourceVersion after the write.
 	ResourceVersion string
 	// Generation is the object's metadata.generation after the write; 0 for

@@ -52,8 +52,9 @@ func (i Identity) String() string {
 	return fmt.Sprintf("ServiceAccount %s/%s", i.Namespace, i.Name)
 }
 
-// Clients act as one identity. They are not caches: every read goes to the
-// API server.
+// Clients act as one identity. Those a Pool builds for a ServiceAccount
+// are not caches: every read goes to the API server. The manager's are the
+// ones the Pool was given.
 type Clients struct {
 	// Client reads and writes typed and unstructured objects.
 	Client client.Client

@@ -219,10 +219,6 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating clientset: %w", err)
 	}
-	direct, err := client.New(cfg, client.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: scheme, Mapper: mgr.GetRESTMapper()})
-	if err != nil {
-		return nil, fmt.Errorf("creating direct client: %w", err)
-	}
 	bdr := &bundledeployment.Reconciler{
 		Client:       mgr.GetClient(),
 		Provisioners: provisioners,
@@ -233,7 +229,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		// Objects are written through metadata clients (see apply.New), so
 		// the identities' clients report API warnings like the manager's.
 		Identities: identity.NewPool(mdCfg, mgr.GetHTTPClient(), scheme, mgr.GetRESTMapper(),
-			&identity.Clients{Client: direct, Metadata: md}, identity.DefaultSize),
+			&identity.Clients{Client: mgr.GetClient(), Metadata: md}, identity.DefaultSize),
 		ManagerIdentity: opts.DefaultIdentity == IdentityManager,
 		ApprovalTTL:     opts.ApprovalTTL,
 		Permissions:     &permissions.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews()},

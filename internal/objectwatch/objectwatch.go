@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/rukpak/rukpak/internal/identity"
 )
@@ -193,7 +194,7 @@ func (w *Watcher) start(k Key) (*entry, error) {
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &metav1.PartialObjectMetadata{},
-		Transform:     stripManagedFields,
+		Transform:     crcache.TransformStripManagedFields(),
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc: func(obj any) {
 				if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
@@ -219,12 +220,4 @@ func (w *Watcher) start(k Key) (*entry, error) {
 	ctx, cancel := context.WithCancel(w.ctx)
 	go ctrl.RunWithContext(ctx)
 	return &entry{store: store, synced: ctrl.HasSynced, stop: cancel, owners: map[string]bool{}}, nil
-}
-
-// stripManagedFields drops what the watches never read, to save memory.
-func stripManagedFields(obj any) (any, error) {
-	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
 }

@@ -3,6 +3,7 @@ package bundledeployment
 import (
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/internal/apply"
@@ -12,6 +13,8 @@ import (
 // appliedObject is what one object looked like right after rukpak applied
 // it, as far as drift detection needs to know.
 type appliedObject struct {
+	// resource is the object's API resource (which drift watch sees it).
+	resource   schema.GroupVersionResource
 	rv         string
 	generation int64
 	// labels and annotations are the ones the bundle sets.
@@ -19,7 +22,7 @@ type appliedObject struct {
 }
 
 func appliedFrom(c apply.Change) appliedObject {
-	return appliedObject{rv: c.ResourceVersion, generation: c.Generation, labels: c.Labels, annotations: c.Annotations}
+	return appliedObject{resource: c.Resource, rv: c.ResourceVersion, generation: c.Generation, labels: c.Labels, annotations: c.Annotations}
 }
 
 // drifted reports whether live (metadata is enough) was changed by someone

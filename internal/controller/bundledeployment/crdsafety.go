@@ -31,14 +31,14 @@ func (r *Reconciler) checkCRDUpgrades(ctx context.Context, s *scope, plan *apply
 			return failure.New(v1alpha2.ReasonInvalidContent, "CRD %s: %v", obj.GetName(), err)
 		}
 		installed := &apiextensionsv1.CustomResourceDefinition{}
-		err := s.as.live.Get(ctx, client.ObjectKey{Name: next.Name}, installed)
+		err := s.as.engine.Reader().Get(ctx, client.ObjectKey{Name: next.Name}, installed)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("getting installed CRD %s: %w", next.Name, err)
 		}
-		report, err := crdsafety.Check(ctx, s.as.live, installed, next)
+		report, err := crdsafety.Check(ctx, s.as.engine.Reader(), installed, next)
 		if err != nil {
 			return err
 		}

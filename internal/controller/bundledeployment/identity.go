@@ -34,11 +34,11 @@ const (
 )
 
 // actor is who one reconcile reads and writes the BundleDeployment's
-// objects as, with the engine and reader acting as that identity.
+// objects as, with the engine acting as that identity (its Reader reads
+// live objects as it too).
 type actor struct {
 	id     identity.Identity
 	engine *apply.Engine
-	live   client.Reader
 }
 
 // identityOf is who installs bd: its serviceAccount in the install
@@ -57,14 +57,14 @@ func (r *Reconciler) identityOf(bd *v1alpha2.BundleDeployment) (identity.Identit
 
 // actorFor returns the actor of identity id.
 func (r *Reconciler) actorFor(id identity.Identity) (*actor, error) {
+	if id.IsManager() {
+		return &actor{id: id, engine: r.Engine}, nil
+	}
 	c, err := r.Identities.For(id)
 	if err != nil {
 		return nil, err
 	}
-	if id.IsManager() {
-		return &actor{id: id, engine: r.Engine, live: c.Client}, nil
-	}
-	return &actor{id: id, engine: r.Engine.With(c.Client, c.Client, c.Metadata), live: c.Client}, nil
+	return &actor{id: id, engine: r.Engine.With(c.Client, c.Client, c.Metadata)}, nil
 }
 
 // useIdentity records that BundleDeployment name installs as id; the
@@ -174,15 +174,12 @@ func adminRecheck(bd *v1alpha2.BundleDeployment, err error) time.Duration {
 	return permissionsRecheck
 }
 
-// waitsForAdmin reports whether err is a refusal an admin fixes outside
-// the BundleDeployment (RBAC): not a failed revision, checked again now and
-// then.
+// waitsForAdmin reports whether an install error is a refusal an admin
+// fixes outside the BundleDeployment (RBAC): not a failed revision,
+// checked again now and then. (NotAuthorized and ServiceAccountRequired
+// stop the reconcile before any install.)
 func waitsForAdmin(err error) bool {
-	switch failure.Reason(err, "") {
-	case v1alpha2.ReasonMissingPermissions, v1alpha2.ReasonNotAuthorized, v1alpha2.ReasonServiceAccountRequired:
-		return true
-	}
-	return false
+	return failure.Reason(err, "") == v1alpha2.ReasonMissingPermissions
 }
 
 // watchKeys are the watches drift detection of ids needs as identity id:

@@ -402,15 +402,12 @@ func (r *Reconciler) hasDrifted(ctx context.Context, as *actor, id inventory.ID,
 	if a.rv == "" {
 		return true
 	}
-	gvk := id.GroupVersionKind()
-	if m, err := r.Engine.Mapping(gvk); err == nil {
-		if seen, ok := r.watches.Get(watchKey(as.id, id, m.Resource), id.Namespace, id.Name); ok && !a.drifted(seen) {
-			return false
-		}
+	if seen, ok := r.watches.Get(watchKey(as.id, id, a.resource), id.Namespace, id.Name); ok && !a.drifted(seen) {
+		return false
 	}
 	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(gvk)
-	err := as.live.Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
+	obj.SetGroupVersionKind(id.GroupVersionKind())
+	err := as.engine.Reader().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
 	if apierrors.IsNotFound(err) {
 		return true
 	}

@@ -158,7 +158,7 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 		relevant++
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(id.GroupVersionKind())
-		err := s.as.live.Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
+		err := s.as.engine.Reader().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
 		switch {
 		case apierrors.IsNotFound(err):
 			unhealthy = append(unhealthy, health.Unhealthy{Object: id.String(), Reason: "not found"})
