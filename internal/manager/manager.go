@@ -237,8 +237,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Cluster:         cluster,
 	}
 	if opts.RequireApproval {
-		bdr.Approval = &approval.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews(),
-			ManagerNamespace: approval.DefaultManagerNamespace, ManagerServiceAccount: approval.DefaultManagerServiceAccount}
+		bdr.Approval = &approval.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews()}
 	}
 	if err := bdr.SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, fmt.Errorf("setting up BundleDeployment controller: %w", err)
