@@ -3,17 +3,14 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/permissions"
 )
-
-// crdGroupKind is the kind of CustomResourceDefinitions.
-var crdGroupKind = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 
 // clusterScopedKinds are the built-in kinds that are not namespaced, for
 // working without a cluster.
@@ -66,7 +63,10 @@ type resourceInfo struct {
 // without a namespace go to installNamespace, as the apply engine places
 // them.
 func toTargets(objs []*unstructured.Unstructured, mapper meta.RESTMapper, installNamespace string) (targets []permissions.Target, guessed []string, err error) {
-	crds := crdResources(objs)
+	crds, err := apply.BundleKinds(objs)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, obj := range objs {
 		gvk := obj.GroupVersionKind()
 		info, fromGuess, err := lookup(gvk, mapper, crds)
@@ -101,7 +101,7 @@ func toTargets(objs []*unstructured.Unstructured, mapper meta.RESTMapper, instal
 
 // lookup finds the resource and scope of gvk; guessed says neither the
 // cluster nor a CRD of the bundle knew it.
-func lookup(gvk schema.GroupVersionKind, mapper meta.RESTMapper, crds map[schema.GroupKind]resourceInfo) (info resourceInfo, guessed bool, err error) {
+func lookup(gvk schema.GroupVersionKind, mapper meta.RESTMapper, crds map[schema.GroupKind]apply.BundleKind) (info resourceInfo, guessed bool, err error) {
 	if mapper != nil {
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err == nil {
@@ -111,32 +111,9 @@ func lookup(gvk schema.GroupVersionKind, mapper meta.RESTMapper, crds map[schema
 			return resourceInfo{}, false, fmt.Errorf("looking up kind %s: %w", gvk, err)
 		}
 	}
-	if info, ok := crds[gvk.GroupKind()]; ok {
-		return info, false, nil
+	if def, ok := crds[gvk.GroupKind()]; ok && def.Plural != "" {
+		return resourceInfo{resource: def.Plural, namespaced: def.Namespaced}, false, nil
 	}
 	plural, _ := meta.UnsafeGuessKindToResource(gvk)
 	return resourceInfo{resource: plural.Resource, namespaced: !clusterScopedKinds[gvk.GroupKind()]}, true, nil
-}
-
-// crdResources returns the resource and scope of every kind a
-// CustomResourceDefinition among objs defines.
-func crdResources(objs []*unstructured.Unstructured) map[schema.GroupKind]resourceInfo {
-	out := map[schema.GroupKind]resourceInfo{}
-	for _, obj := range objs {
-		if obj.GroupVersionKind().GroupKind() != crdGroupKind {
-			continue
-		}
-		group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
-		plural, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "plural")
-		scope, _, _ := unstructured.NestedString(obj.Object, "spec", "scope")
-		if kind == "" {
-			continue
-		}
-		if plural == "" {
-			plural = strings.ToLower(kind) + "s"
-		}
-		out[schema.GroupKind{Group: group, Kind: kind}] = resourceInfo{resource: plural, namespaced: scope != "Cluster"}
-	}
-	return out
 }

@@ -117,11 +117,15 @@ func (p *Plan) Subset(ids []inventory.ID) *Plan {
 	return out
 }
 
-// crdDef is what a CRD of the bundle says about its kind.
-type crdDef struct {
-	namespaced bool
-	plural     string
-	versions   map[string]bool
+// BundleKind is what a CustomResourceDefinition of a bundle says about the
+// kind it defines.
+type BundleKind struct {
+	// Namespaced is false for scope Cluster.
+	Namespaced bool
+	// Plural is the resource name (spec.names.plural).
+	Plural string
+	// Versions are the versions it serves.
+	Versions map[string]bool
 }
 
 // Prepare checks objs and turns them into a Plan owned by owner. Namespaced
@@ -129,7 +133,7 @@ type crdDef struct {
 // a kind neither served nor defined by a CRD of the bundle is a terminal
 // failure naming the object; objs are not modified.
 func (e *Engine) Prepare(objs []*unstructured.Unstructured, installNamespace string, owner Owner) (*Plan, error) {
-	crds, err := bundleCRDs(objs)
+	crds, err := BundleKinds(objs)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +182,7 @@ func (e *Engine) Prepare(objs []*unstructured.Unstructured, installNamespace str
 
 // scope tells whether gvk is namespaced and its resource, from the cluster
 // or else from a CRD of the bundle (needsCRD), or fails with UnknownKind.
-func (e *Engine) scope(gvk schema.GroupVersionKind, crds map[schema.GroupKind]crdDef) (namespaced, needsCRD bool, resource schema.GroupVersionResource, err error) {
+func (e *Engine) scope(gvk schema.GroupVersionKind, crds map[schema.GroupKind]BundleKind) (namespaced, needsCRD bool, resource schema.GroupVersionResource, err error) {
 	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err == nil {
 		return m.Scope.Name() == meta.RESTScopeNameNamespace, false, m.Resource, nil
@@ -186,16 +190,18 @@ func (e *Engine) scope(gvk schema.GroupVersionKind, crds map[schema.GroupKind]cr
 	if !meta.IsNoMatchError(err) {
 		return false, false, resource, fmt.Errorf("looking up kind %s: %w", gvk, err)
 	}
-	if def, ok := crds[gvk.GroupKind()]; ok && def.versions[gvk.Version] {
-		return def.namespaced, true, gvk.GroupVersion().WithResource(def.plural), nil
+	if def, ok := crds[gvk.GroupKind()]; ok && def.Versions[gvk.Version] {
+		return def.Namespaced, true, gvk.GroupVersion().WithResource(def.Plural), nil
 	}
 	return false, false, resource, failure.New(v1alpha2.ReasonUnknownKind,
 		"kind %s is not served by the cluster and no CustomResourceDefinition of the bundle defines it", gvk.GroupVersion().WithKind(gvk.Kind))
 }
 
-// bundleCRDs collects the kinds the bundle's CRDs define.
-func bundleCRDs(objs []*unstructured.Unstructured) (map[schema.GroupKind]crdDef, error) {
-	out := map[schema.GroupKind]crdDef{}
+// BundleKinds collects the kinds the CustomResourceDefinitions among objs
+// define; a CRD without spec.group or spec.names.kind is a terminal
+// failure (InvalidContent).
+func BundleKinds(objs []*unstructured.Unstructured) (map[schema.GroupKind]BundleKind, error) {
+	out := map[schema.GroupKind]BundleKind{}
 	for _, obj := range objs {
 		if obj.GroupVersionKind().GroupKind() != crdGK {
 			continue
@@ -208,11 +214,11 @@ func bundleCRDs(objs []*unstructured.Unstructured) (map[schema.GroupKind]crdDef,
 		if group == "" || kind == "" {
 			return nil, failure.New(v1alpha2.ReasonInvalidContent, "CustomResourceDefinition %q has no spec.group or spec.names.kind", obj.GetName())
 		}
-		def := crdDef{namespaced: scope != "Cluster", plural: plural, versions: map[string]bool{}}
+		def := BundleKind{Namespaced: scope != "Cluster", Plural: plural, Versions: map[string]bool{}}
 		for _, v := range versions {
 			if m, ok := v.(map[string]any); ok {
 				if name, ok := m["name"].(string); ok {
-					def.versions[name] = true
+					def.Versions[name] = true
 				}
 			}
 		}
