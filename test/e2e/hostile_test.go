@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -183,28 +184,68 @@ func newCanary(t *testing.T) *canary {
 // it back within canaryDeadline.
 func (c *canary) check(t *testing.T) {
 	t.Helper()
+	took, err := c.probe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("canary corrected in %v", took.Round(time.Millisecond))
+}
+
+// probe edits the canary's ConfigMap and returns how long rukpak took to
+// put it back, or an error if it did not within canaryDeadline.
+func (c *canary) probe() (time.Duration, error) {
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{}
 	if err := suite.client.Get(ctx, client.ObjectKey{Namespace: c.ns, Name: c.configMap}, cm); err != nil {
-		t.Fatalf("getting canary ConfigMap: %v", err)
+		return 0, fmt.Errorf("getting canary ConfigMap: %w", err)
 	}
 	cm.Data["value"] = "tampered"
 	if err := suite.client.Update(ctx, cm); err != nil {
-		t.Fatalf("editing canary ConfigMap: %v", err)
+		return 0, fmt.Errorf("editing canary ConfigMap: %w", err)
 	}
 	start := time.Now()
 	for {
 		got := &corev1.ConfigMap{}
 		err := suite.client.Get(ctx, client.ObjectKey{Namespace: c.ns, Name: c.configMap}, got)
 		if err == nil && got.Data["value"] == "healthy" {
-			t.Logf("canary corrected in %v", time.Since(start).Round(time.Millisecond))
-			return
+			return time.Since(start), nil
 		}
 		if time.Since(start) > canaryDeadline {
-			t.Fatalf("canary ConfigMap %s/%s not corrected within %v while the attack runs (value %q, err %v)",
+			return 0, fmt.Errorf("canary ConfigMap %s/%s not corrected within %v while the attack runs (value %q, err %v)",
 				c.ns, c.configMap, canaryDeadline, got.Data["value"], err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// watch probes the canary over and over, until the returned function is
+// called; that function returns the first failure, if any, and the
+// slowest correction seen.
+func (c *canary) watch() (stop func() (time.Duration, error)) {
+	done := make(chan struct{})
+	result := make(chan error, 1)
+	var slowest time.Duration
+	go func() {
+		for {
+			select {
+			case <-done:
+				result <- nil
+				return
+			default:
+			}
+			took, err := c.probe()
+			if err != nil {
+				result <- err
+				return
+			}
+			slowest = max(slowest, took)
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	return func() (time.Duration, error) {
+		close(done)
+		err := <-result
+		return slowest, err
 	}
 }
 
@@ -278,10 +319,24 @@ func TestHostileCorpus(t *testing.T) {
 			defer mu.Unlock()
 			team := newHostileTeam(t)
 			refused := c.attack(t, team)
-			cn.check(t)
+			// The canary is edited again and again while the attack runs
+			// and its refusal is awaited.
+			stop := cn.watch()
+			stopped := false
+			defer func() {
+				if !stopped {
+					_, _ = stop()
+				}
+			}()
 			if refused != nil {
 				refused(t)
 			}
+			stopped = true
+			slowest, err := stop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("slowest canary correction during the attack: %v", slowest.Round(time.Millisecond))
 			if now := currentManager(t); now != manager {
 				t.Fatalf("the manager restarted during the attack: pid %d (started at tick %s) is now pid %d (tick %s)",
 					manager.pid, manager.start, now.pid, now.start)
