@@ -19,6 +19,11 @@ const listPage = 250
 // deleted. inUse holds the digests ("sha256:<hex>") that Bundles (and
 // BundleDeployments about to make Bundles) reference.
 //
+// Only what a Store wrote is ever deleted: a ConfigMap whose name has the
+// pattern of a chunk (manifest), whose LabelChunk (LabelManifest) label
+// FieldManager set, as its managedFields record. A ConfigMap someone else
+// labelled, or named like a chunk without the label, is left alone.
+//
 // A manifest is deleted when its digest is not in inUse and it was neither
 // written nor reused within the grace period (the CLI creates the
 // BundleDeployment after the upload). Then a chunk is deleted when no
@@ -51,7 +56,9 @@ func (s *Store) gcManifests(ctx context.Context, inUse map[string]bool) (map[str
 			cm := &list.Items[i]
 			m, _ := parseManifest(cm) // a malformed manifest references nothing
 			digest := digestPrefix + strings.TrimPrefix(cm.Name, ManifestName(""))
-			keep := inUse[digest] || s.fresh(cm)
+			// A manifest rukpak did not write is never deleted; the chunks
+			// it lists are kept too.
+			keep := inUse[digest] || s.fresh(cm) || !writtenManifest(cm)
 			if !keep {
 				gone, err := s.deleteIfUnchanged(ctx, cm)
 				if err != nil {
@@ -89,7 +96,7 @@ func (s *Store) gcChunks(ctx context.Context, referenced map[string]bool) (int, 
 		}
 		for i := range list.Items {
 			obj := &list.Items[i]
-			if referenced[strings.TrimPrefix(obj.Name, ChunkName(""))] || s.fresh(obj) {
+			if referenced[strings.TrimPrefix(obj.Name, ChunkName(""))] || s.fresh(obj) || !writtenChunk(obj) {
 				continue
 			}
 			obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))

@@ -11,6 +11,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
 )
@@ -61,7 +68,7 @@ func TestGC(t *testing.T) {
 			digests := map[string]string{"a": put(t, s, data["a"]), "b": put(t, s, data["b"])}
 			chunk["orphan"] = []byte("orphan")
 			orphan := s.chunk(hexSHA(chunk["orphan"]), chunk["orphan"])
-			createCM(t, orphan)
+			createWritten(t, s, orphan)
 
 			at := NewStore(env.Client, env.Client, s.namespace)
 			at.now = tt.now
@@ -114,4 +121,96 @@ func TestGC(t *testing.T) {
 func hexSHA(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// createWritten creates cm as a Store would: with its field manager.
+func createWritten(t *testing.T, s *Store, cm *corev1.ConfigMap) {
+	t.Helper()
+	cm.Immutable = ptr.To(true)
+	if err := s.client.Create(context.Background(), cm); err != nil {
+		t.Fatalf("creating %s: %v", cm.Name, err)
+	}
+}
+
+// TestGCSparesForeignConfigMaps: GC deletes only ConfigMaps a Store wrote
+// (name pattern, label, field manager), whoever labelled the others.
+func TestGCSparesForeignConfigMaps(t *testing.T) {
+	data := []byte("chunk data")
+	sum := hexSHA(data)
+	tests := []struct {
+		name        string
+		make        func(t *testing.T, s *Store) *corev1.ConfigMap
+		wantDeleted bool
+	}{
+		{name: "a chunk the Store wrote is deleted", wantDeleted: true,
+			make: func(t *testing.T, s *Store) *corev1.ConfigMap {
+				cm := s.chunk(sum, data)
+				createWritten(t, s, cm)
+				return cm
+			}},
+		{name: "a manifest the Store wrote is deleted", wantDeleted: true,
+			make: func(t *testing.T, s *Store) *corev1.ConfigMap {
+				cm := (&manifest{digest: digestPrefix + sum, size: int64(len(data)), chunks: []chunkRef{{hex: sum, size: int64(len(data))}}}).configMap(s.namespace, sum)
+				createWritten(t, s, cm)
+				return cm
+			}},
+		{name: "a chunk someone else created and labelled survives",
+			make: func(t *testing.T, s *Store) *corev1.ConfigMap {
+				cm := s.chunk(sum, data)
+				createCM(t, cm)
+				return cm
+			}},
+		{name: "a manifest someone else created survives",
+			make: func(t *testing.T, s *Store) *corev1.ConfigMap {
+				cm := (&manifest{digest: digestPrefix + sum, size: int64(len(data)), chunks: []chunkRef{{hex: sum, size: int64(len(data))}}}).configMap(s.namespace, sum)
+				createCM(t, cm)
+				return cm
+			}},
+		{name: "a team's ConfigMap labelled as a chunk afterwards survives",
+			make: func(t *testing.T, s *Store) *corev1.ConfigMap {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: "team-values"}, Data: map[string]string{"a": "b"}}
+				if err := env.Client.Create(context.Background(), cm); err != nil {
+					t.Fatal(err)
+				}
+				patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+LabelChunk+`":"true"}}}`))
+				if err := env.Client.Patch(context.Background(), cm, patch); err != nil {
+					t.Fatal(err)
+				}
+				return cm
+			}},
+		{name: "a ConfigMap of another name labelled by the Store's field manager survives",
+			make: func(t *testing.T, s *Store) *corev1.ConfigMap {
+				cm := s.chunk(sum, data)
+				cm.Name = "upload-chunk-not-a-digest"
+				createWritten(t, s, cm)
+				return cm
+			}},
+		{name: "a chunk the Store wrote, relabelled by someone else, survives",
+			make: func(t *testing.T, s *Store) *corev1.ConfigMap {
+				cm := s.chunk(sum, data)
+				cm.Labels = nil
+				createWritten(t, s, cm)
+				patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+LabelChunk+`":"true"}}}`))
+				if err := env.Client.Patch(context.Background(), cm, patch); err != nil {
+					t.Fatal(err)
+				}
+				return cm
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newStore(t)
+			s.now = func() time.Time { return time.Now().Add(time.Hour) }
+			cm := tt.make(t, s)
+			deleted, err := s.GC(ctx, map[string]bool{})
+			if err != nil {
+				t.Fatalf("GC: %v", err)
+			}
+			err = env.Client.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
+			if gone := apierrors.IsNotFound(err); gone != tt.wantDeleted || (deleted == 1) != tt.wantDeleted {
+				t.Fatalf("ConfigMap %s: get error %v, GC deleted %d; want deleted=%v", cm.Name, err, deleted, tt.wantDeleted)
+			}
+		})
+	}
 }

@@ -97,7 +97,7 @@ func (s *Store) putChunks(ctx context.Context, r io.Reader, digest string) (*man
 		n, err := io.ReadFull(r, buf)
 		if n > 0 {
 			if m.size+int64(n) > s.maxSize {
-				readErr = fmt.Errorf("the archive is larger than the limit of %d bytes", s.maxSize)
+				readErr = &SizeError{Limit: s.maxSize}
 				break
 			}
 			buf = buf[:n]
@@ -122,7 +122,7 @@ func (s *Store) putChunks(ctx context.Context, r io.Reader, digest string) (*man
 		return nil, err
 	}
 	if got := digestPrefix + hex.EncodeToString(whole.Sum(nil)); got != digest {
-		return nil, fmt.Errorf("the archive has digest %s, not %s", got, digest)
+		return nil, &DigestError{Got: got, Want: digest}
 	}
 	return m, nil
 }
@@ -158,4 +158,26 @@ func (s *Store) createOrTouch(ctx context.Context, cm *corev1.ConfigMap) error {
 			return err
 		}
 	}
+}
+
+// SizeError is the error of Put for an archive larger than the Store's
+// maximum size.
+type SizeError struct {
+	// Limit is the maximum size in bytes.
+	Limit int64
+}
+
+func (e *SizeError) Error() string {
+	return fmt.Sprintf("the archive is larger than the limit of %d bytes", e.Limit)
+}
+
+// DigestError is the error of Put for an archive whose digest is not the
+// one it was uploaded as.
+type DigestError struct {
+	// Got is the archive's digest, Want the one it was uploaded as.
+	Got, Want string
+}
+
+func (e *DigestError) Error() string {
+	return fmt.Sprintf("the archive has digest %s, not %s", e.Got, e.Want)
 }

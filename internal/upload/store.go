@@ -44,11 +44,12 @@ func WithMaxSize(n int64) Option { return func(s *Store) { s.maxSize = n } }
 // (DefaultConcurrency).
 func WithConcurrency(n int) Option { return func(s *Store) { s.concurrency = max(n, 1) } }
 
-// NewStore returns a Store in namespace that writes with c and reads with
-// reader, which must not be cached (a manager's API reader).
+// NewStore returns a Store in namespace that writes with c (as
+// FieldManager) and reads with reader, which must not be cached (a
+// manager's API reader).
 func NewStore(c client.Client, reader client.Reader, namespace string, opts ...Option) *Store {
 	s := &Store{
-		client: c, reader: reader, namespace: namespace,
+		client: client.WithFieldOwner(c, FieldManager), reader: reader, namespace: namespace,
 		grace: DefaultGracePeriod, maxSize: DefaultMaxSize, concurrency: DefaultConcurrency, now: time.Now,
 	}
 	for _, o := range opts {
@@ -56,6 +57,9 @@ func NewStore(c client.Client, reader client.Reader, namespace string, opts ...O
 	}
 	return s
 }
+
+// MaxSize is the largest archive Put accepts.
+func (s *Store) MaxSize() int64 { return s.maxSize }
 
 // Stat describes the stored upload digest. A missing upload is a terminal
 // SourceNotFound failure.
