@@ -21,10 +21,13 @@ import (
 
 // Names of the policies of config/policy.
 const (
-	// MutatingPolicyName records the requester in the requested-by annotations.
+	// MutatingPolicyName records the requester of a BundleDeployment or a
+	// Bundle in the requested-by annotations.
 	MutatingPolicyName = "rukpak-requested-by"
 	// ValidatingPolicyName refuses requests whose user may not impersonate
-	// the install identity or use the class.
+	// the install identity, use the class, or use a Secret or ConfigMap
+	// the spec names (for Bundles: the class, Secrets and ConfigMaps,
+	// unless the manager writes it).
 	ValidatingPolicyName = "rukpak-install-authorization"
 )
 

@@ -51,7 +51,7 @@ func TestAdmissionManagerIdentity(t *testing.T) {
 	wantDenied(t, err, `user "dave" may not impersonate serviceaccounts "rukpak-manager" in namespace "rukpak-system"`,
 		"it sets no spec.serviceAccount", "or set spec.serviceAccount")
 
-	grant(t, ns, "dave", impersonateManager)
+	grant(t, ns, "dave", impersonateManager, useManifests)
 	if err := dave.Create(context.Background(), newBD(ns, "")); err != nil {
 		t.Fatalf("create with impersonate on the manager: %v", err)
 	}
@@ -63,7 +63,7 @@ func TestAdmissionManagerIdentity(t *testing.T) {
 func TestAdmissionRecordsRequester(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t, "team-a")
-	grant(t, ns, "carol", editBundleDeployments, useClass, impersonateInstaller)
+	grant(t, ns, "carol", editBundleDeployments, useClass, impersonateInstaller, useManifests)
 	carol := as(t, "carol", "team-a-installers")
 	wantCarol := map[string]string{
 		v1alpha2.AnnotationRequestedBy:       "carol",

@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/permissions"
+	"github.com/rukpak/rukpak/internal/refs"
 )
 
 // The identity a BundleDeployment without spec.serviceAccount installs as,
@@ -24,25 +25,10 @@ const (
 // mastersGroup passes every authorization check of the API server.
 const mastersGroup = "system:masters"
 
-// Requester returns who last created or changed bd's spec, from the
-// requested-by annotations. ok is false when bd has no (or an empty)
-// core.rukpak.io/requested-by annotation.
-func Requester(bd *v1alpha2.BundleDeployment) (user string, groups []string, ok bool) {
-	annotations := bd.GetAnnotations()
-	user = annotations[v1alpha2.AnnotationRequestedBy]
-	if user == "" {
-		return "", nil, false
-	}
-	for _, g := range strings.Split(annotations[v1alpha2.AnnotationRequestedByGroups], ",") {
-		if g != "" {
-			groups = append(groups, g)
-		}
-	}
-	return user, groups, true
-}
-
-// Checker re-checks, at reconcile time, that the requester may impersonate
-// the install identity and use the class.
+// Checker re-checks, at reconcile time, that the requester of a
+// BundleDeployment may impersonate its install identity and use its class
+// and every Secret and ConfigMap its spec names, and that the requester of
+// a Bundle may use its class, Secrets and ConfigMaps.
 type Checker struct {
 	// Reviews creates SubjectAccessReviews.
 	Reviews authorizationv1client.SubjectAccessReviewInterface
@@ -50,75 +36,125 @@ type Checker struct {
 	// BundleDeployments without spec.serviceAccount install as
 	// (DefaultManagerNamespace, DefaultManagerServiceAccount when empty).
 	ManagerNamespace, ManagerServiceAccount string
+	// TrustedUsers are the user names of the manager itself: a Bundle it
+	// created (for a BundleDeployment, whose requester is checked) is not
+	// checked again.
+	TrustedUsers []string
 }
 
 // Check returns nil when the requester of bd may impersonate its install
-// identity and use its ProvisionerClass. Otherwise it returns a
-// *failure.Error with reason v1alpha2.ReasonNotAuthorized whose message
-// names the user, the verb and the object, as the admission denial does. A
-// BundleDeployment without the requested-by annotation is refused the same
-// way. A requester in group system:masters is allowed without reviews.
-// Errors of the reviews themselves are returned wrapped; they are not
-// failures.
+// identity, use its ProvisionerClass and use every Secret and ConfigMap
+// its spec names (refs.List). Otherwise it returns a *failure.Error with
+// reason v1alpha2.ReasonNotAuthorized whose message names the user, the
+// verb and the object (and the field naming it), as the admission denial
+// does. A BundleDeployment without the requested-by annotation is refused
+// the same way. A requester in group system:masters is allowed without
+// reviews. Errors of the reviews themselves are returned wrapped; they are
+// not failures.
 func (c *Checker) Check(ctx context.Context, bd *v1alpha2.BundleDeployment) error {
-	user, groups, ok := Requester(bd)
+	return c.check(ctx, bd, v1alpha2.BundleDeploymentKind, c.bundleDeploymentReviews(bd))
+}
+
+// CheckBundle is Check for a Bundle: its requester must be allowed to use
+// its class and every Secret and ConfigMap it names (a Bundle installs
+// nothing, so no identity is checked). A Bundle the manager created itself
+// (its requester is one of TrustedUsers) is allowed without reviews: the
+// manager writes Bundles only for BundleDeployments whose requester Check
+// allowed.
+func (c *Checker) CheckBundle(ctx context.Context, b *v1alpha2.Bundle) error {
+	if user, _, ok := Requester(b); ok && slices.Contains(c.TrustedUsers, user) {
+		return nil
+	}
+	return c.check(ctx, b, v1alpha2.BundleKind, c.useReviews(b.Spec.ProvisionerClassName, refs.List(b.Spec.Sources, b.Spec.Config)))
+}
+
+func (c *Checker) check(ctx context.Context, obj metav1.Object, kind string, reviews []review) error {
+	user, groups, ok := Requester(obj)
 	if !ok {
 		return failure.New(v1alpha2.ReasonNotAuthorized,
-			"BundleDeployment %q has no %s annotation, so rukpak cannot tell who asked for this install: "+
+			"%s %q has no %s annotation, so rukpak cannot tell who asked for it: "+
 				"the admission policies of config/policy (rukpak-requested-by, rukpak-install-authorization) are not installed, "+
-				"or the BundleDeployment predates them; install them (they are part of config/default), then re-apply its spec "+
-				"or run `kubectl annotate bundledeployment %s %s=$USER --overwrite` (the policy records the real user after checking their permissions)",
-			bd.Name, v1alpha2.AnnotationRequestedBy, bd.Name, v1alpha2.AnnotationRequestedBy)
+				"or the %s predates them; install them (they are part of config/default), then re-apply its spec "+
+				"or run `kubectl annotate %s %s %s=$USER --overwrite` (the policy records the real user after checking their permissions)",
+			kind, obj.GetName(), v1alpha2.AnnotationRequestedBy, kind, lower(kind), obj.GetName(), v1alpha2.AnnotationRequestedBy)
 	}
 	if slices.Contains(groups, mastersGroup) {
 		return nil
 	}
-	for _, r := range c.reviews(bd) {
+	who := fmt.Sprintf(`user %q, who last changed this BundleDeployment's spec (annotation %s),`, user, v1alpha2.AnnotationRequestedBy)
+	if kind == v1alpha2.BundleKind {
+		who = fmt.Sprintf(`user %q, who created this Bundle (annotation %s),`, user, v1alpha2.AnnotationRequestedBy)
+	}
+	for _, r := range reviews {
 		allowed, err := c.allowed(ctx, user, groups, r.attributes)
 		if err != nil {
 			return err
 		}
 		if !allowed {
-			return failure.New(v1alpha2.ReasonNotAuthorized, "%s", r.denied(user))
+			return failure.New(v1alpha2.ReasonNotAuthorized, "%s %s", who, r.denied)
 		}
 	}
 	return nil
 }
 
-// review is one permission a requester needs, and how to say it is missing.
-type review struct {
-	attributes *authorizationv1.ResourceAttributes
-	denied     func(user string) string
+func lower(kind string) string {
+	if kind == v1alpha2.BundleKind {
+		return "bundle"
+	}
+	return "bundledeployment"
 }
 
-func (c *Checker) reviews(bd *v1alpha2.BundleDeployment) []review {
+// review is one permission a requester needs, and how to say it is
+// missing (after "user U, who …,").
+type review struct {
+	attributes *authorizationv1.ResourceAttributes
+	denied     string
+}
+
+func (c *Checker) bundleDeploymentReviews(bd *v1alpha2.BundleDeployment) []review {
 	namespace, name, namesSA := c.identity(bd)
+	how := fmt.Sprintf(`grant it with a Role in namespace %q allowing verb "impersonate" on serviceaccounts with resourceNames [%q], bound to the user or one of their groups`, namespace, name)
+	what := ""
+	if !namesSA {
+		what = " (it sets no spec.serviceAccount, so it installs as the rukpak manager)"
+		how += ", or set spec.serviceAccount to a ServiceAccount the user may impersonate"
+	}
 	impersonate := review{
 		attributes: &authorizationv1.ResourceAttributes{
 			Verb: "impersonate", Group: "", Resource: "serviceaccounts", Namespace: namespace, Name: name,
 		},
-		denied: func(user string) string {
-			how := fmt.Sprintf(`grant it with a Role in namespace %q allowing verb "impersonate" on serviceaccounts with resourceNames [%q], bound to the user or one of their groups`, namespace, name)
-			what := ""
-			if !namesSA {
-				what = " (it sets no spec.serviceAccount, so it installs as the rukpak manager)"
-				how += ", or set spec.serviceAccount to a ServiceAccount the user may impersonate"
-			}
-			return fmt.Sprintf(`user %q, who last changed this BundleDeployment's spec (annotation %s), may not impersonate serviceaccounts %q in namespace %q, the identity it installs as%s; %s`,
-				user, v1alpha2.AnnotationRequestedBy, name, namespace, what, how)
-		},
+		denied: fmt.Sprintf(`may not impersonate serviceaccounts %q in namespace %q, the identity it installs as%s; %s`, name, namespace, what, how),
 	}
-	class := bd.Spec.ProvisionerClassName
-	use := review{
+	return append([]review{impersonate}, c.useReviews(bd.Spec.ProvisionerClassName, refs.List(bd.Spec.Sources, bd.Spec.Config))...)
+}
+
+// useReviews are the reviews of verb use on the class and on every
+// Secret and ConfigMap of list (each object once, at the first field
+// naming it).
+func (c *Checker) useReviews(class string, list []refs.Ref) []review {
+	out := []review{{
 		attributes: &authorizationv1.ResourceAttributes{
 			Verb: "use", Group: v1alpha2.GroupVersion.Group, Resource: "provisionerclasses", Name: class,
 		},
-		denied: func(user string) string {
-			return fmt.Sprintf(`user %q, who last changed this BundleDeployment's spec (annotation %s), may not use provisionerclasses %q; grant it with a ClusterRole allowing verb "use" on provisionerclasses (apiGroups [%q]) with resourceNames [%q], bound to the user or one of their groups`,
-				user, v1alpha2.AnnotationRequestedBy, class, v1alpha2.GroupVersion.Group, class)
-		},
+		denied: fmt.Sprintf(`may not use provisionerclasses %q; grant it with a ClusterRole allowing verb "use" on provisionerclasses (apiGroups [%q]) with resourceNames [%q], bound to the user or one of their groups`,
+			class, v1alpha2.GroupVersion.Group, class),
+	}}
+	for _, r := range refs.Distinct(list) {
+		out = append(out, review{
+			attributes: &authorizationv1.ResourceAttributes{
+				Verb: "use", Group: "", Resource: string(r.Resource), Namespace: v1alpha2.SystemNamespace, Name: r.Name,
+			},
+			denied: UseDenied(r),
+		})
 	}
-	return []review{impersonate, use}
+	return out
+}
+
+// UseDenied says that the requester may not use the object r names, and
+// how to grant it; the admission policy says the same.
+func UseDenied(r refs.Ref) string {
+	return fmt.Sprintf(`may not use %s %q in namespace %q, named by %s; grant it with a Role in namespace %q allowing verb "use" on %s (apiGroups [""]) with resourceNames [%q], bound to the user or one of their groups`,
+		r.Resource, r.Name, v1alpha2.SystemNamespace, r.Field, v1alpha2.SystemNamespace, r.Resource, r.Name)
 }
 
 // identity returns the ServiceAccount bd installs as, and whether bd names

@@ -33,7 +33,7 @@ func wantNotAuthorized(t *testing.T, err error, parts ...string) {
 func TestCheckRevokedImpersonate(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t, "team-a")
-	bindings := grant(t, ns, "carol", editBundleDeployments, useClass, impersonateInstaller)
+	bindings := grant(t, ns, "carol", editBundleDeployments, useClass, impersonateInstaller, useManifests)
 	bd := newBD(ns, "installer")
 	if err := as(t, "carol").Create(ctx, bd); err != nil {
 		t.Fatalf("create as carol: %v", err)

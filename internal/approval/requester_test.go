@@ -38,6 +38,10 @@ func TestRequester(t *testing.T) {
 			v1alpha2.AnnotationRequestedBy:       "carol",
 			v1alpha2.AnnotationRequestedByGroups: ",team-a,,",
 		}, "carol", []string{"team-a"}, true},
+		{"escaped comma", map[string]string{
+			v1alpha2.AnnotationRequestedBy:       "carol",
+			v1alpha2.AnnotationRequestedByGroups: `a\,b,system:authenticated`,
+		}, "carol", []string{"a,b", "system:authenticated"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +50,47 @@ func TestRequester(t *testing.T) {
 				t.Fatalf("Requester() = %q, %q, %v; want %q, %q, %v", user, groups, ok, tt.user, tt.groups, tt.ok)
 			}
 		})
+	}
+}
+
+func TestDecodeGroups(t *testing.T) {
+	tests := []struct {
+		value string
+		want  []string
+	}{
+		{"", nil},
+		{"a", []string{"a"}},
+		{"a,b", []string{"a", "b"}},
+		{`a\,b`, []string{"a,b"}},
+		{`a\,b,c`, []string{"a,b", "c"}},
+		{`\,`, []string{","}},
+		{`a\\,b`, []string{`a\`, "b"}},
+		{`a\\\,b`, []string{`a\,b`}},
+		{`x\y`, []string{"xy"}},
+		{`trailing\`, []string{`trailing\`}},
+		{",,", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			if got := DecodeGroups(tt.value); !slices.Equal(got, tt.want) {
+				t.Fatalf("DecodeGroups(%q) = %q, want %q", tt.value, got, tt.want)
+			}
+		})
+	}
+}
+
+// EncodeGroups and DecodeGroups are inverse for any group names.
+func TestEncodeGroupsRoundTrip(t *testing.T) {
+	for _, groups := range [][]string{
+		{"system:authenticated"},
+		{"a,b", "c"},
+		{`back\slash`, `trailing\`, `\,`, ",", ",,lead"},
+		{"team-a", "Ünïcode,grüppe"},
+	} {
+		enc := EncodeGroups(groups)
+		if got := DecodeGroups(enc); !slices.Equal(got, groups) {
+			t.Errorf("DecodeGroups(EncodeGroups(%q)) = %q (encoded %q)", groups, got, enc)
+		}
 	}
 }
 

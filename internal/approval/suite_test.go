@@ -61,6 +61,11 @@ const (
 	// impersonateManager: impersonate serviceaccounts/rukpak-manager in
 	// rukpak-system.
 	impersonateManager
+	// useManifests: use configmaps/manifests in rukpak-system, the source
+	// of newBD.
+	useManifests
+	// createBundles: create, get and delete bundles.
+	createBundles
 )
 
 // grant gives user the permissions, as an admin would (docs/security.md),
@@ -129,9 +134,73 @@ func rbacFor(p permission, ns, user string) (role, binding client.Object, allowe
 		return role, binding, &authorizationv1.ResourceAttributes{Verb: "use", Group: group, Resource: "provisionerclasses", Name: v1alpha2.ClassPlain}
 	case impersonateInstaller:
 		return impersonate(ns, "installer")
+	case useManifests:
+		return useRBAC(name, subjects, "configmaps", "manifests")
+	case createBundles:
+		role, binding = clusterWide(rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"bundles"},
+			Verbs: []string{"create", "get", "delete"}})
+		return role, binding, &authorizationv1.ResourceAttributes{Verb: "create", Group: group, Resource: "bundles"}
 	default:
 		return impersonate(v1alpha2.SystemNamespace, "rukpak-manager")
 	}
+}
+
+// useRBAC returns a Role in rukpak-system allowing verb use on
+// resource/name, its binding to subjects, and the request it allows.
+func useRBAC(roleName string, subjects []rbacv1.Subject, resource, name string) (role, binding client.Object, allowed *authorizationv1.ResourceAttributes) {
+	ns := v1alpha2.SystemNamespace
+	return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: roleName, Namespace: ns}, Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{resource}, Verbs: []string{"use"}, ResourceNames: []string{name},
+		}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: roleName, Namespace: ns}, Subjects: subjects,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: roleName}},
+		&authorizationv1.ResourceAttributes{Verb: "use", Resource: resource, Namespace: ns, Name: name}
+}
+
+// grantUse lets subject use resource/name in rukpak-system (as
+// docs/security.md tells an admin to) and waits until the authorizer sees
+// it, for a subject of kind User or Group. It returns the RoleBinding.
+func grantUse(t *testing.T, subject rbacv1.Subject, resource, name string) client.Object {
+	t.Helper()
+	ctx := context.Background()
+	role, binding, attr := useRBAC(envtest.UniqueName("use"), []rbacv1.Subject{subject}, resource, name)
+	for _, obj := range []client.Object{role, binding} {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+	spec := authorizationv1.SubjectAccessReviewSpec{ResourceAttributes: attr}
+	if subject.Kind == rbacv1.GroupKind {
+		spec.User, spec.Groups = "someone", []string{subject.Name}
+	} else {
+		spec.User = subject.Name
+	}
+	waitAllowed(t, spec, true)
+	return binding
+}
+
+// waitAllowed waits until a SubjectAccessReview of spec answers allowed.
+func waitAllowed(t *testing.T, spec authorizationv1.SubjectAccessReviewSpec, allowed bool) {
+	t.Helper()
+	reviews := kube(t).AuthorizationV1().SubjectAccessReviews()
+	envtest.Eventually(t, 10*time.Second, func() error {
+		res, err := reviews.Create(context.Background(), &authorizationv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		if res.Status.Allowed != allowed {
+			return fmt.Errorf("%s %v: allowed %v, want %v", spec.User, spec.ResourceAttributes, res.Status.Allowed, allowed)
+		}
+		return nil
+	})
+}
+
+func userSubject(name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: name}
+}
+
+func groupSubject(name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: name}
 }
 
 // newBD returns (does not create) a plain BundleDeployment installing into

@@ -1,0 +1,74 @@
+package refs
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+)
+
+func ref(name string) *v1alpha2.LocalObjectReference {
+	return &v1alpha2.LocalObjectReference{Name: name}
+}
+
+func TestList(t *testing.T) {
+	tests := []struct {
+		name    string
+		sources []v1alpha2.BundleSource
+		config  *v1alpha2.BundleConfig
+		want    []Ref
+	}{
+		{name: "nothing named", sources: []v1alpha2.BundleSource{
+			{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{Ref: "r"}},
+			{Type: v1alpha2.SourceTypeUpload, Upload: &v1alpha2.UploadSource{Digest: "sha256:0"}},
+		}},
+		{name: "image", sources: []v1alpha2.BundleSource{
+			{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{Ref: "r", PullSecret: ref("pull"), CASecret: ref("ca")}},
+		}, want: []Ref{
+			{Secrets, "pull", "spec.sources[0].image.pullSecret"},
+			{Secrets, "ca", "spec.sources[0].image.caSecret"},
+		}},
+		{name: "git and http", sources: []v1alpha2.BundleSource{
+			{Type: v1alpha2.SourceTypeUpload, Upload: &v1alpha2.UploadSource{Digest: "sha256:0"}},
+			{Type: v1alpha2.SourceTypeGit, Git: &v1alpha2.GitSource{Auth: &v1alpha2.GitAuth{Secret: *ref("git-auth")}, CASecret: ref("git-ca")}},
+			{Type: v1alpha2.SourceTypeHTTP, HTTP: &v1alpha2.HTTPSource{Auth: &v1alpha2.HTTPAuth{Secret: *ref("http-auth")}, CASecret: ref("http-ca")}},
+		}, want: []Ref{
+			{Secrets, "git-auth", "spec.sources[1].git.auth.secret"},
+			{Secrets, "git-ca", "spec.sources[1].git.caSecret"},
+			{Secrets, "http-auth", "spec.sources[2].http.auth.secret"},
+			{Secrets, "http-ca", "spec.sources[2].http.caSecret"},
+		}},
+		{name: "configMaps and valuesFrom", sources: []v1alpha2.BundleSource{
+			{Type: v1alpha2.SourceTypeConfigMaps, ConfigMaps: []v1alpha2.ConfigMapSource{{ConfigMap: *ref("a")}, {ConfigMap: *ref("b")}}},
+		}, config: &v1alpha2.BundleConfig{ValuesFrom: []v1alpha2.ValuesReference{
+			{Kind: "Secret", Name: "s"}, {Kind: "ConfigMap", Name: "c"},
+		}}, want: []Ref{
+			{ConfigMaps, "a", "spec.sources[0].configMaps[0].configMap"},
+			{ConfigMaps, "b", "spec.sources[0].configMaps[1].configMap"},
+			{Secrets, "s", "spec.config.valuesFrom[0]"},
+			{ConfigMaps, "c", "spec.config.valuesFrom[1]"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := List(tt.sources, tt.config); !slices.Equal(got, tt.want) {
+				t.Fatalf("List() = %v\nwant     %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// A Secret and a ConfigMap of the same name are different objects; the
+// first field naming an object is kept.
+func TestDistinct(t *testing.T) {
+	in := []Ref{
+		{Secrets, "x", "f0"}, {ConfigMaps, "x", "f1"}, {Secrets, "x", "f2"}, {Secrets, "y", "f3"}, {ConfigMaps, "x", "f4"},
+	}
+	want := []Ref{{Secrets, "x", "f0"}, {ConfigMaps, "x", "f1"}, {Secrets, "y", "f3"}}
+	if got := Distinct(in); !slices.Equal(got, want) {
+		t.Fatalf("Distinct() = %v, want %v", got, want)
+	}
+	if got := Names(in, Secrets); !slices.Equal(got, []string{"x", "y"}) {
+		t.Fatalf("Names(secrets) = %v", got)
+	}
+}
