@@ -2,22 +2,23 @@ package contentserver
 
 import (
 	"context"
-	"crypto/sha256"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/store"
+	"github.com/rukpak/rukpak/internal/upload"
 )
 
 // PathPrefix is where Bundles are served: PathPrefix + NAME.
@@ -28,30 +29,65 @@ const PathPrefix = "/bundles/"
 // verbs: [get]}`.
 const Subresource = "content"
 
-// reviewTTL is how long a token's review result is reused.
-const reviewTTL = 10 * time.Second
+// Uploads stores uploaded archives; *upload.Store is one.
+type Uploads interface {
+	// Put stores the archive read from r, whose digest must be digest.
+	Put(ctx context.Context, r io.Reader, digest string) error
+	// Stat describes a stored upload.
+	Stat(ctx context.Context, digest string) (upload.Info, error)
+	// MaxSize is the largest archive Put accepts.
+	MaxSize() int64
+}
 
-// Server serves Bundle content.
+var _ Uploads = (*upload.Store)(nil)
+
+// Server serves Bundle content and, with WithUploads, takes uploads.
 type Server struct {
 	store   *store.Store
 	bundles client.Reader
-	kube    kubernetes.Interface
+	auth    *reviewer
+	log     logr.Logger
 
-	mu      sync.Mutex
-	reviews map[[32]byte]review
+	uploads       Uploads
+	uploadSlots   chan struct{}
+	uploadTimeout time.Duration
 }
 
-type review struct {
-	user    authenticationv1.UserInfo
-	ok      bool
-	allowed map[string]bool // bundle name → SubjectAccessReview result
-	expires time.Time
+// Option configures a Server.
+type Option func(*Server)
+
+// WithUploads makes the server take uploads at UploadPathPrefix into u, at
+// most concurrent at once (DefaultMaxConcurrentUploads when 0), each within
+// timeout (DefaultUploadTimeout when 0).
+func WithUploads(u Uploads, concurrent int, timeout time.Duration) Option {
+	return func(s *Server) {
+		if concurrent <= 0 {
+			concurrent = DefaultMaxConcurrentUploads
+		}
+		if timeout <= 0 {
+			timeout = DefaultUploadTimeout
+		}
+		s.uploads, s.uploadSlots, s.uploadTimeout = u, make(chan struct{}, concurrent), timeout
+	}
 }
+
+// WithAudience sets the audience tokens must be for (Audience by default).
+func WithAudience(audience string) Option {
+	return func(s *Server) { s.auth.audience = audience }
+}
+
+// WithLogger logs every upload (who stored which digest) and every refused
+// one to log.
+func WithLogger(log logr.Logger) Option { return func(s *Server) { s.log = log } }
 
 // New returns a Server reading content from st, Bundles through bundles and
 // reviewing tokens and access through kube.
-func New(st *store.Store, bundles client.Reader, kube kubernetes.Interface) *Server {
-	return &Server{store: st, bundles: bundles, kube: kube, reviews: map[[32]byte]review{}}
+func New(st *store.Store, bundles client.Reader, kube kubernetes.Interface, opts ...Option) *Server {
+	s := &Server{store: st, bundles: bundles, auth: &reviewer{kube: kube, audience: Audience}, log: logr.Discard()}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // URL returns where the content of Bundle name is served under base (the
@@ -62,8 +98,58 @@ func URL(base, name string) string {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	name, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
-	if !ok || name == "" || strings.Contains(name, "/") {
+	if name, ok := strings.CutPrefix(r.URL.Path, PathPrefix); ok {
+		s.serveBundle(w, r, name)
+		return
+	}
+	if digest, ok := strings.CutPrefix(r.URL.Path, UploadPathPrefix); ok && s.uploads != nil {
+		s.serveUpload(w, r, digest)
+		return
+	}
+	http.NotFound(w, r)
+}
+
+// authenticate reads and reviews the request's bearer token. Without a
+// valid one it answers 401 (or 500) and returns ok false.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (token string, user authenticationv1.UserInfo, ok bool) {
+	token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !found || token == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="rukpak"`)
+		http.Error(w, fmt.Sprintf("a bearer token for audience %s is required", s.auth.audience), http.StatusUnauthorized)
+		return "", user, false
+	}
+	user, err := s.auth.authenticate(r.Context(), token)
+	var invalid *tokenError
+	switch {
+	case errors.As(err, &invalid):
+		w.Header().Set("WWW-Authenticate", `Bearer realm="rukpak", error="invalid_token"`)
+		http.Error(w, invalid.Error(), http.StatusUnauthorized)
+		return "", user, false
+	case err != nil:
+		http.Error(w, "reviewing the token: "+err.Error(), http.StatusInternalServerError)
+		return "", user, false
+	}
+	return token, user, true
+}
+
+// authorize asks whether user may do attrs; when not, it answers 403 with
+// forbidden (or 500) and returns false.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, token string, user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes, forbidden string) bool {
+	allowed, err := s.auth.allowed(r.Context(), token, user, attrs)
+	switch {
+	case err != nil:
+		http.Error(w, "reviewing access: "+err.Error(), http.StatusInternalServerError)
+		return false
+	case !allowed:
+		http.Error(w, forbidden, http.StatusForbidden)
+		return false
+	}
+	return true
+}
+
+// serveBundle streams the content of Bundle name as a gzipped tar.
+func (s *Server) serveBundle(w http.ResponseWriter, r *http.Request, name string) {
+	if name == "" || strings.Contains(name, "/") {
 		http.NotFound(w, r)
 		return
 	}
@@ -71,22 +157,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "only GET", http.StatusMethodNotAllowed)
 		return
 	}
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || token == "" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="rukpak"`)
-		http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+	token, user, ok := s.authenticate(w, r)
+	if !ok {
 		return
 	}
-	user, allowed, err := s.authorize(r.Context(), token, name)
-	switch {
-	case err != nil:
-		http.Error(w, "reviewing the token: "+err.Error(), http.StatusInternalServerError)
-		return
-	case user == nil:
-		http.Error(w, "the token is not valid", http.StatusUnauthorized)
-		return
-	case !allowed:
-		http.Error(w, fmt.Sprintf("user %q may not get bundles/%s %q in API group %s", user.Username, Subresource, name, v1alpha2.GroupVersion.Group), http.StatusForbidden)
+	attrs := authorizationv1.ResourceAttributes{
+		Group: v1alpha2.GroupVersion.Group, Resource: "bundles", Subresource: Subresource, Verb: "get", Name: name,
+	}
+	if !s.authorize(w, r, token, user, attrs, fmt.Sprintf("user %q may not get bundles/%s %q in API group %s",
+		user.Username, Subresource, name, v1alpha2.GroupVersion.Group)) {
 		return
 	}
 	b := &v1alpha2.Bundle{}
@@ -118,75 +197,4 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Headers are sent; all that is left is to cut the stream short.
 		panic(http.ErrAbortHandler)
 	}
-}
-
-// authorize reviews token and its access to Bundle name; user is nil when
-// the token is not valid.
-func (s *Server) authorize(ctx context.Context, token, name string) (*authenticationv1.UserInfo, bool, error) {
-	key := sha256.Sum256([]byte(token))
-	s.mu.Lock()
-	rv, cached := s.reviews[key]
-	if cached && time.Now().After(rv.expires) {
-		cached = false
-	}
-	if cached {
-		// Copy: other requests may read the cached map concurrently.
-		allowed := make(map[string]bool, len(rv.allowed)+1)
-		for k, v := range rv.allowed {
-			allowed[k] = v
-		}
-		rv.allowed = allowed
-	}
-	s.mu.Unlock()
-	if !cached {
-		tr, err := s.kube.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
-			Spec: authenticationv1.TokenReviewSpec{Token: token},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			return nil, false, fmt.Errorf("TokenReview: %w", err)
-		}
-		rv = review{user: tr.Status.User, ok: tr.Status.Authenticated, allowed: map[string]bool{}, expires: time.Now().Add(reviewTTL)}
-	}
-	if !rv.ok {
-		s.remember(key, rv)
-		return nil, false, nil
-	}
-	allowed, known := rv.allowed[name]
-	if !known {
-		extra := map[string]authorizationv1.ExtraValue{}
-		for k, v := range rv.user.Extra {
-			extra[k] = authorizationv1.ExtraValue(v)
-		}
-		sar, err := s.kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
-			Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: rv.user.Username, Groups: rv.user.Groups, UID: rv.user.UID, Extra: extra,
-				ResourceAttributes: &authorizationv1.ResourceAttributes{
-					Group: v1alpha2.GroupVersion.Group, Resource: "bundles", Subresource: Subresource, Verb: "get", Name: name,
-				},
-			},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			return nil, false, fmt.Errorf("SubjectAccessReview: %w", err)
-		}
-		allowed = sar.Status.Allowed
-		rv.allowed[name] = allowed
-	}
-	s.remember(key, rv)
-	user := rv.user
-	return &user, allowed, nil
-}
-
-func (s *Server) remember(key [32]byte, rv review) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// Bound the cache: drop expired entries when it grows.
-	if len(s.reviews) > 1024 {
-		now := time.Now()
-		for k, v := range s.reviews {
-			if now.After(v.expires) {
-				delete(s.reviews, k)
-			}
-		}
-	}
-	s.reviews[key] = rv
 }

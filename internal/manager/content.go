@@ -12,12 +12,15 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/contentserver"
 	"github.com/rukpak/rukpak/internal/store"
+	"github.com/rukpak/rukpak/internal/upload"
 )
 
 // addContentServer runs the content server on every replica (each serves
-// what its own store holds) when opts.ContentBindAddress is set.
+// what its own store holds, and each takes uploads, which it writes as
+// chunks into rukpak-system) when opts.ContentBindAddress is set.
 func addContentServer(mgr manager.Manager, cfg *rest.Config, st *store.Store, opts Options) error {
 	if opts.ContentBindAddress == "" {
 		return nil
@@ -29,9 +32,12 @@ func addContentServer(mgr manager.Manager, cfg *rest.Config, st *store.Store, op
 	if err != nil {
 		return fmt.Errorf("creating client for token reviews: %w", err)
 	}
+	uploads := upload.NewStore(mgr.GetClient(), mgr.GetAPIReader(), v1alpha2.SystemNamespace)
 	srv := &http.Server{
-		Addr:              opts.ContentBindAddress,
-		Handler:           contentserver.New(st, mgr.GetClient(), kube),
+		Addr: opts.ContentBindAddress,
+		Handler: contentserver.New(st, mgr.GetClient(), kube,
+			contentserver.WithUploads(uploads, 0, 0),
+			contentserver.WithLogger(mgr.GetLogger().WithName("content-server"))),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	run := manager.RunnableFunc(func(ctx context.Context) error {
