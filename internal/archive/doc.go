@@ -19,7 +19,8 @@
 //     (only the executable bit is kept; no setuid, no owners) within
 //     Limits.MaxFileBytes and Limits.MaxBytes, symbolic links only when
 //     their target stays inside the tree, hard links only to regular files
-//     the archive wrote before.
+//     the archive wrote before, each counting its target's size against
+//     Limits.MaxBytes again (whoever reads the tree reads it once per name).
 //
 // Every write goes through an os.Root opened on the destination, so even a
 // check this package got wrong cannot make the kernel resolve a path

@@ -190,7 +190,8 @@ func (x *extractor) symlink(raw, name, target string) error {
 }
 
 // hardlink makes name a hard link to target, a regular file the archive
-// (or an earlier layer) wrote, reached without links.
+// (or an earlier layer) wrote, reached without links. The target's size
+// counts against Limits.MaxBytes again for every link.
 func (x *extractor) hardlink(raw, name, target string) error {
 	t, rule := cleanRelative(target)
 	if rule != "" {
@@ -210,6 +211,13 @@ func (x *extractor) hardlink(raw, name, target string) error {
 	if t == name {
 		return nil
 	}
+	// A link costs nothing on disk, but whoever reads the tree reads the
+	// target's bytes once per name: count them as a file of that size.
+	if x.bytes+fi.Size() > x.limits.MaxBytes {
+		return refuse(raw, "hard link to %q (%d bytes) makes the files of the archive exceed the limit of %d bytes in all; hard links count their target's size",
+			target, fi.Size(), x.limits.MaxBytes)
+	}
+	x.bytes += fi.Size()
 	if err := x.replace(raw, name); err != nil {
 		return err
 	}

@@ -86,6 +86,8 @@ func hostileCases() []hostileCase {
 			want: `archive entry "big": file of 2048 bytes is larger than the limit of 1024 bytes per file`},
 		{name: "total-size", entries: []tentry{file("a", kib), file("b", kib), file("c", kib)}, limits: Limits{MaxBytes: 2048},
 			want: `archive entry "c": the files of the archive exceed the limit of 2048 bytes in all`},
+		{name: "hardlink-bomb", entries: hardlinkBomb(file("big", kib), 10), limits: Limits{MaxBytes: 4096},
+			want: `archive entry "l0003": hard link to "big" (1024 bytes) makes the files of the archive exceed the limit of 4096 bytes in all`},
 		{name: "file-replaces-directory", entries: []tentry{file("d/f", "x"), file("d", "x")},
 			want: `archive entry "d": a file cannot replace the directory`},
 		{name: "directory-replaces-file", entries: []tentry{file("f", "x"), dirEntry("f/")},
@@ -94,9 +96,20 @@ func hostileCases() []hostileCase {
 			want: `archive entry "f/g": parent "f" is not a directory`},
 		{name: "gzip-bomb-1gib", streamed: true, entries: []tentry{zeros("zeros", 1<<30)}, limits: Limits{MaxBytes: 2 << 30, MaxFileBytes: 2 << 30},
 			want: `archive entry "zeros": gzip stream expands more than 200 times`},
+		{name: "hardlink-bomb-100mib", streamed: true, entries: hardlinkBomb(zeros("big", 100<<20), 10_000), limits: Limits{MaxRatio: 1 << 20},
+			want: `archive entry "l0009": hard link to "big" (104857600 bytes) makes the files of the archive exceed the limit of 1073741824 bytes in all`},
 		{name: "huge-file", streamed: true, entries: []tentry{zeros("huge", 1<<30)},
 			want: `archive entry "huge": file of 1073741824 bytes is larger than the limit of 536870912 bytes per file`},
 	}
+}
+
+// hardlinkBomb returns target followed by n hard links to it, l0000 and on.
+func hardlinkBomb(target tentry, n int) []tentry {
+	entries := []tentry{target}
+	for i := range n {
+		entries = append(entries, hardlink(fmt.Sprintf("l%04d", i), target.name))
+	}
+	return entries
 }
 
 func TestHostile(t *testing.T) {
