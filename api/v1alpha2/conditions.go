@@ -85,8 +85,12 @@ const (
 	// --default-identity).
 	ReasonServiceAccountRequired = "ServiceAccountRequired"
 	// ReasonNotAuthorized: the user who last changed the spec (the
-	// requested-by annotations) may not impersonate the serviceAccount or
-	// use the ProvisionerClass.
+	// requested-by annotations) may not impersonate the serviceAccount,
+	// use the ProvisionerClass, or use a Secret or ConfigMap the spec
+	// names (verb use on secrets/NAME or configmaps/NAME in
+	// rukpak-system). Also the reason of a Bundle's Unpacked condition
+	// when whoever wrote the Bundle may not use its class, Secrets or
+	// ConfigMaps.
 	ReasonNotAuthorized = "NotAuthorized"
 	// ReasonRolledBack: the new revision failed and the last healthy one was
 	// restored.
@@ -169,13 +173,16 @@ const (
 	// AnnotationInstalledAt on a Bundle is when (RFC 3339) the revision was
 	// first installed.
 	AnnotationInstalledAt = "core.rukpak.io/installed-at"
-	// AnnotationRequestedBy on a BundleDeployment is the user who last
-	// created or changed its spec. The MutatingAdmissionPolicy in
+	// AnnotationRequestedBy on a BundleDeployment or a Bundle is the user
+	// who last created or changed its spec. The MutatingAdmissionPolicy in
 	// config/policy sets it from the request (a value a user writes is
 	// overwritten), and the manager re-checks that user's right to
-	// impersonate the serviceAccount and use the class.
+	// impersonate the serviceAccount and use the class, Secrets and
+	// ConfigMaps.
 	AnnotationRequestedBy = "core.rukpak.io/requested-by"
-	// AnnotationRequestedByGroups is that user's groups, comma-separated.
+	// AnnotationRequestedByGroups is that user's groups, comma-separated,
+	// with '\' and ',' in a group name escaped by '\'
+	// (approval.DecodeGroups).
 	AnnotationRequestedByGroups = "core.rukpak.io/requested-by-groups"
 	// FinalizerCleanup removes a BundleDeployment's objects before it goes away.
 	FinalizerCleanup = "core.rukpak.io/cleanup"

@@ -40,7 +40,7 @@ func run() error {
 	fs.StringVar(&opts.CRDWebhookBindAddress, "crd-webhook-bind-address", "", "host:port of the webhook that applies CRD upgrade safety to direct edits of managed CRDs; empty turns it off")
 	fs.StringVar(&opts.CRDWebhookService, "crd-webhook-service", "", "Service in rukpak-system through which the API server calls the CRD webhook; empty: it calls --crd-webhook-bind-address")
 	fs.StringVar(&opts.DefaultIdentity, "default-identity", opts.DefaultIdentity, "who installs BundleDeployments without spec.serviceAccount: none (they are refused with ServiceAccountRequired) or manager (the manager itself: the cluster-admin mode, see docs/security.md)")
-	fs.BoolVar(&opts.RequireApproval, "require-approval", opts.RequireApproval, "re-check at reconcile time that the user who last changed a BundleDeployment's spec may impersonate its identity and use its class (needs the admission policies of config/policy)")
+	fs.BoolVar(&opts.RequireApproval, "require-approval", opts.RequireApproval, "re-check at reconcile time that the user who last changed a BundleDeployment's spec may impersonate its identity and use its class, Secrets and ConfigMaps, and that whoever wrote a Bundle (other than the manager) may use its class, Secrets and ConfigMaps (needs the admission policies of config/policy)")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect one active replica")
 	fs.Float64Var(&qps, "kube-api-qps", 1000, "client-side request rate limit; the API server's own flow control still applies")
 	fs.IntVar(&burst, "kube-api-burst", 2000, "client-side request burst")

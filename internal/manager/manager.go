@@ -88,7 +88,9 @@ type Options struct {
 	// RequireApproval re-checks at reconcile time that the user who last
 	// changed a BundleDeployment's spec (the requested-by annotations the
 	// admission policies of config/policy set) may impersonate its
-	// identity and use its class.
+	// identity and use its class and the Secrets and ConfigMaps it names,
+	// and that whoever wrote a Bundle (other than the manager) may use its
+	// class, Secrets and ConfigMaps.
 	RequireApproval bool
 	// ApprovalTTL is how long an allowed requester is trusted before the
 	// next reconcile checks again; 0 means a minute.
@@ -207,7 +209,21 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if opts.ContentBindAddress != "" {
 		contentURL = opts.ContentURL
 	}
-	if err := (&bundle.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners, Sources: sources, Unpacker: unpacker, ContentURL: contentURL, Cluster: cluster}).SetupWithManager(mgr, ctrlOpts); err != nil {
+	kube, err := kubernetes.NewForConfigAndClient(cfg, mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("creating clientset: %w", err)
+	}
+	var checker *approval.Checker
+	if opts.RequireApproval {
+		if checker, err = newApprovalChecker(cfg, kube); err != nil {
+			return nil, err
+		}
+	}
+	br := &bundle.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners, Sources: sources, Unpacker: unpacker, ContentURL: contentURL, Cluster: cluster}
+	if checker != nil {
+		br.Approval = checker
+	}
+	if err := br.SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, fmt.Errorf("setting up Bundle controller: %w", err)
 	}
 	engine := apply.New(mgr.GetClient(), mgr.GetAPIReader(), md, mgr.GetRESTMapper(), apply.Options{
@@ -215,10 +231,6 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Concurrency:      opts.ApplyConcurrency,
 		EstablishTimeout: time.Minute,
 	})
-	kube, err := kubernetes.NewForConfigAndClient(cfg, mgr.GetHTTPClient())
-	if err != nil {
-		return nil, fmt.Errorf("creating clientset: %w", err)
-	}
 	bdr := &bundledeployment.Reconciler{
 		Client:       mgr.GetClient(),
 		Provisioners: provisioners,
@@ -236,9 +248,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Recorder:        mgr.GetEventRecorder("rukpak"),
 		Cluster:         cluster,
 	}
-	if opts.RequireApproval {
-		bdr.Approval = &approval.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews()}
-	}
+	bdr.Approval = checker
 	if err := bdr.SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, fmt.Errorf("setting up BundleDeployment controller: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/approval"
 	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/contentserver"
@@ -48,7 +50,25 @@ type Reconciler struct {
 	ContentURL string
 	// Cluster tells formats that need it (Helm) what the cluster serves.
 	Cluster *clusterinfo.Reader
+	// Approval, when set, re-checks who asked for a Bundle before it is
+	// unpacked (see Approver).
+	Approval Approver
 }
+
+// Approver re-checks that whoever wrote a Bundle (its requested-by
+// annotations) may use its class and every Secret and ConfigMap it names;
+// a Bundle the manager wrote for a BundleDeployment passes (that
+// BundleDeployment's requester is checked). approval.Checker is one.
+type Approver interface {
+	CheckBundle(ctx context.Context, b *v1alpha2.Bundle) error
+}
+
+var _ Approver = (*approval.Checker)(nil)
+
+// approvalRecheck is how often a Bundle refused for its requester's
+// rights is checked again: an admin grants them outside the Bundle, which
+// triggers no reconcile.
+const approvalRecheck = 30 * time.Second
 
 // SetupWithManager registers the controller with mgr.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
@@ -112,6 +132,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 	}()
 	b.Status.ObservedGeneration = b.Generation
+
+	// Nothing is resolved or fetched, so no credential is used, for a
+	// requester who may not use it.
+	if r.Approval != nil {
+		if err := r.Approval.CheckBundle(ctx, b); err != nil {
+			if failure.As(err) == nil {
+				return ctrl.Result{}, err
+			}
+			b.Status.Phase = v1alpha2.BundlePhaseFailed
+			setUnpacked(b, metav1.ConditionFalse, failure.Reason(err, v1alpha2.ReasonNotAuthorized), err.Error())
+			return ctrl.Result{RequeueAfter: approvalRecheck}, nil
+		}
+	}
 
 	// A Bundle is one fixed revision: once its floating sources are pinned,
 	// the pins are kept.
