@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -28,7 +29,7 @@ func init() { register(newPreviewCmd) }
 type previewOptions struct {
 	kubeconfig     string
 	context        string
-	token          string
+	cf             contentFlags
 	content        string
 	serviceAccount string
 	output         string
@@ -71,11 +72,11 @@ spec.serviceAccount, or no permission to create SubjectAccessReviews).`,
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	f.StringVar(&o.context, "context", "", "kubeconfig context (default the current one)")
-	f.StringVar(&o.token, "token", "", "bearer token for the content server (default: the kubeconfig's token)")
 	f.StringVar(&o.content, "content", "", "the bundle: DIR, FILE.tgz or IMAGE (default: the newest Bundle of NAME, or FILE's only image source)")
 	f.StringVar(&o.serviceAccount, "service-account", "", "check this ServiceAccount of installNamespace instead of spec.serviceAccount")
 	f.StringVarP(&o.output, "output", "o", "", "yaml: print only the RBAC objects granting what is missing")
 	f.BoolVar(&o.all, "all", false, "with -o yaml, grant every required rule, not only the missing ones")
+	o.cf.add(f)
 	return cmd
 }
 
@@ -95,7 +96,7 @@ func (e *missingError) Error() string {
 type cluster struct {
 	client    client.Client
 	clientset kubernetes.Interface
-	token     string
+	cfg       *rest.Config
 }
 
 // run previews BundleDeployment arg (a name or a file).
@@ -205,11 +206,7 @@ func (o *previewOptions) dial() (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating client for %s: %w", cfg.Host, err)
 	}
-	token := o.token
-	if token == "" {
-		token = cfg.BearerToken
-	}
-	return &cluster{client: c, clientset: cs, token: token}, nil
+	return &cluster{client: c, clientset: cs, cfg: cfg}, nil
 }
 
 // render renders bd's content with its class and spec.config; onCluster

@@ -72,8 +72,9 @@ func getBundleDeployment(ctx context.Context, c client.Client, name string) (*v1
 
 // contentRef returns what to render bd from, as fetch reads it: --content;
 // else, for a BundleDeployment read from the cluster (onCluster), its
-// newest Bundle, downloaded from the content server when there is a token
-// and fetched from its pinned sources here otherwise; else bd's only source
+// newest Bundle, downloaded from the manager's content server when a token
+// for it was given (--token, --token-for) and fetched from its pinned
+// sources here otherwise; else bd's only source
 // if it is an image; else bd's sources fetched here. cleanup removes what
 // was written.
 func (o *previewOptions) contentRef(ctx context.Context, cl *cluster, bd *v1alpha2.BundleDeployment, onCluster bool) (ref string, cleanup func(), err error) {
@@ -87,11 +88,11 @@ func (o *previewOptions) contentRef(ctx context.Context, cl *cluster, bd *v1alph
 			return "", nil, err
 		case b == nil:
 			return unpackHere(ctx, cl, bd.Spec.Sources)
-		case cl.token != "":
-			return download(ctx, b, cl.token)
+		case o.cf.hasToken():
+			return o.download(ctx, cl, b)
 		}
-		// No token for the content server (e.g. a client-certificate
-		// kubeconfig): fetch the Bundle's pinned sources here.
+		// No token for the content server (the kubeconfig's credentials
+		// are never sent to it): fetch the Bundle's pinned sources here.
 		return unpackHere(ctx, cl, b.Spec.Sources)
 	}
 	if srcs := bd.Spec.Sources; len(srcs) == 1 && srcs[0].Type == v1alpha2.SourceTypeImage && srcs[0].Image != nil && srcs[0].Image.Ref != "" {
@@ -134,10 +135,22 @@ func unpackHere(ctx context.Context, cl *cluster, sources []v1alpha2.BundleSourc
 	return dir, cleanup, nil
 }
 
-// download writes the content of Bundle b, from the content server, into a
-// temporary .tar.gz.
-func download(ctx context.Context, b *v1alpha2.Bundle, token string) (path string, cleanup func(), err error) {
-	body, err := openContent(ctx, b, token)
+// download writes the content of Bundle b, from the manager's content
+// server, into a temporary .tar.gz. A status.contentURL elsewhere is
+// refused before a token is requested.
+func (o *previewOptions) download(ctx context.Context, cl *cluster, b *v1alpha2.Bundle) (path string, cleanup func(), err error) {
+	base, err := o.cf.base(cl.cfg)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := trustedContentURL(b, base); err != nil {
+		return "", nil, err
+	}
+	token, err := o.cf.bearer(ctx, cl.cfg, nil)
+	if err != nil {
+		return "", nil, err
+	}
+	body, err := openContent(ctx, b, base, token)
 	if err != nil {
 		return "", nil, err
 	}

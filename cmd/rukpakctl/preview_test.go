@@ -297,7 +297,7 @@ func TestPreviewName(t *testing.T) {
 	if err := testEnv.Client.Create(ctx, bd); err != nil {
 		t.Fatal(err)
 	}
-	for i, url := range []string{srv.URL + "/old", srv.URL + "/new"} {
+	for i := range 2 {
 		b := &v1alpha2.Bundle{
 			ObjectMeta: metav1.ObjectMeta{
 				Name:   fmt.Sprintf("%s-r%09d", name, i+1),
@@ -309,7 +309,7 @@ func TestPreviewName(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 1 { // only the newest has content
-			b.Status.ContentURL = url
+			b.Status.ContentURL = srv.URL + "/bundles/" + b.Name
 			if err := testEnv.Client.Status().Update(ctx, b); err != nil {
 				t.Fatal(err)
 			}
@@ -324,7 +324,7 @@ func TestPreviewName(t *testing.T) {
 		wantRows    [][]string
 		wantOut     []string
 	}{
-		{name: "the newest Bundle's content", args: []string{"--token", token}, wantMissing: true,
+		{name: "the newest Bundle's content", args: []string{"--token", token, "--content-server", srv.URL}, wantMissing: true,
 			wantRows: [][]string{{"(cluster-wide)", "rbac.authorization.k8s.io", "clusterrolebindings", "MISSING"}},
 			wantOut:  []string{"installs its 2 object(s)", "kind: ClusterRole\n"}},
 		{name: "--content instead of the content server", wantMissing: false,
@@ -332,7 +332,9 @@ func TestPreviewName(t *testing.T) {
 			wantRows: [][]string{{f.ns, `""`, "configmaps", "OK"}},
 			wantOut:  []string{"has every permission"}},
 		{name: "without a token the sources are fetched here", wantErr: "fetching image quay.io/example/op:v2"},
-		{name: "a wrong token", args: []string{"--token", "nope"}, wantErr: "401 Unauthorized"},
+		{name: "a wrong token", args: []string{"--token", "nope", "--content-server", srv.URL}, wantErr: "401 Unauthorized"},
+		{name: "a contentURL that is not on the manager's content server", args: []string{"--token", token, "--content-server", "http://127.0.0.1:1"},
+			wantErr: "is not the manager's content server (http://127.0.0.1:1/bundles/" + name + "-r000000002): refusing to send a token"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,11 +12,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/contentserver"
 	"github.com/rukpak/rukpak/internal/upload"
 )
 
@@ -28,8 +30,10 @@ type runOptions struct {
 	context    string
 	class      string
 	namespace  string
+	sa         string
 	wait       bool
 	timeout    time.Duration
+	cf         contentFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -37,11 +41,20 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run NAME DIR",
 		Short: "Upload a directory and install it as BundleDeployment NAME",
-		Long: `Pack DIR into a deterministic .tar.gz, upload it into the cluster (as
-content-addressed chunks in rukpak-system) and create BundleDeployment NAME
+		Long: `Pack DIR into a deterministic .tar.gz, upload it to the manager's content
+server (which stores it as content-addressed chunks in rukpak-system: no
+write access to ConfigMaps there is needed) and create BundleDeployment NAME
 with it as its upload source, or point an existing NAME at it. Running again
 with unchanged content changes nothing; changed content makes a new revision.
-Progress goes to stderr, the outcome and the Installed condition to stdout.`,
+Progress goes to stderr, the outcome and the Installed condition to stdout.
+
+The upload is authenticated with a token for audience ` + contentserver.Audience + `:
+--token, or one rukpakctl requests for --token-for NAMESPACE/NAME, by default
+for the BundleDeployment's ServiceAccount (spec.serviceAccount in its
+installNamespace). That identity needs create on the virtual resource uploads
+in API group core.rukpak.io (ClusterRole rukpak-uploader). The token is sent
+only to the manager's content server (--content-server), never the
+kubeconfig's credentials.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.namespace == "" {
@@ -55,15 +68,25 @@ Progress goes to stderr, the outcome and the Installed condition to stdout.`,
 	f.StringVar(&o.context, "context", "", "kubeconfig context (default the current one)")
 	f.StringVar(&o.class, "class", "core-rukpak-io-plain", "ProvisionerClass of a new BundleDeployment")
 	f.StringVar(&o.namespace, "namespace", "", "installNamespace of a new BundleDeployment (default NAME)")
+	f.StringVar(&o.sa, "service-account", "", "spec.serviceAccount of a new BundleDeployment: it is installed as this ServiceAccount of installNamespace")
 	f.BoolVar(&o.wait, "wait", true, "wait until the new revision is installed")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long --wait waits")
+	o.cf.add(f)
 	return cmd
 }
 
 // run uploads dir and points BundleDeployment name at it.
 func (o *runOptions) run(cmd *cobra.Command, name, dir string) error {
 	ctx, stdout, stderr := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-	c, err := o.client()
+	cfg, err := loadConfig(o.kubeconfig, o.context)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme()})
+	if err != nil {
+		return fmt.Errorf("creating client for %s: %w", cfg.Host, err)
+	}
+	base, err := o.cf.base(cfg)
 	if err != nil {
 		return err
 	}
@@ -74,15 +97,19 @@ func (o *runOptions) run(cmd *cobra.Command, name, dir string) error {
 	defer func() { _ = a.Close() }()
 	fmt.Fprintf(stderr, "packed %s: %s (%s compressed)\n", dir, a.Digest, size(a.Size))
 
-	store := upload.NewStore(c, c, v1alpha2.SystemNamespace)
-	if err := store.Put(ctx, a, a.Digest); err != nil {
-		return err
-	}
-	info, err := store.Stat(ctx, a.Digest)
+	uploader, err := o.uploader(ctx, c, name)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "uploaded %s in %d chunk(s) to %s\n", size(info.Size), info.Chunks, v1alpha2.SystemNamespace)
+	token, err := o.cf.bearer(ctx, cfg, uploader)
+	if err != nil {
+		return err
+	}
+	res, err := putUpload(ctx, base, token, a)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "uploaded %s in %d chunk(s) through %s\n", size(res.Size), res.Chunks, base)
 
 	bd, changed, err := o.apply(ctx, c, cmd, name, a.Digest)
 	if err != nil {
@@ -99,20 +126,30 @@ func (o *runOptions) run(cmd *cobra.Command, name, dir string) error {
 	return nil
 }
 
-// client builds a client from the kubeconfig.
-func (o *runOptions) client() (client.Client, error) {
-	cfg, err := loadConfig(o.kubeconfig, o.context)
-	if err != nil {
-		return nil, err
+// uploader returns the ServiceAccount a token is requested for when
+// neither --token nor --token-for is given: the install identity of
+// BundleDeployment name if it exists, else the one --service-account gives
+// the new one; nil when there is none.
+func (o *runOptions) uploader(ctx context.Context, c client.Client, name string) (*types.NamespacedName, error) {
+	bd := &v1alpha2.BundleDeployment{}
+	err := c.Get(ctx, client.ObjectKey{Name: name}, bd)
+	switch {
+	case apierrors.IsNotFound(err):
+		if o.sa == "" {
+			return nil, nil
+		}
+		return &types.NamespacedName{Namespace: o.namespace, Name: o.sa}, nil
+	case err != nil:
+		return nil, fmt.Errorf("getting BundleDeployment %s: %w", name, err)
 	}
-	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 50, 100 // chunks are written eight at a time
+	if _, err := uploadSource(bd); err != nil {
+		return nil, fmt.Errorf("BundleDeployment %s: %w", name, err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme()})
-	if err != nil {
-		return nil, fmt.Errorf("creating client for %s: %w", cfg.Host, err)
+	switch {
+	case bd.Spec.ServiceAccount == nil:
+		return nil, nil
 	}
-	return c, nil
+	return &types.NamespacedName{Namespace: bd.Spec.InstallNamespace, Name: bd.Spec.ServiceAccount.Name}, nil
 }
 
 // apply creates BundleDeployment name with the upload digest, or points its
@@ -160,11 +197,16 @@ func (o *runOptions) apply(ctx context.Context, c client.Client, cmd *cobra.Comm
 }
 
 func (o *runOptions) newBundleDeployment(name, digest string) *v1alpha2.BundleDeployment {
+	var sa *v1alpha2.ServiceAccountReference
+	if o.sa != "" {
+		sa = &v1alpha2.ServiceAccountReference{Name: o.sa}
+	}
 	return &v1alpha2.BundleDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1alpha2.BundleDeploymentSpec{
 			ProvisionerClassName: o.class,
 			InstallNamespace:     o.namespace,
+			ServiceAccount:       sa,
 			Sources: []v1alpha2.BundleSource{{
 				Type: v1alpha2.SourceTypeUpload, Upload: &v1alpha2.UploadSource{Digest: digest},
 			}},
@@ -172,8 +214,8 @@ func (o *runOptions) newBundleDeployment(name, digest string) *v1alpha2.BundleDe
 	}
 }
 
-// warnIgnored warns when --class or --namespace differ from an existing
-// BundleDeployment's: run changes only the upload digest.
+// warnIgnored warns when --class, --namespace or --service-account differ
+// from an existing BundleDeployment's: run changes only the upload digest.
 func (o *runOptions) warnIgnored(cmd *cobra.Command, bd *v1alpha2.BundleDeployment) {
 	f := cmd.Flags()
 	if f.Changed("class") && o.class != bd.Spec.ProvisionerClassName {
@@ -181,6 +223,9 @@ func (o *runOptions) warnIgnored(cmd *cobra.Command, bd *v1alpha2.BundleDeployme
 	}
 	if f.Changed("namespace") && o.namespace != bd.Spec.InstallNamespace {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: --namespace %s ignored: %s keeps installNamespace %s\n", o.namespace, bd.Name, bd.Spec.InstallNamespace)
+	}
+	if f.Changed("service-account") && (bd.Spec.ServiceAccount == nil || o.sa != bd.Spec.ServiceAccount.Name) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: --service-account %s ignored: %s keeps its spec.serviceAccount\n", o.sa, bd.Name)
 	}
 }
 

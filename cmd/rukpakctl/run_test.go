@@ -62,6 +62,7 @@ func getBD(t *testing.T, name string) *v1alpha2.BundleDeployment {
 // TestRun runs `rukpakctl run` steps in order against one BundleDeployment.
 func TestRun(t *testing.T) {
 	kc := kubeconfig(t)
+	cf := newContentFixture(t)
 	name := envtest.UniqueName("run")
 	dir := t.TempDir()
 	writeFile(t, dir, "manifests/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
@@ -77,7 +78,7 @@ func TestRun(t *testing.T) {
 	}{
 		{name: "first run creates the BundleDeployment", args: []string{"--namespace", "ns-" + name},
 			wantOut: []string{"created BundleDeployment " + name + ": sha256:", "Installed: Unknown"},
-			wantErr: []string{"in 1 chunk(s) to rukpak-system"}, wantGen: 1},
+			wantErr: []string{"in 1 chunk(s) through " + cf.url}, wantGen: 1},
 		{name: "same content is unchanged", env: true, sameDigest: true,
 			wantOut: []string{"unchanged: " + name + " already runs sha256:"}, wantGen: 1},
 		{name: "touched file is unchanged", sameDigest: true, change: func() {
@@ -94,7 +95,7 @@ func TestRun(t *testing.T) {
 			if st.change != nil {
 				st.change()
 			}
-			args := append([]string{"run", name, dir, "--wait=false"}, st.args...)
+			args := append([]string{"run", name, dir, "--wait=false", "--content-server", cf.url, "--token-for", cf.ns + "/uploader"}, st.args...)
 			if st.env {
 				t.Setenv("KUBECONFIG", kc)
 			} else {
@@ -139,6 +140,7 @@ func TestRun(t *testing.T) {
 
 func TestRunRefuses(t *testing.T) {
 	kc := kubeconfig(t)
+	cf := newContentFixture(t)
 	dir := t.TempDir()
 	writeFile(t, dir, "a.yaml", "kind: A\n")
 	other := envtest.UniqueName("run-other")
@@ -167,12 +169,66 @@ func TestRunRefuses(t *testing.T) {
 		{name: "symbolic link", args: []string{"x", link}, want: "passwd is a symbolic link"},
 		{name: "missing directory", args: []string{"x", filepath.Join(dir, "nope")}, want: "no such file or directory"},
 		{name: "wrong argument count", args: []string{"x"}, want: "accepts 2 arg(s)"},
+		{name: "no token: the kubeconfig's credentials are not sent", args: []string{"x", dir, "--token-for", ""},
+			want: "the content server takes a token for audience rukpak.io/content, never the kubeconfig's credentials"},
+		{name: "an uploader without the permission", args: []string{"x", dir, "--token-for", cf.ns + "/nobody"},
+			want: `403 Forbidden: user "system:serviceaccount:` + cf.ns + `:nobody" may not create uploads in API group core.rukpak.io`},
+		{name: "a token for the API server", args: []string{"x", dir, "--token", apiToken(t, cf.ns, "uploader")},
+			want: "401 Unauthorized: the token is not valid for audience rukpak.io/content"},
+		{name: "no content server", args: []string{"x", dir, "--content-server", ""},
+			want: "the address of the manager's content server is not known"},
+		{name: "a content server URL with credentials", args: []string{"x", dir, "--content-server", "https://u:p@example.com"},
+			want: "want an http(s) URL without credentials"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := run(t, append([]string{"run", "--wait=false", "--kubeconfig", kc}, tt.args...)...)
+			t.Setenv(contentServerEnv, "")
+			t.Setenv(stateDirEnv, t.TempDir())
+			args := append([]string{"run", "--wait=false", "--kubeconfig", kc, "--content-server", cf.url, "--token-for", cf.ns + "/uploader"}, tt.args...)
+			_, _, err := run(t, args...)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRunUploadsAsTheServiceAccount: without --token or --token-for, the
+// token is requested for the BundleDeployment's ServiceAccount, and that
+// ServiceAccount's permission decides.
+func TestRunUploadsAsTheServiceAccount(t *testing.T) {
+	kc := kubeconfig(t)
+	cf := newContentFixture(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "a.yaml", "kind: A\n")
+	tests := []struct {
+		sa      string
+		wantErr string
+	}{
+		{sa: "uploader"},
+		{sa: "nobody", wantErr: `user "system:serviceaccount:` + cf.ns + `:nobody" may not create uploads`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sa, func(t *testing.T) {
+			name := envtest.UniqueName("run-sa")
+			_, _, err := run(t, "run", name, dir, "--wait=false", "--kubeconfig", kc, "--content-server", cf.url,
+				"--namespace", cf.ns, "--service-account", tt.sa)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if bd := getBD(t, name); bd.Spec.ServiceAccount == nil || bd.Spec.ServiceAccount.Name != tt.sa {
+				t.Fatalf("spec.serviceAccount %v, want %s", bd.Spec.ServiceAccount, tt.sa)
+			}
+			// Again: the token is now requested for the existing
+			// BundleDeployment's ServiceAccount.
+			if _, _, err := run(t, "run", name, dir, "--wait=false", "--kubeconfig", kc, "--content-server", cf.url); err != nil {
+				t.Fatalf("second run: %v", err)
 			}
 		})
 	}
@@ -182,6 +238,7 @@ func TestRunRefuses(t *testing.T) {
 // new generation would set while `rukpakctl run` waits.
 func TestRunWaits(t *testing.T) {
 	kc := kubeconfig(t)
+	cf := newContentFixture(t)
 	dir := t.TempDir()
 	writeFile(t, dir, "a.yaml", "kind: A\n")
 	tests := []struct {
@@ -208,7 +265,7 @@ func TestRunWaits(t *testing.T) {
 			if tt.conds != nil {
 				go answer(t, name, tt.conds, done)
 			}
-			stdout, _, err := run(t, "run", name, dir, "--timeout", "2s", "--kubeconfig", kc)
+			stdout, _, err := run(t, "run", name, dir, "--timeout", "2s", "--kubeconfig", kc, "--content-server", cf.url, "--token-for", cf.ns+"/uploader")
 			if tt.wantErr == "" && err != nil {
 				t.Fatalf("run: %v", err)
 			}

@@ -18,6 +18,8 @@ type ports struct {
 	Scheduler   int `json:"scheduler,omitempty"`
 	Kwok        int `json:"kwok,omitempty"`
 	Manager     int `json:"manager,omitempty"`
+	// Content is the manager's content server (and upload endpoint).
+	Content int `json:"content,omitempty"`
 }
 
 // freePorts returns n distinct ports that 127.0.0.1 can listen on now.
