@@ -14,14 +14,19 @@
 //
 // The life of an upload is a pipeline:
 //
-//  1. Pack writes the archive of a directory to a temporary file, hashing it.
-//  2. Store.Put writes the chunks, then the manifest: a manifest exists only
-//     when every chunk it lists was written.
+//  1. Pack writes the archive of a directory to a temporary file, hashing it
+//     (rukpakctl run), which sends it to the manager's upload endpoint
+//     (package contentserver).
+//  2. Store.Put, in the manager, writes the chunks, then the manifest: a
+//     manifest exists only when every chunk it lists was written. Users need
+//     no write access to ConfigMaps in the Store's namespace.
 //  3. Store.Open streams the archive back, chunk by chunk, verifying every
 //     chunk and the whole archive against their digests.
 //  4. Store.GC deletes the manifests no Bundle uses and the chunks no manifest
 //     lists, sparing what was written or reused within a grace period (an
-//     upload in progress).
+//     upload in progress). It deletes only what a Store wrote: the name of a
+//     chunk (manifest), and its label set by FieldManager as managedFields
+//     record; a ConfigMap someone else labelled is never deleted.
 //
 // Reads go through an uncached reader: chunks are large and must never sit in
 // an informer cache (a manager excludes LabelChunk objects from its cache).
