@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/refs"
 	"github.com/rukpak/rukpak/internal/testutil/envtest"
 )
 
@@ -105,17 +106,30 @@ func useRefusal(user, resource, name, field string) []string {
 
 // admissionAttack creates the BundleDeployment spec makes (naming the
 // victim's object, created by victim) as the team, and expects the
-// admission policy to refuse it naming the object and field.
+// admission policy to refuse it naming the object and field. As a
+// control, the same spec naming an object of the same kind that an admin
+// let the team use is admitted (a dry run).
 func admissionAttack(class, resource, field string, victim func(*testing.T) string, spec func(team *hostileTeam, victim string) []v1alpha2.BundleSource, config func(victim string) *v1alpha2.BundleConfig) func(*testing.T, *hostileTeam) func(*testing.T) {
 	return func(t *testing.T, team *hostileTeam) func(*testing.T) {
-		name := victim(t)
-		bd := team.bd(envtest.UniqueName("borrow"), class, spec(team, name))
-		if config != nil {
-			bd.Spec.Config = config(name)
+		build := func(name string) *v1alpha2.BundleDeployment {
+			bd := team.bd(envtest.UniqueName("borrow"), class, spec(team, name))
+			if config != nil {
+				bd.Spec.Config = config(name)
+			}
+			return bd
 		}
+		own := build(victim(t))
+		team.allowReferences(t, own.Spec.Sources, own.Spec.Config)
+		ownErr := team.client.Create(context.Background(), own, client.DryRunAll)
+
+		name := victim(t)
+		bd := build(name)
 		cleanupBD(t, bd.Name)
 		err := team.client.Create(context.Background(), bd)
 		return func(t *testing.T) {
+			if ownErr != nil {
+				t.Fatalf("control: the same spec naming an object the team may use was refused: %v", ownErr)
+			}
 			if !apierrors.IsForbidden(err) {
 				t.Fatalf("create = %v, want Forbidden by the admission policy", err)
 			}
@@ -166,6 +180,29 @@ func waitAllowed(t *testing.T, user string, groups []string, attrs authorization
 		}
 		return nil
 	})
+}
+
+// allowReferences lets the team use every Secret and ConfigMap that
+// sources and config name, as an admin does for the objects it puts in
+// rukpak-system for a team (docs/security.md), and waits until the
+// authorizer sees it. The grant is removed when the test ends. Attacks
+// whose own configMaps source (ownSource) must be admitted call it before
+// the team creates their BundleDeployment.
+func (team *hostileTeam) allowReferences(t *testing.T, sources []v1alpha2.BundleSource, config *v1alpha2.BundleConfig) {
+	t.Helper()
+	list := refs.Distinct(refs.List(sources, config))
+	if len(list) == 0 {
+		return
+	}
+	var rules []rbacv1.PolicyRule
+	for _, r := range list {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{string(r.Resource)}, ResourceNames: []string{r.Name}, Verbs: []string{"use"}})
+	}
+	grantTo(t, team.user, v1alpha2.SystemNamespace, rules...)
+	for _, r := range list {
+		waitAllowed(t, team.user, []string{team.ns}, authorizationv1.ResourceAttributes{
+			Verb: "use", Resource: string(r.Resource), Namespace: v1alpha2.SystemNamespace, Name: r.Name}, true)
+	}
 }
 
 func httpWithAuth(url, secret string) []v1alpha2.BundleSource {
@@ -225,7 +262,10 @@ var _ = registerHostile(
 				}
 			})
 			bd := team.bd(envtest.UniqueName("revoked"), class, httpWithAuth(trap.srv.URL+"/bundle.tgz", secret))
-			team.create(t, bd)
+			cleanupBD(t, bd.Name)
+			if err := team.client.Create(ctx, bd); err != nil {
+				t.Fatalf("creating BundleDeployment %s as %s while allowed: %v", bd.Name, team.user, err)
+			}
 
 			if err := suite.client.Delete(ctx, use); err != nil {
 				t.Fatalf("revoking use of the Secret: %v", err)
