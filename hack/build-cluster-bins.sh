@@ -90,15 +90,29 @@ if need kwok; then
   mv "${gobin}/kwok" "${out}/kwok"
   rmdir "${gobin}"
 fi
-if [[ ! -f "${out}/kwok-stages.yaml" ]]; then
-  dir="$(GOFLAGS= go mod download -json "sigs.k8s.io/kwok@${KWOK_VERSION}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  : > "${out}/kwok-stages.yaml.tmp"
-  for f in "${dir}"/kustomize/stage/node/fast/*.yaml "${dir}"/kustomize/stage/pod/fast/*.yaml; do
-    [[ "$(basename "$f")" == kustomization.yaml ]] && continue
-    echo "---" >> "${out}/kwok-stages.yaml.tmp"
-    cat "$f" >> "${out}/kwok-stages.yaml.tmp"
-  done
-  mv "${out}/kwok-stages.yaml.tmp" "${out}/kwok-stages.yaml"
+# The stage configuration is kwok's own stock stages, concatenated: node
+# initialisation and the node heartbeat (with the node lease kwok renews when
+# started with --node-lease-duration-seconds; without a heartbeat the node
+# controller marks the node NotReady after about 50 s and every pod loses
+# Ready for good), and the fast pod life cycle. It is generated on every run
+# and replaces the file only when it differs, so a bin/cluster made by an
+# older version of this script is brought up to date.
+stages_dir="$(GOFLAGS= go mod download -json "sigs.k8s.io/kwok@${KWOK_VERSION}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+[[ -n "${stages_dir}" ]] || { log "could not download sigs.k8s.io/kwok@${KWOK_VERSION}"; exit 1; }
+stages="${out}/kwok-stages.yaml"
+: > "${stages}.tmp"
+for f in "${stages_dir}"/kustomize/stage/node/fast/*.yaml \
+         "${stages_dir}"/kustomize/stage/node/heartbeat-with-lease/*.yaml \
+         "${stages_dir}"/kustomize/stage/pod/fast/*.yaml; do
+  [[ "$(basename "$f")" == kustomization.yaml ]] && continue
+  echo "---" >> "${stages}.tmp"
+  cat "$f" >> "${stages}.tmp"
+done
+if cmp -s "${stages}.tmp" "${stages}"; then
+  rm "${stages}.tmp"
+else
+  log "writing ${stages} (kwok ${KWOK_VERSION} stages: node, node heartbeat with lease, pod)"
+  mv "${stages}.tmp" "${stages}"
 fi
 
 log "binaries ready in ${out}"

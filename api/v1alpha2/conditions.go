@@ -111,6 +111,10 @@ const (
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 	// ReasonSettled: nothing is rolling out.
 	ReasonSettled = "Settled"
+	// ReasonProbeTooExpensive: a CEL health probe's estimated worst-case
+	// cost on objects of the largest size the API server stores exceeds
+	// the limit, so it is refused before it runs.
+	ReasonProbeTooExpensive = "ProbeTooExpensive"
 )
 
 // Reasons of the Paused and Accepted conditions.

@@ -22,8 +22,8 @@ const (
 	// maxExpressionLength is the longest CEL expression accepted, in bytes,
 	// as in the API's validation of spec.healthChecks.probes[].cel.
 	maxExpressionLength = 4096
-	// costLimit is the CEL runtime cost one evaluation may spend, the
-	// per-expression limit Kubernetes uses for its own CEL. It is the
+	// costLimit is the cost one evaluation may spend (see meter), the
+	// per-call limit Kubernetes uses for its own CEL. It is the
 	// deterministic bound: an expression that exceeds it always fails.
 	costLimit = 1_000_000
 	// interruptCheckFrequency is how many comprehension iterations run
@@ -39,15 +39,30 @@ const (
 // before it. A variable so that tests can shorten it.
 var evalTimeout = 5 * time.Second
 
-// celEnv is the environment probes compile in: `self` is the object as a
-// dynamic map. cel.Env is safe for concurrent use.
-var celEnv = sync.OnceValues(func() (*cel.Env, error) {
-	return cel.NewEnv(
+// probeEnv is the environment probes compile in, `self` being the object
+// as a dynamic map, and the program option that guards its size-building
+// functions (see sizeGuard). Both are safe for concurrent use.
+type probeEnv struct {
+	env   *cel.Env
+	guard cel.ProgramOption
+}
+
+// celEnv returns the probe environment, built once.
+var celEnv = sync.OnceValues(func() (probeEnv, error) {
+	env, err := cel.NewEnv(
 		cel.Variable("self", cel.DynType),
 		cel.OptionalTypes(),
 		cel.CrossTypeNumericComparisons(true),
 		ext.Strings(),
 	)
+	if err != nil {
+		return probeEnv{}, err
+	}
+	guard, err := sizeGuard(env)
+	if err != nil {
+		return probeEnv{}, fmt.Errorf("guarding CEL functions: %w", err)
+	}
+	return probeEnv{env: env, guard: guard}, nil
 })
 
 // userProbe is a compiled user probe.
@@ -68,10 +83,11 @@ func compileProbe(i int, p v1alpha2.Probe) (*userProbe, error) {
 		return nil, failure.New(v1alpha2.ReasonInvalidConfig,
 			"health probe %d: expression is %d bytes, longer than %d", i, len(p.CEL), maxExpressionLength)
 	}
-	env, err := celEnv()
+	pe, err := celEnv()
 	if err != nil {
 		return nil, fmt.Errorf("creating CEL environment: %w", err)
 	}
+	env := pe.env
 	ast, iss := env.Compile(p.CEL)
 	if iss.Err() != nil {
 		return nil, failure.New(v1alpha2.ReasonInvalidConfig, "health probe %d: compiling %q: %v", i, p.CEL, iss.Err())
@@ -82,9 +98,12 @@ func compileProbe(i int, p v1alpha2.Probe) (*userProbe, error) {
 		return nil, failure.New(v1alpha2.ReasonInvalidConfig,
 			"health probe %d: expression %q returns %s, want bool", i, p.CEL, t)
 	}
+	if err := checkCost(env, ast, i, p); err != nil {
+		return nil, err
+	}
 	prog, err := env.Program(ast,
-		cel.CostLimit(costLimit),
-		cel.CostTracking(dynCost{}),
+		pe.guard,
+		metering(),
 		cel.InterruptCheckFrequency(interruptCheckFrequency),
 	)
 	if err != nil {
@@ -115,7 +134,8 @@ func (p *userProbe) matches(obj *unstructured.Unstructured) bool {
 func (p *userProbe) eval(obj *unstructured.Unstructured) Result {
 	ctx, cancel := context.WithTimeout(context.Background(), evalTimeout)
 	defer cancel()
-	out, _, err := p.prog.ContextEval(ctx, map[string]any{"self": obj.Object})
+	m := &meter{limit: costLimit}
+	out, _, err := p.prog.ContextEval(ctx, map[string]any{"self": obj.Object, meterVar: m})
 	if err != nil {
 		return unhealthy("probe %d: %v", p.index, err)
 	}

@@ -108,6 +108,11 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	if s != nil && s.allAlive() {
+		// Running is not answering: a cluster whose API server (or
+		// manager) is still starting is not handed out as up.
+		if err := waitRunning(ctx, o.StateDir, s); err != nil {
+			return nil, err
+		}
 		fmt.Fprintf(o.Out, "already up: %s\n", s.Server)
 		return clusterFrom(o.StateDir, s), nil
 	}
@@ -196,12 +201,7 @@ func waitControlPlane(ctx context.Context, o Options, l layout, s *state, began 
 		return err
 	}
 	fmt.Fprintf(o.Out, "etcd ready (%s)\n", since(began))
-	admin, err := adminClient(l.pki)
-	if err != nil {
-		return err
-	}
-	apiserver, _ := s.process("kube-apiserver")
-	if err := waitHTTP(ctx, admin, apiserver, s.Server+"/readyz", 60*time.Second); err != nil {
+	if err := waitAPIServer(ctx, o.StateDir, s); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Out, "kube-apiserver ready (%s)\n", since(began))

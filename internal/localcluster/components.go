@@ -11,6 +11,9 @@ const (
 	serviceClusterIPRange = "10.0.0.0/24"
 	podCIDR               = "10.244.0.0/16"
 	serviceAccountIssuer  = "https://kubernetes.default.svc.cluster.local"
+	// nodeLeaseSeconds is the simulated Node's lease duration, the
+	// kubelet's default; kwok renews it every quarter of that.
+	nodeLeaseSeconds = 40
 )
 
 // component is one control-plane process to start.
@@ -118,12 +121,16 @@ func components(l layout, p ports, minimal bool) []component {
 		name: "kwok",
 		args: []string{
 			kubeconfig,
-			"--config=" + l.bin("kwok-stages.yaml"),
+			"--config=" + l.bin(stagesFile),
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + kwokAnnotation + "=fake",
 			"--server-address=" + loopback(p.Kwok),
 			"--cidr=" + podCIDR,
 			"--node-ip=127.0.0.1",
+			// kwok renews the Node's Lease in kube-node-lease, the heartbeat
+			// the node lifecycle controller watches; without it the Node
+			// goes NotReady after the grace period and its Pods lose Ready.
+			"--node-lease-duration-seconds=" + strconv.Itoa(nodeLeaseSeconds),
 		},
 	})
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,35 +24,15 @@ import (
 	"github.com/rukpak/rukpak/internal/testutil/envtest"
 )
 
-// fakeManagerFlag makes the test binary act as a manager: it serves /readyz
-// on --health-probe-bind-address, so StartManager is tested without
-// building anything.
-const fakeManagerFlag = "--localcluster-fake-manager"
-
 func TestMain(m *testing.M) {
-	if slices.Contains(os.Args[1:], fakeManagerFlag) {
-		fakeManager()
-		return
+	switch {
+	case slices.Contains(os.Args[1:], fakeManagerFlag):
+		fakeManager(os.Args[1:])
+	case slices.Contains(os.Args[1:], fakeAPIServerFlag):
+		fakeAPIServer(os.Args[1:])
+	default:
+		os.Exit(m.Run())
 	}
-	os.Exit(m.Run())
-}
-
-func fakeManager() {
-	var addr string
-	for _, arg := range os.Args[1:] {
-		if v, ok := strings.CutPrefix(arg, "--health-probe-bind-address="); ok {
-			addr = v
-		}
-		if v, ok := strings.CutPrefix(arg, "--kubeconfig="); ok {
-			if _, err := os.Stat(v); err != nil {
-				fmt.Fprintln(os.Stderr, "fake manager:", err)
-				os.Exit(1)
-			}
-		}
-	}
-	http.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	fmt.Fprintln(os.Stderr, "fake manager serving", addr, http.ListenAndServe(addr, nil))
-	os.Exit(1)
 }
 
 // testBinDir is the directory of the control-plane binaries, built first
@@ -174,8 +153,15 @@ func TestMinimalLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.StartManager(ctx, self, fakeManagerFlag); err != nil {
+	childrenFile := filepath.Join(t.TempDir(), "children")
+	if err := c.StartManager(ctx, self, fakeManagerFlag, fakeChildrenFlag+"="+childrenFile); err != nil {
 		t.Fatalf("StartManager: %v", err)
+	}
+	// The manager's children (renderers, say), in its process group and in
+	// one of their own, are stopped with it.
+	children, err := readChildren(childrenFile)
+	if err != nil {
+		t.Fatalf("reading the fake manager's children: %v", err)
 	}
 	loaded, err := Load(c.StateDir)
 	if err != nil {
@@ -196,8 +182,13 @@ func TestMinimalLifecycle(t *testing.T) {
 	}
 	t.Logf("Down took %s", time.Since(began).Round(time.Millisecond))
 	for _, p := range procs {
-		if p.alive() {
+		if !p.gone() {
 			t.Errorf("%s (pid %d) still runs after Down", p.Name, p.PID)
+		}
+	}
+	for _, p := range children {
+		if !p.gone() {
+			t.Errorf("the fake manager's child (pid %d) still runs after Down", p.PID)
 		}
 	}
 	if exists(filepath.Join(c.StateDir, pidFileName)) {
@@ -247,6 +238,64 @@ func TestFullClusterRunsDeployment(t *testing.T) {
 		t.Fatalf("%v; status: %+v", err, deploy.Status)
 	}
 	t.Logf("deployment Available after %s", time.Since(began).Round(time.Millisecond))
+
+	// The simulated Node has a heartbeat: well past the node lifecycle
+	// controller's grace period (about 50 s) the Node is still Ready, its
+	// Lease keeps being renewed and the Deployment stays Available. Every
+	// check runs throughout the window; the first miss fails the test.
+	var firstRenew time.Time
+	holdUntil := time.Now().Add(nodeHeartbeatWindow)
+	for time.Now().Before(holdUntil) {
+		node := &corev1.Node{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: NodeName}, node); err != nil {
+			t.Fatalf("reading node: %v", err)
+		}
+		if !nodeReady(node) {
+			t.Fatalf("node %s is not Ready %s after the deployment became Available: %+v",
+				NodeName, time.Since(began).Round(time.Second), node.Status.Conditions)
+		}
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(deploy), deploy); err != nil {
+			t.Fatalf("reading deployment: %v", err)
+		}
+		if deploy.Status.AvailableReplicas != 2 || !deploymentAvailable(deploy) {
+			t.Fatalf("deployment hello lost availability %s after it became Available: %+v",
+				time.Since(began).Round(time.Second), deploy.Status)
+		}
+		lease := &coordinationv1.Lease{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: corev1.NamespaceNodeLease, Name: NodeName}, lease); err != nil {
+			t.Fatalf("reading the node's lease: %v", err)
+		}
+		if lease.Spec.RenewTime != nil && firstRenew.IsZero() {
+			firstRenew = lease.Spec.RenewTime.Time
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(2 * time.Second):
+		}
+	}
+	lease := &coordinationv1.Lease{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: corev1.NamespaceNodeLease, Name: NodeName}, lease); err != nil {
+		t.Fatalf("reading the node's lease: %v", err)
+	}
+	if firstRenew.IsZero() || lease.Spec.RenewTime == nil || !lease.Spec.RenewTime.After(firstRenew) {
+		t.Fatalf("the node's lease was not renewed during %s (first seen %v, now %v)", nodeHeartbeatWindow, firstRenew, lease.Spec.RenewTime)
+	}
+	t.Logf("node Ready and deployment Available for %s; lease renewed at %v", nodeHeartbeatWindow, lease.Spec.RenewTime.Time)
+}
+
+// nodeHeartbeatWindow is how long the full-cluster test watches the Node and
+// a Deployment after it became Available: more than twice the node
+// lifecycle controller's grace period.
+const nodeHeartbeatWindow = 2*time.Minute + 10*time.Second
+
+func nodeReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 func hasNamespace(list *corev1.NamespaceList, name string) bool {

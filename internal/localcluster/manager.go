@@ -65,6 +65,11 @@ func (c *Cluster) StartManager(ctx context.Context, path string, args ...string)
 // waits for it to be ready; on failure it stops the manager and drops it
 // from the record again. The caller holds the state directory's lock.
 func startManager(ctx context.Context, stateDir string, s *state, path string, args []string) error {
+	// The manager gives up when it cannot reach the API server at start;
+	// never start it before the API server answers.
+	if err := waitAPIServer(ctx, stateDir, s); err != nil {
+		return fmt.Errorf("starting manager: %w", err)
+	}
 	picked, err := freePorts(2)
 	if err != nil {
 		return err
@@ -89,7 +94,7 @@ func startManager(ctx context.Context, stateDir string, s *state, path string, a
 		}
 	}
 	s.Processes = append(kept, p)
-	s.Ports.Manager = port
+	s.Ports.Manager, s.Ports.Content = port, picked[1]
 	if err := writeState(stateDir, s); err != nil {
 		_ = stopProcesses([]process{p}, 5*time.Second)
 		return err
@@ -97,11 +102,24 @@ func startManager(ctx context.Context, stateDir string, s *state, path string, a
 	url := "http://" + loopback(port) + "/readyz"
 	if err := waitHTTP(ctx, plainClient(), p, url, managerReadyTimeout); err != nil {
 		_ = stopProcesses([]process{p}, 5*time.Second)
-		s.Processes, s.Ports.Manager = kept, 0
+		s.Processes, s.Ports.Manager, s.Ports.Content = kept, 0, 0
 		_ = writeState(stateDir, s)
 		return fmt.Errorf("starting manager %s: %w", path, err)
 	}
 	return nil
+}
+
+// waitRunning waits until the API server of the running cluster s answers
+// and, when s records a manager, the manager's /readyz too.
+func waitRunning(ctx context.Context, stateDir string, s *state) error {
+	if err := waitAPIServer(ctx, stateDir, s); err != nil {
+		return err
+	}
+	p, ok := s.process(managerName)
+	if !ok || s.Ports.Manager == 0 {
+		return nil
+	}
+	return waitHTTP(ctx, plainClient(), p, managerProbe(s), managerReadyTimeout)
 }
 
 // managerProbe returns the manager's /readyz URL, or "" when s records no

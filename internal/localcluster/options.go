@@ -109,11 +109,16 @@ func (o Options) complete() (Options, error) {
 	}
 	need := []string{"etcd", "kube-apiserver"}
 	if !o.Minimal {
-		need = append(need, "kube-controller-manager", "kube-scheduler", "kwok", "kwok-stages.yaml")
+		need = append(need, "kube-controller-manager", "kube-scheduler", "kwok", stagesFile)
 	}
 	for _, name := range need {
 		if _, err := os.Stat(filepath.Join(o.BinDir, name)); err != nil {
 			return o, fmt.Errorf("control-plane binaries in %s are incomplete (run `make cluster-bins`): %w", o.BinDir, err)
+		}
+	}
+	if !o.Minimal {
+		if err := checkStages(filepath.Join(o.BinDir, stagesFile)); err != nil {
+			return o, err
 		}
 	}
 	if !o.NoManager {

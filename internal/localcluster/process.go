@@ -2,7 +2,6 @@ package localcluster
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -48,33 +47,46 @@ func startProcess(name, path string, args []string, dir, logDir string) (process
 	// it would linger as a zombie. The goroutine ends with the process.
 	go func() { _ = cmd.Wait() }()
 	p := process{Name: name, PID: cmd.Process.Pid, Path: path, Log: logPath}
-	if _, start, err := procStat(p.PID); err == nil {
-		p.StartTime = start
+	if info, err := procStat(p.PID); err == nil {
+		p.StartTime = info.start
 	}
 	return p, nil
 }
 
-// procStat returns the state letter and start time of pid from
-// /proc/<pid>/stat.
-func procStat(pid int) (string, uint64, error) {
+// procInfo is what /proc/<pid>/stat says about a process.
+type procInfo struct {
+	// state is the state letter: R, S, D, Z (zombie), X (dead), ...
+	state string
+	// ppid is the parent's PID.
+	ppid int
+	// start is the start time in clock ticks after boot.
+	start uint64
+}
+
+// procStat reads /proc/<pid>/stat.
+func procStat(pid int) (procInfo, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return "", 0, err
+		return procInfo{}, err
 	}
 	// The command name (field 2) is in parentheses and may hold spaces.
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return "", 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+		return procInfo{}, fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
 	fields := strings.Fields(string(data[i+1:]))
 	if len(fields) < 20 {
-		return "", 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+		return procInfo{}, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	if err != nil {
+		return procInfo{}, fmt.Errorf("malformed parent in /proc/%d/stat: %w", pid, err)
 	}
 	start, err := strconv.ParseUint(fields[19], 10, 64)
 	if err != nil {
-		return "", 0, fmt.Errorf("malformed start time in /proc/%d/stat: %w", pid, err)
+		return procInfo{}, fmt.Errorf("malformed start time in /proc/%d/stat: %w", pid, err)
 	}
-	return fields[0], start, nil
+	return procInfo{state: fields[0], ppid: ppid, start: start}, nil
 }
 
 // alive reports whether the recorded process still runs: the PID exists,
@@ -84,11 +96,11 @@ func (p process) alive() bool {
 	if p.PID <= 0 {
 		return false
 	}
-	state, start, err := procStat(p.PID)
-	if err != nil || state == "Z" || state == "X" {
+	info, err := procStat(p.PID)
+	if err != nil || info.state == "Z" || info.state == "X" {
 		return false
 	}
-	if p.StartTime != 0 && start != p.StartTime {
+	if p.StartTime != 0 && info.start != p.StartTime {
 		return false
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
@@ -99,28 +111,88 @@ func (p process) alive() bool {
 	return string(argv0) == p.Path
 }
 
-// stopProcesses sends SIGTERM to every live process, waits up to grace for
-// them to exit, then sends SIGKILL to the rest and waits again.
-func stopProcesses(procs []process, grace time.Duration) error {
-	signalAll := func(sig syscall.Signal) []process {
-		var live []process
-		for _, p := range procs {
-			if !p.alive() {
-				continue
-			}
-			if err := syscall.Kill(p.PID, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-				continue
-			}
-			live = append(live, p)
+// gone reports whether the process has exited: its PID is free, taken by
+// a process started at another time, or a zombie (which holds no memory,
+// files or ports any more). Unlike alive, it does not look at the command
+// line, which the kernel empties while a process is still exiting.
+func (p process) gone() bool {
+	if p.PID <= 0 {
+		return true
+	}
+	info, err := procStat(p.PID)
+	if err != nil {
+		return true
+	}
+	return info.state == "Z" || info.state == "X" || (p.StartTime != 0 && info.start != p.StartTime)
+}
+
+// descendants returns the live processes below pid (children, their
+// children, ...), each named after name, read from /proc at this instant.
+func descendants(pid int, name string) []process {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]process{}
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
 		}
-		return live
+		info, err := procStat(child)
+		if err != nil || info.state == "Z" || info.state == "X" {
+			continue
+		}
+		children[info.ppid] = append(children[info.ppid], process{Name: name + " child", PID: child, StartTime: info.start})
+	}
+	var out []process
+	queue := []int{pid}
+	for len(queue) > 0 {
+		for _, c := range children[queue[0]] {
+			out = append(out, c)
+			queue = append(queue, c.PID)
+		}
+		queue = queue[1:]
+	}
+	return out
+}
+
+// stopProcesses stops every live process of procs together with the
+// processes it started: SIGTERM to each one's process group (every
+// component leads its own session) and to its descendants, a wait of up to
+// grace, then SIGKILL to whatever is left and another wait. It returns
+// only when every one of them is gone, or an error naming those that are
+// not.
+func stopProcesses(procs []process, grace time.Duration) error {
+	var targets []process
+	for _, p := range procs {
+		if !p.alive() {
+			continue
+		}
+		// Descendants are listed before the signal: once a parent exits,
+		// its orphans are re-parented and could no longer be found.
+		targets = append(targets, p)
+		targets = append(targets, descendants(p.PID, p.Name)...)
+	}
+	signal := func(sig syscall.Signal, live []process) {
+		for _, p := range live {
+			if p.gone() {
+				continue
+			}
+			if p.Path != "" {
+				// A component: its whole group, which holds the children
+				// that did not move to a group of their own.
+				_ = syscall.Kill(-p.PID, sig)
+			}
+			_ = syscall.Kill(p.PID, sig)
+		}
 	}
 	waitGone := func(live []process, timeout time.Duration) []process {
 		deadline := time.Now().Add(timeout)
 		for {
 			var still []process
 			for _, p := range live {
-				if p.alive() {
+				if !p.gone() {
 					still = append(still, p)
 				}
 			}
@@ -130,12 +202,13 @@ func stopProcesses(procs []process, grace time.Duration) error {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	live := waitGone(signalAll(syscall.SIGTERM), grace)
+	signal(syscall.SIGTERM, targets)
+	live := waitGone(targets, grace)
 	if len(live) == 0 {
 		return nil
 	}
-	procs = live
-	live = waitGone(signalAll(syscall.SIGKILL), 5*time.Second)
+	signal(syscall.SIGKILL, live)
+	live = waitGone(live, 5*time.Second)
 	if len(live) > 0 {
 		names := make([]string, 0, len(live))
 		for _, p := range live {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -92,6 +93,23 @@ func waitHTTP(ctx context.Context, client *http.Client, p process, url string, t
 		err = fmt.Errorf("%w; last lines of %s:\n%s", err, p.Log, logTail(p.Log, 30))
 	}
 	return err
+}
+
+// apiServerReadyTimeout bounds the wait for the API server's /readyz.
+const apiServerReadyTimeout = 60 * time.Second
+
+// waitAPIServer waits until the API server recorded in s answers /readyz
+// to the admin client, failing early when it exits.
+func waitAPIServer(ctx context.Context, stateDir string, s *state) error {
+	apiserver, ok := s.process("kube-apiserver")
+	if !ok {
+		return fmt.Errorf("no kube-apiserver recorded in %s", stateDir)
+	}
+	admin, err := adminClient(pki{dir: filepath.Join(stateDir, certsDir)})
+	if err != nil {
+		return err
+	}
+	return waitHTTP(ctx, admin, apiserver, s.Server+"/readyz", apiServerReadyTimeout)
 }
 
 // plainClient reaches plain HTTP endpoints and self-signed HTTPS ones (the
