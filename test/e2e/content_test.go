@@ -20,11 +20,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/contentserver"
 	"github.com/rukpak/rukpak/internal/testutil/envtest"
 )
 
 // token creates ServiceAccount name in namespace default and returns a
-// token for it.
+// token for it, for the content server's audience.
 func token(t *testing.T, name string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -40,7 +41,9 @@ func token(t *testing.T, name string) string {
 	if err := suite.client.Create(ctx, sa); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := cs.CoreV1().ServiceAccounts("default").CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	tr, err := cs.CoreV1().ServiceAccounts("default").CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{Audiences: []string{contentserver.Audience}},
+	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

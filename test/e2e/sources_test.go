@@ -234,8 +234,9 @@ func TestUploadSource(t *testing.T) {
 		}
 	}
 	name := envtest.UniqueName("upload")
+	uploader := adminUploader(t)
 	write("v1")
-	if out, err := rukpakctl("run", name, dir); err != nil {
+	if out, err := rukpakctl("run", name, dir, "--token-for", uploader); err != nil {
 		t.Fatalf("rukpakctl run: %v\n%s", err, out)
 	}
 	rev1 := waitInstalled(t, name).Status.ActiveBundle
@@ -244,7 +245,7 @@ func TestUploadSource(t *testing.T) {
 	}
 
 	write("v2")
-	if out, err := rukpakctl("run", name, dir); err != nil {
+	if out, err := rukpakctl("run", name, dir, "--token-for", uploader); err != nil {
 		t.Fatalf("second rukpakctl run: %v\n%s", err, out)
 	}
 	bd := waitInstalled(t, name)
@@ -253,7 +254,7 @@ func TestUploadSource(t *testing.T) {
 	}
 
 	gen := bd.Generation
-	out, err := rukpakctl("run", name, dir)
+	out, err := rukpakctl("run", name, dir, "--token-for", uploader)
 	if err != nil {
 		t.Fatalf("third rukpakctl run: %v\n%s", err, out)
 	}
