@@ -38,7 +38,10 @@ type Checker struct {
 
 // NewChecker compiles the user's probes. A CEL expression that does not
 // compile, or whose type is not bool, is a *failure.Error with reason
-// v1alpha2.ReasonInvalidConfig naming the probe's index.
+// v1alpha2.ReasonInvalidConfig naming the probe's index; one whose
+// estimated worst-case cost is over the limit is a *failure.Error with
+// reason v1alpha2.ReasonProbeTooExpensive naming the probe, its estimate and
+// the limit.
 func NewChecker(probes []v1alpha2.Probe) (*Checker, error) {
 	c := &Checker{selected: make(map[schema.GroupKind]bool, len(probes))}
 	for i, p := range probes {

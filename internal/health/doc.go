@@ -45,13 +45,28 @@
 // missing field, makes it unhealthy with the error text. Expressions are
 // compiled once by NewChecker, which refuses one that does not compile or
 // whose type is neither bool nor dynamic; a dynamic result that is not a
-// bool at evaluation time is a failure of that probe. Each evaluation is
-// bounded by a CEL cost limit of 1,000,000 (calls on dynamic values are
-// charged by the size of their operands, so concatenating large fields in a
-// comprehension counts) and by a timeout, so a pathological expression
-// cannot stall the controller. Besides the standard library, expressions may
-// use optional field selection (self.?status.?phase) and the string
-// extensions.
+// bool at evaluation time is a failure of that probe.
+//
+// A probe and the objects it reads both come from the bundle, so probes are
+// bounded three ways:
+//
+//  1. NewChecker refuses a probe (reason ProbeTooExpensive, naming the
+//     probe, its estimate and the limit) whose worst-case cost, estimated by
+//     CEL's checker over objects of the largest size the API server stores
+//     (strings of up to 1.5 MiB, lists and maps of up to 786,432 entries),
+//     exceeds 10,000,000: the API server's limit for a CRD validation rule,
+//     priced the same way.
+//  2. A call that can build a value larger than its inputs (+, replace,
+//     join, format, strings.quote, split) is checked before it runs and
+//     fails instead of building a string over 3 MiB or a list over 786,432
+//     entries: CEL charges a call after it returns, too late for one that
+//     allocates gigabytes.
+//  3. Each evaluation is metered (one unit per field access, call and
+//     literal, plus a tenth per byte of each string built) and stopped at
+//     1,000,000, and by a timeout.
+//
+// Besides the standard library, expressions may use optional field
+// selection (self.?status.?phase) and the string extensions.
 //
 // Relevant lets a caller skip reading objects whose health is always true
 // (ConfigMaps, Secrets, RBAC, Services, ...), and Summary turns the
