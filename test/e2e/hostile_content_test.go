@@ -131,6 +131,7 @@ metadata: {name: hostile-new-namespace}
 			bd := team.bd(envtest.UniqueName("attack"), v1alpha2.ClassPlain, ownSource(t, map[string]string{"cm.yaml": configMapYAML("x", "y")}))
 			bd.Spec.InstallNamespace = victim
 			bd.Spec.ServiceAccount.Name = sa
+			team.allowReferences(t, bd.Spec.Sources, bd.Spec.Config)
 			err := team.client.Create(context.Background(), bd)
 			errContains(t, err, "rukpak-install-authorization", `may not impersonate serviceaccounts "installer" in namespace "`+victim+`"`)
 			return nil
@@ -141,6 +142,7 @@ metadata: {name: hostile-new-namespace}
 		attack: func(t *testing.T, team *hostileTeam) func(*testing.T) {
 			bd := team.bd(envtest.UniqueName("attack"), v1alpha2.ClassPlain, ownSource(t, map[string]string{"cm.yaml": configMapYAML("x", "y")}))
 			bd.Spec.ServiceAccount = nil
+			team.allowReferences(t, bd.Spec.Sources, bd.Spec.Config)
 			err := team.client.Create(context.Background(), bd)
 			errContains(t, err, `may not impersonate serviceaccounts "rukpak-manager" in namespace "rukpak-system"`)
 			return nil
@@ -155,6 +157,7 @@ metadata: {name: hostile-new-namespace}
 			}
 			createOwned(t, class)
 			bd := team.bd(envtest.UniqueName("attack"), class.Name, ownSource(t, map[string]string{"cm.yaml": configMapYAML("x", "y")}))
+			team.allowReferences(t, bd.Spec.Sources, bd.Spec.Config)
 			err := team.client.Create(context.Background(), bd)
 			errContains(t, err, `may not use provisionerclasses "`+class.Name+`"`)
 			return nil
@@ -180,6 +183,7 @@ metadata: {name: hostile-new-namespace}
 			// changes the spec, so it needs the right to impersonate the
 			// canary's ServiceAccount.
 			canaryBD.Spec.Sources = ownSource(t, map[string]string{"cm.yaml": configMapYAML("canary", "owned")})
+			team.allowReferences(t, canaryBD.Spec.Sources, canaryBD.Spec.Config)
 			err := team.client.Update(context.Background(), canaryBD)
 			errContains(t, err, "may not impersonate serviceaccounts", canaryBD.Spec.InstallNamespace)
 			return nil

@@ -134,9 +134,11 @@ func (team *hostileTeam) bd(name, class string, srcs []v1alpha2.BundleSource) *v
 
 // create creates bd as the team's user, fails the test if the API server
 // refuses it, and deletes it (as the admin, waiting until it is gone) when
-// the test ends.
+// the test ends. The Secrets and ConfigMaps bd names are the team's own:
+// an admin grants it their use first, as docs/security.md says.
 func (team *hostileTeam) create(t *testing.T, bd *v1alpha2.BundleDeployment) {
 	t.Helper()
+	team.allowReferences(t, bd.Spec.Sources, bd.Spec.Config)
 	cleanupBD(t, bd.Name)
 	if err := team.client.Create(context.Background(), bd); err != nil {
 		t.Fatalf("creating BundleDeployment %s as %s: %v", bd.Name, team.user, err)
