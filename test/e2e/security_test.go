@@ -410,6 +410,11 @@ func TestWhoMayCreateWhat(t *testing.T) {
 			{APIGroups: []string{v1alpha2.GroupVersion.Group}, Resources: []string{"provisionerclasses"}, ResourceNames: []string{v1alpha2.ClassPlain}, Verbs: []string{"use"}}}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: class},
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: class}, Subjects: subject},
+		// and an admin lets her use her source ConfigMap.
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: class, Namespace: v1alpha2.SystemNamespace}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{cmName}, Verbs: []string{"use"}}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: class, Namespace: v1alpha2.SystemNamespace},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: class}, Subjects: subject},
 	)
 	envtest.Eventually(t, 20*time.Second, func() error {
 		if out, err := createAsDana(); err != nil {

@@ -253,6 +253,14 @@ func TestRequesterIsCheckedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	cm := manifests(t, map[string]string{"app.yaml": cmYAML("settings", "1")})
+	// An admin lets carol use her source ConfigMap.
+	useCM := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: carol + "-uses-" + cm, Namespace: v1alpha2.SystemNamespace}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{cm}, Verbs: []string{"use"}}}}
+	for _, obj := range []client.Object{useCM, roleBinding(v1alpha2.SystemNamespace, useCM.Name, "Role", useCM.Name, user)} {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
 	bd := saBD(t, asCarol, ns, cm, sa)
 	got := waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
 	if got.Annotations[v1alpha2.AnnotationRequestedBy] != carol {
