@@ -38,6 +38,11 @@ const (
 	ReasonUnsupportedSource = "UnsupportedSource"
 	// ReasonUnpackFailed: fetching or unpacking failed for another reason.
 	ReasonUnpackFailed = "UnpackFailed"
+	// ReasonResourceLimit: fetching, unpacking or rendering the content
+	// went over a limit that protects the manager (a size cap, a deadline,
+	// the content store's quota, a child process's memory or time); the
+	// message names the limit and the source or file at fault.
+	ReasonResourceLimit = "ResourceLimit"
 )
 
 // Reasons of the Installed condition.

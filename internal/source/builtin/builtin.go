@@ -4,6 +4,8 @@
 package builtin
 
 import (
+	"time"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -17,18 +19,35 @@ import (
 	"github.com/rukpak/rukpak/internal/upload"
 )
 
+// settings are what Options change.
+type settings struct {
+	deadline time.Duration
+}
+
+// Option configures the registry.
+type Option func(*settings)
+
+// WithDeadline bounds resolving and unpacking one source (see
+// source.Registry.WithDeadline); d <= 0 keeps source.DefaultDeadline.
+func WithDeadline(d time.Duration) Option { return func(s *settings) { s.deadline = d } }
+
 // Registry returns every source type, reading the Secrets and ConfigMaps
 // sources name from namespace through c, and uploads through c (writes)
 // and live (reads that must not lag); it also returns the upload store,
-// whose garbage the manager collects.
-func Registry(c client.Client, live client.Reader, namespace string) (source.Registry, *upload.Store) {
+// whose garbage the manager collects. Every source has a deadline.
+func Registry(c client.Client, live client.Reader, namespace string, opts ...Option) (source.Registry, *upload.Store) {
+	var set settings
+	for _, o := range opts {
+		o(&set)
+	}
 	creds := credentials.NewReader(c, namespace)
 	uploads := upload.NewStore(c, live, namespace)
-	return source.Registry{
+	reg := source.Registry{
 		v1alpha2.SourceTypeConfigMaps: configmaps.New(c, namespace),
 		v1alpha2.SourceTypeImage:      image.New(creds),
 		v1alpha2.SourceTypeGit:        git.New(creds),
 		v1alpha2.SourceTypeHTTP:       httpsource.New(creds),
 		v1alpha2.SourceTypeUpload:     uploadsource.New(uploads),
-	}, uploads
+	}
+	return reg.WithDeadline(set.deadline), uploads
 }

@@ -1,25 +1,23 @@
 package git
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
-	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
 )
-
-// fetched is the local reference fetches write to.
-const fetched = plumbing.ReferenceName("refs/rukpak/fetched")
 
 // maxTagDepth bounds the chain of tags pointing to tags that peel follows.
 const maxTagDepth = 10
@@ -36,8 +34,10 @@ func refName(ref v1alpha2.GitRef) (plumbing.ReferenceName, string) {
 	return "", ""
 }
 
-// resolve returns the commit the branch or tag ref points to now.
-func (r *remote) resolve(ctx context.Context, ref v1alpha2.GitRef) (plumbing.Hash, error) {
+// resolve returns the commit the branch or tag ref points to now. Peeling
+// an annotated tag the server does not peel fetches it into a temporary
+// repository under workDir.
+func (r *remote) resolve(ctx context.Context, ref v1alpha2.GitRef, workDir string, maxObject int64) (plumbing.Hash, error) {
 	name, what := refName(ref)
 	if name == "" {
 		return plumbing.ZeroHash, failure.New(v1alpha2.ReasonUnpackFailed, "repository %s: ref sets none of commit, branch and tag", r.name)
@@ -60,72 +60,82 @@ func (r *remote) resolve(ctx context.Context, ref v1alpha2.GitRef) (plumbing.Has
 		return h, nil // the server peels annotated tags: this one is lightweight
 	}
 	// The server does not peel tags: fetch the tag to see what it points to.
-	sto := memory.NewStorage()
-	if err := r.fetch(ctx, sto, ar, true, refSpec(name)); err != nil {
+	sto, err := newDiskStorage(workDir, r.name, maxObject)
+	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	tip, err := sto.Reference(fetched)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("fetching %s from %s: %w", what, r.name, err)
+	defer func() { _ = sto.Remove() }()
+	if err := r.fetch(ctx, sto, ar, true, h); err != nil {
+		return plumbing.ZeroHash, err
 	}
-	return peel(sto, tip.Hash(), what)
+	if !hasObject(sto, h) {
+		return plumbing.ZeroHash, fmt.Errorf("fetching %s from %s: the server did not send %s", what, r.name, h)
+	}
+	return peel(sto, h, what)
 }
 
-// fetchCommit fetches the commit want into a new in-memory storage, as
-// little as it can: the tip of the branch or tag when it is want, else want
-// itself when the server allows wants by hash, else the whole history of
-// the ref and then of every branch and tag.
-func (r *remote) fetchCommit(ctx context.Context, ref v1alpha2.GitRef, want plumbing.Hash) (*memory.Storage, error) {
+// fetchCommit fetches the commit want into sto, as little as it can: the
+// tip of the branch or tag when it is want, else want itself when the
+// server allows wants by hash, else the whole history of the ref and then
+// of every branch and tag.
+func (r *remote) fetchCommit(ctx context.Context, sto *diskStorage, ref v1alpha2.GitRef, want plumbing.Hash) error {
 	ar, err := r.advertise(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	name, _ := refName(ref)
 	if name != "" && pointsTo(ar, name, want) {
-		sto := memory.NewStorage()
-		if err := r.fetch(ctx, sto, ar, true, refSpec(name)); err != nil {
-			return nil, err
+		if err := r.fetch(ctx, sto, ar, true, ar.References[name.String()]); err != nil {
+			return err
 		}
 		if hasCommit(sto, want) {
-			return sto, nil
+			return nil
 		}
 		// The ref moved since it was advertised: fetch want by other means.
 	}
 	if allowsWantByHash(ar) {
-		sto := memory.NewStorage()
-		err := r.fetch(ctx, sto, ar, true, config.RefSpec(want.String()+":"+fetched.String()))
+		err := r.fetch(ctx, sto, ar, true, want)
 		if err == nil && hasCommit(sto, want) {
-			return sto, nil
+			return nil
 		}
 		if failure.As(err) != nil || ctx.Err() != nil {
-			return nil, err
+			return err
 		}
 		// The server refused the hash (it may allow only tips): fetch refs.
 	}
-	return r.fetchHistory(ctx, ar, name, want)
+	return r.fetchHistory(ctx, sto, ar, name, want)
 }
 
 // fetchHistory fetches the full history of the ref name (if the server has
 // it) and then, if want is not part of it, of every branch and tag.
-func (r *remote) fetchHistory(ctx context.Context, ar *packp.AdvRefs, name plumbing.ReferenceName, want plumbing.Hash) (*memory.Storage, error) {
-	sto := memory.NewStorage()
-	if _, ok := ar.References[name.String()]; ok && name != "" {
-		if err := r.fetch(ctx, sto, ar, false, refSpec(name)); err != nil {
-			return nil, err
+func (r *remote) fetchHistory(ctx context.Context, sto *diskStorage, ar *packp.AdvRefs, name plumbing.ReferenceName, want plumbing.Hash) error {
+	if h, ok := ar.References[name.String()]; ok && name != "" {
+		if err := r.fetch(ctx, sto, ar, false, h); err != nil {
+			return err
 		}
 		if hasCommit(sto, want) {
-			return sto, nil
+			return nil
 		}
 	}
-	if err := r.fetch(ctx, sto, ar, false,
-		"+refs/heads/*:refs/rukpak/heads/*", "+refs/tags/*:refs/rukpak/tags/*"); err != nil {
-		return nil, err
+	var wants []plumbing.Hash
+	seen := map[plumbing.Hash]bool{}
+	for n, h := range ar.References {
+		if (strings.HasPrefix(n, "refs/heads/") || strings.HasPrefix(n, "refs/tags/")) && !seen[h] && !hasObject(sto, h) {
+			seen[h] = true
+			wants = append(wants, h)
+		}
+	}
+	slices.SortFunc(wants, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
+	if len(wants) > 0 {
+		if err := r.fetch(ctx, sto, ar, false, wants...); err != nil {
+			return err
+		}
 	}
 	if !hasCommit(sto, want) {
-		return nil, failure.New(v1alpha2.ReasonSourceNotFound,
+		return failure.New(v1alpha2.ReasonSourceNotFound,
 			"commit %s not found in repository %s: no branch or tag contains it", want, r.name)
 	}
-	return sto, nil
+	return nil
 }
 
 // pointsTo reports whether the ref name of ar may point to the commit want.
@@ -149,11 +159,6 @@ func pointsTo(ar *packp.AdvRefs, name plumbing.ReferenceName, want plumbing.Hash
 func allowsWantByHash(ar *packp.AdvRefs) bool {
 	c := ar.Capabilities
 	return c.Supports(capability.AllowReachableSHA1InWant) || c.Supports(capability.AllowTipSHA1InWant)
-}
-
-// refSpec fetches the ref name into the local ref fetched.
-func refSpec(name plumbing.ReferenceName) config.RefSpec {
-	return config.RefSpec("+" + name.String() + ":" + fetched.String())
 }
 
 // hasCommit reports whether sto holds the commit h.

@@ -3,6 +3,8 @@ package git
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -20,13 +22,20 @@ const (
 	// DefaultMaxFiles is the default cap on the number of files and
 	// directories written.
 	DefaultMaxFiles = 50000
+	// DefaultMaxFetchBytes is the default cap on the bytes one resolve or
+	// unpack receives from the server (256 MiB).
+	DefaultMaxFetchBytes int64 = 256 << 20
 )
 
-// Source reads bundle content from git repositories.
+// Source reads bundle content from git repositories. Fetched objects go to
+// a temporary repository on disk, never to memory; what a fetch receives,
+// what its objects inflate to and the tree written are capped.
 type Source struct {
 	creds    *credentials.Reader
 	maxBytes int64
 	maxFiles int
+	maxFetch int64
+	workDir  string
 }
 
 var (
@@ -57,9 +66,26 @@ func WithMaxFiles(n int) Option {
 	}
 }
 
+// WithMaxFetchBytes caps the bytes one Resolve or Unpack receives from the
+// server, over all its requests; n <= 0 keeps the default
+// (DefaultMaxFetchBytes).
+func WithMaxFetchBytes(n int64) Option {
+	return func(s *Source) {
+		if n > 0 {
+			s.maxFetch = n
+		}
+	}
+}
+
+// WithWorkDir sets the directory in which Resolve makes the temporary
+// repositories it needs (to peel a tag a server does not peel); the
+// default is the system's temporary directory. Unpack makes its own next
+// to the directory it unpacks into.
+func WithWorkDir(dir string) Option { return func(s *Source) { s.workDir = dir } }
+
 // New returns a Source that reads credentials and CA bundles with creds.
 func New(creds *credentials.Reader, opts ...Option) *Source {
-	s := &Source{creds: creds, maxBytes: DefaultMaxBytes, maxFiles: DefaultMaxFiles}
+	s := &Source{creds: creds, maxBytes: DefaultMaxBytes, maxFiles: DefaultMaxFiles, maxFetch: DefaultMaxFetchBytes, workDir: os.TempDir()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -98,7 +124,8 @@ func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alph
 	if err != nil {
 		return v1alpha2.BundleSource{}, err
 	}
-	h, err := r.resolve(ctx, g.Ref)
+	defer r.close()
+	h, err := r.resolve(ctx, g.Ref, s.workDir, s.maxBytes)
 	if err != nil {
 		return v1alpha2.BundleSource{}, err
 	}
@@ -106,8 +133,9 @@ func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alph
 	return *out, nil
 }
 
-// Unpack fetches the pinned commit of src and writes the tree of its
-// directory into dir. A commit the server no longer has, a missing
+// Unpack fetches the pinned commit of src into a temporary repository next
+// to dir (removed afterwards) and writes the tree of its directory into
+// dir. A commit the server no longer has, a missing
 // directory, content that does not verify against the pin, symlinks and
 // content over the caps are terminal failures.
 func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir string) error {
@@ -130,8 +158,13 @@ func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir stri
 	if err != nil {
 		return err
 	}
-	sto, err := r.fetchCommit(ctx, g.Ref, want)
+	defer r.close()
+	sto, err := newDiskStorage(filepath.Dir(dir), r.name, s.maxBytes)
 	if err != nil {
+		return err
+	}
+	defer func() { _ = sto.Remove() }()
+	if err := r.fetchCommit(ctx, sto, g.Ref, want); err != nil {
 		return err
 	}
 	commit, err := verifiedCommit(sto, want)

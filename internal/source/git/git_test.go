@@ -81,7 +81,7 @@ func TestSource(t *testing.T) {
 			src: tag("v1"), wantRequests: ptr.To(1), wantCommit: c1, wantFiles: v1Files,
 			wantUploads: func(f *fixture) []upload { return []upload{{wants: []plumbing.Hash{f.tagV1}, depth: 1}} }},
 		{name: "annotated tag, server does not peel: the tag is fetched to peel it",
-			opts: serverOpts{noPeel: true}, src: tag("v1"), wantRequests: ptr.To(3), wantCommit: c1, wantFiles: v1Files},
+			opts: serverOpts{noPeel: true}, src: tag("v1"), wantRequests: ptr.To(2), wantCommit: c1, wantFiles: v1Files},
 		{name: "directory",
 			src: func(*fixture) v1alpha2.GitSource {
 				return v1alpha2.GitSource{Ref: v1alpha2.GitRef{Branch: "main"}, Directory: "./manifests/"}
@@ -123,12 +123,12 @@ func TestSource(t *testing.T) {
 			wantCommit: func(f *fixture) plumbing.Hash { return head(f, "submodule") }},
 		{name: "file cap",
 			options: []Option{WithMaxFiles(6)}, src: branch("main"), wantCommit: c2,
-			wantUnpack: v1alpha2.ReasonUnpackFailed, wantMsg: "more than 6 files and directories"},
+			wantUnpack: v1alpha2.ReasonResourceLimit, wantMsg: "more than the limit of 6 files and directories"},
 		{name: "byte cap",
 			options: []Option{WithMaxBytes(int64(len("#!/bin/sh\nv2a: 2b: 1")))}, src: branch("main"), wantCommit: c2, wantFiles: v2Files},
 		{name: "byte cap exceeded",
 			options: []Option{WithMaxBytes(int64(len("#!/bin/sh\nv2a: 2b: 1")) - 1)}, src: branch("main"), wantCommit: c2,
-			wantUnpack: v1alpha2.ReasonUnpackFailed, wantMsg: "larger than 19 bytes"},
+			wantUnpack: v1alpha2.ReasonResourceLimit, wantMsg: "repository {repo}: the content is larger than the limit of 19 bytes"},
 		{name: "local paths are refused",
 			src: func(*fixture) v1alpha2.GitSource {
 				return v1alpha2.GitSource{Repository: "file:///etc", Ref: v1alpha2.GitRef{Branch: "main"}}

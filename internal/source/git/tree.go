@@ -149,10 +149,10 @@ func (w *writer) writeFile(p string, h plumbing.Hash, mode os.FileMode) error {
 func (w *writer) count(p string, size int64) error {
 	w.files++
 	if w.files > w.maxFiles {
-		return failure.New(v1alpha2.ReasonUnpackFailed, "repository %s: the content has more than %d files and directories (at %s)", w.repo, w.maxFiles, p)
+		return failure.New(v1alpha2.ReasonResourceLimit, "repository %s: the content has more than the limit of %d files and directories (at %s)", w.repo, w.maxFiles, p)
 	}
 	if size > w.maxBytes-w.bytes {
-		return failure.New(v1alpha2.ReasonUnpackFailed, "repository %s: the content is larger than %d bytes (at %s)", w.repo, w.maxBytes, p)
+		return failure.New(v1alpha2.ReasonResourceLimit, "repository %s: the content is larger than the limit of %d bytes (at %s)", w.repo, w.maxBytes, p)
 	}
 	w.bytes += size
 	return nil
