@@ -1,8 +1,3 @@
-// Package content makes sure the content of a revision is in the content
-// store: it unpacks pinned sources once into a staging directory, commits
-// the tree under its digest and remembers the digest, so the Bundle and
-// BundleDeployment controllers, which both need the content, fetch it only
-// once.
 package content
 
 import (
@@ -10,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/singleflight"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/source"
@@ -84,4 +81,33 @@ func (u *Unpacker) Forget(revision string) {
 	u.mu.Lock()
 	delete(u.digests, revision)
 	u.mu.Unlock()
+}
+
+// listTimeout bounds the listing of Bundles InUse makes.
+const listTimeout = 30 * time.Second
+
+// InUse returns the store.InUse of the revisions: the content digest in the
+// status of every Bundle (read through r, the manager's cache) and every
+// digest u remembers.
+func (u *Unpacker) InUse(r client.Reader) store.InUse {
+	return func() (map[string]bool, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+		defer cancel()
+		list := &v1alpha2.BundleList{}
+		if err := r.List(ctx, list); err != nil {
+			return nil, fmt.Errorf("listing Bundles: %w", err)
+		}
+		inUse := map[string]bool{}
+		for i := range list.Items {
+			if d := list.Items[i].Status.ContentDigest; d != "" {
+				inUse[d] = true
+			}
+		}
+		u.mu.RLock()
+		for _, d := range u.digests {
+			inUse[d] = true
+		}
+		u.mu.RUnlock()
+		return inUse, nil
+	}
 }

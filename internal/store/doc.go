@@ -9,7 +9,15 @@
 //  3. Commit hashes the tree (see Commit for what the digest covers) and
 //     renames the staging directory to the tree's content address. Identical
 //     content committed twice, even concurrently, ends up stored once.
-//  4. Has and FS find and read committed trees; Delete removes them.
+//  4. Has and FS find and read committed trees (and record that they were
+//     used); Delete removes them.
+//
+// With a quota (WithQuota), Commit first makes room: it evicts committed
+// trees that no revision references (SetInUse says which are referenced),
+// least recently used first. A tree larger than the quota, or one that
+// would not fit even after evicting every unreferenced tree, is refused
+// with a terminal ResourceLimit failure naming the quota, and nothing is
+// evicted for it. The size of a tree is the bytes of its regular files.
 //
 // On disk the store is laid out as
 //

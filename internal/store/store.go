@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 )
 
 const (
@@ -20,16 +22,25 @@ const (
 type Store struct {
 	root    string
 	staging string
+	quota   int64
+
+	mu    sync.Mutex // guards what follows, and commits and deletes
+	inUse InUse
+	trees map[string]*tree // digest → size and last use
+	used  int64            // bytes of all trees
 }
 
 // New opens the store in dir, creating dir if it is missing and removing
 // staging directories left over by an earlier process.
-func New(dir string) (*Store, error) {
+func New(dir string, opts ...Option) (*Store, error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("resolving store directory %s: %w", dir, err)
 	}
-	s := &Store{root: root, staging: filepath.Join(root, stagingDir)}
+	s := &Store{root: root, staging: filepath.Join(root, stagingDir), trees: map[string]*tree{}}
+	for _, o := range opts {
+		o(s)
+	}
 	if err := os.RemoveAll(s.staging); err != nil {
 		return nil, fmt.Errorf("removing leftover staging directories: %w", err)
 	}
@@ -38,8 +49,15 @@ func New(dir string) (*Store, error) {
 			return nil, fmt.Errorf("creating %s: %w", d, err)
 		}
 	}
+	if err := s.load(); err != nil {
+		return nil, fmt.Errorf("reading the content store: %w", err)
+	}
 	return s, nil
 }
+
+// ScratchDir returns the directory for temporary files of the store's
+// users (such as sources' temporary repositories); New empties it.
+func (s *Store) ScratchDir() string { return s.staging }
 
 // Dir returns the directory of the store.
 func (s *Store) Dir() string { return s.root }
@@ -72,21 +90,30 @@ func (s *Store) Commit(staging string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("hashing %s: %w", staging, err)
 	}
+	size, err := treeSize(staging)
+	if err != nil {
+		return "", fmt.Errorf("measuring %s: %w", staging, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	target := s.path(digest)
-	if s.Has(digest) {
+	if s.has(digest) {
+		if t, ok := s.trees[digest]; ok {
+			t.lastUsed = time.Now()
+		}
 		return digest, s.discard(staging)
+	}
+	if err := s.makeRoom(size); err != nil {
+		return "", err
 	}
 	if err := os.Chmod(staging, dirMode); err != nil { // MkdirTemp made it 0700
 		return "", fmt.Errorf("setting mode of %s: %w", staging, err)
 	}
 	if err := os.Rename(staging, target); err != nil {
-		// A concurrent Commit of the same content won the race: its tree
-		// is whole (it arrived in one rename) and equal to ours.
-		if s.Has(digest) {
-			return digest, s.discard(staging)
-		}
 		return "", fmt.Errorf("moving tree to %s: %w", digest, err)
 	}
+	s.trees[digest] = &tree{size: size, lastUsed: time.Now()}
+	s.used += size
 	return digest, nil
 }
 
@@ -125,6 +152,15 @@ func (s *Store) path(digest string) string {
 // Has reports whether the store holds the tree of digest. An invalid digest
 // is never held.
 func (s *Store) Has(digest string) bool {
+	ok := s.has(digest)
+	if ok {
+		s.touch(digest)
+	}
+	return ok
+}
+
+// has is Has without recording a use.
+func (s *Store) has(digest string) bool {
 	if !ValidDigest(digest) {
 		return false
 	}
@@ -150,6 +186,17 @@ func (s *Store) FS(digest string) (fs.FS, error) {
 func (s *Store) Delete(digest string) error {
 	if !ValidDigest(digest) {
 		return fmt.Errorf("invalid content digest %q", digest)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.remove(digest)
+}
+
+// remove deletes the tree of a valid digest; s.mu is held.
+func (s *Store) remove(digest string) error {
+	if t, ok := s.trees[digest]; ok {
+		s.used -= t.size
+		delete(s.trees, digest)
 	}
 	trash, err := os.MkdirTemp(s.staging, "d-")
 	if err != nil {

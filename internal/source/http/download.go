@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	nethttp "net/http"
@@ -21,8 +22,20 @@ const maxRedirects = 10
 // sha256 (lowercase hex).
 func (s *Source) download(ctx context.Context, h *v1alpha2.HTTPSource, w io.Writer) (string, error) {
 	u := redact(h.URL)
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, s.timeout, errTimeout)
 	defer cancel()
+	sum, err := s.get(ctx, h, u, w)
+	if err != nil && errors.Is(context.Cause(ctx), errTimeout) {
+		return "", failure.New(v1alpha2.ReasonResourceLimit, "http source %s: the download took longer than the limit of %s", u, s.timeout)
+	}
+	return sum, err
+}
+
+// errTimeout is the cause of a download's context when its timeout passes.
+var errTimeout = errors.New("download timeout")
+
+// get downloads the archive h (whose URL u names in messages) within ctx.
+func (s *Source) get(ctx context.Context, h *v1alpha2.HTTPSource, u string, w io.Writer) (string, error) {
 	req, err := nethttp.NewRequestWithContext(ctx, nethttp.MethodGet, h.URL, nil)
 	if err != nil { // the parse error would quote the URL, credentials and all
 		return "", failure.New(v1alpha2.ReasonUnpackFailed, "http source %s: the URL is not valid", u)

@@ -115,7 +115,7 @@ func TestSource(t *testing.T) {
 			resolve: want{v1alpha2.ReasonUnpackFailed, "unexpected response 400 Bad Request"}},
 		{name: "timeout", opts: []Option{WithTimeout(300 * time.Millisecond)},
 			handler: func(*testing.T, []byte) nethttp.Handler { return stall(10 * time.Second) },
-			resolve: want{transient, "context deadline exceeded"}},
+			resolve: want{v1alpha2.ReasonResourceLimit, "http source {url}: the download took longer than the limit of 300ms"}},
 		{name: "redirect", handler: redirect("/elsewhere")},
 		{name: "redirect from https to http", tls: true, insecure: true, handler: redirectToPlain,
 			resolve: want{v1alpha2.ReasonUnpackFailed, "redirected from https to http://127.0.0.1:"}},
