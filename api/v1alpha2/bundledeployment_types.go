@@ -1,12 +1,19 @@
 package v1alpha2
 
 import (
+	"time"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // BundleDeploymentKind is the kind name of BundleDeployment.
 const BundleDeploymentKind = "BundleDeployment"
+
+// MinPollInterval is the shortest spec.pollInterval: the schema refuses a
+// shorter one, and the controller raises one stored before the rule
+// existed to it.
+const MinPollInterval = 10 * time.Second
 
 // BundleDeploymentSpec is the desired install.
 //
@@ -52,8 +59,11 @@ type BundleDeploymentSpec struct {
 	Paused bool `json:"paused,omitempty"`
 
 	// pollInterval is how often floating refs (image tags, git branches and
-	// tags) are re-resolved. Pinned sources are never re-fetched.
+	// tags) are re-resolved. Pinned sources are never re-fetched. At least
+	// 10s (MinPollInterval): a shorter interval would make the manager poll
+	// other people's servers in a loop.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s')",message="pollInterval must be at least 10s"
 	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
 
 	// healthChecks decide when a revision is healthy.

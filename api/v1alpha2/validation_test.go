@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -108,6 +109,26 @@ func TestBundleDeploymentCreateValidation(t *testing.T) {
 				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHTTP, HTTP: &v1alpha2.HTTPSource{URL: "ftp://x/y.tgz"}}}
 			}),
 			wantErr: "url must be http:// or https://",
+		},
+		{
+			name: "pollInterval under the minimum",
+			obj: bd(envtest.UniqueName("poll1s"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.PollInterval = &metav1.Duration{Duration: time.Second}
+			}),
+			wantErr: "pollInterval must be at least 10s",
+		},
+		{
+			name: "pollInterval of zero",
+			obj: bd(envtest.UniqueName("poll0"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.PollInterval = &metav1.Duration{}
+			}),
+			wantErr: "pollInterval must be at least 10s",
+		},
+		{
+			name: "pollInterval at the minimum",
+			obj: bd(envtest.UniqueName("poll10s"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.PollInterval = &metav1.Duration{Duration: v1alpha2.MinPollInterval}
+			}),
 		},
 	}
 	for _, tt := range tests {

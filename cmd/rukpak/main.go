@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -42,6 +43,16 @@ func run() error {
 	fs.StringVar(&opts.DefaultIdentity, "default-identity", opts.DefaultIdentity, "who installs BundleDeployments without spec.serviceAccount: none (they are refused with ServiceAccountRequired) or manager (the manager itself: the cluster-admin mode, see docs/security.md)")
 	fs.BoolVar(&opts.RequireApproval, "require-approval", opts.RequireApproval, "re-check at reconcile time that the user who last changed a BundleDeployment's spec may impersonate its identity and use its class, Secrets and ConfigMaps, and that whoever wrote a Bundle (other than the manager) may use its class, Secrets and ConfigMaps (needs the admission policies of config/policy)")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect one active replica")
+	fs.DurationVar(&opts.SourceTimeout, "source-timeout", opts.SourceTimeout, "how long resolving or fetching one source (image, git, http, configMaps, upload) may take; a source that stalls fails with ResourceLimit")
+	fs.Func("store-quota", fmt.Sprintf("bytes the content store may hold, as a quantity such as 10Gi (default %s); content no Bundle references is evicted to make room, and a revision that cannot fit fails with ResourceLimit; 0 turns the quota off",
+		resource.NewQuantity(opts.StoreQuota, resource.BinarySI)), func(v string) error {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return fmt.Errorf("parsing --store-quota: %w", err)
+		}
+		opts.StoreQuota = q.Value()
+		return nil
+	})
 	fs.Float64Var(&qps, "kube-api-qps", 1000, "client-side request rate limit; the API server's own flow control still applies")
 	fs.IntVar(&burst, "kube-api-burst", 2000, "client-side request burst")
 	zopts := zap.Options{}

@@ -40,6 +40,7 @@ import (
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/permissions"
 	"github.com/rukpak/rukpak/internal/provisioner"
+	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/builtin"
 	"github.com/rukpak/rukpak/internal/store"
 	"github.com/rukpak/rukpak/internal/upload"
@@ -95,6 +96,12 @@ type Options struct {
 	// ApprovalTTL is how long an allowed requester is trusted before the
 	// next reconcile checks again; 0 means a minute.
 	ApprovalTTL time.Duration
+	// SourceTimeout bounds resolving and unpacking one source (see
+	// source.Registry.WithDeadline); 0 means source.DefaultDeadline.
+	SourceTimeout time.Duration
+	// StoreQuota bounds the bytes of the content store; content no Bundle
+	// references is evicted to make room. 0 means no quota.
+	StoreQuota int64
 }
 
 // The values of Options.DefaultIdentity.
@@ -104,6 +111,10 @@ const (
 	// IdentityManager: BundleDeployments without one install as the manager.
 	IdentityManager = "manager"
 )
+
+// DefaultStoreQuota is the content store's quota cmd/rukpak starts with
+// (10 GiB).
+const DefaultStoreQuota int64 = 10 << 30
 
 // DefaultOptions are the settings cmd/rukpak starts with.
 func DefaultOptions() Options {
@@ -115,6 +126,8 @@ func DefaultOptions() Options {
 		LeaderElectionNamespace: v1alpha2.SystemNamespace,
 		DefaultIdentity:         IdentityNone,
 		RequireApproval:         true,
+		SourceTimeout:           source.DefaultDeadline,
+		StoreQuota:              DefaultStoreQuota,
 	}
 }
 
@@ -177,11 +190,12 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating metadata client: %w", err)
 	}
-	st, err := store.New(opts.StorageDir)
+	st, err := store.New(opts.StorageDir, store.WithQuota(opts.StoreQuota))
 	if err != nil {
 		return nil, fmt.Errorf("opening content store: %w", err)
 	}
-	sources, uploads := builtin.Registry(mgr.GetClient(), mgr.GetAPIReader(), v1alpha2.SystemNamespace)
+	sources, uploads := builtin.Registry(mgr.GetClient(), mgr.GetAPIReader(), v1alpha2.SystemNamespace,
+		builtin.WithDeadline(opts.SourceTimeout), builtin.WithWorkDir(st.ScratchDir()))
 	if err := addUploadGC(mgr, uploads); err != nil {
 		return nil, err
 	}
@@ -192,6 +206,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	}
 	cluster := clusterinfo.New(dc, clusterinfo.DefaultTTL)
 	unpacker := content.NewUnpacker(st, sources)
+	st.SetInUse(unpacker.InUse(mgr.GetClient()))
 	ctrlOpts := controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}
 
 	if err := (&provisionerclass.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners}).SetupWithManager(mgr); err != nil {

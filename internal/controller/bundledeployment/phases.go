@@ -31,7 +31,8 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 	bd := s.bd
 	interval := defaultPollInterval
 	if bd.Spec.PollInterval != nil && bd.Spec.PollInterval.Duration > 0 {
-		interval = bd.Spec.PollInterval.Duration
+		// Objects stored before the schema's minimum may be shorter.
+		interval = max(bd.Spec.PollInterval.Duration, v1alpha2.MinPollInterval)
 	}
 	floating := r.Sources.Floating(bd.Spec.Sources)
 	var age time.Duration

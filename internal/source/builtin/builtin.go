@@ -22,6 +22,7 @@ import (
 // settings are what Options change.
 type settings struct {
 	deadline time.Duration
+	workDir  string
 }
 
 // Option configures the registry.
@@ -30,6 +31,11 @@ type Option func(*settings)
 // WithDeadline bounds resolving and unpacking one source (see
 // source.Registry.WithDeadline); d <= 0 keeps source.DefaultDeadline.
 func WithDeadline(d time.Duration) Option { return func(s *settings) { s.deadline = d } }
+
+// WithWorkDir is where sources make temporary files that are not part of
+// an unpack (a git source's repository to peel a tag); "" keeps the
+// system's temporary directory.
+func WithWorkDir(dir string) Option { return func(s *settings) { s.workDir = dir } }
 
 // Registry returns every source type, reading the Secrets and ConfigMaps
 // sources name from namespace through c, and uploads through c (writes)
@@ -40,12 +46,16 @@ func Registry(c client.Client, live client.Reader, namespace string, opts ...Opt
 	for _, o := range opts {
 		o(&set)
 	}
+	var gitOpts []git.Option
+	if set.workDir != "" {
+		gitOpts = append(gitOpts, git.WithWorkDir(set.workDir))
+	}
 	creds := credentials.NewReader(c, namespace)
 	uploads := upload.NewStore(c, live, namespace)
 	reg := source.Registry{
 		v1alpha2.SourceTypeConfigMaps: configmaps.New(c, namespace),
 		v1alpha2.SourceTypeImage:      image.New(creds),
-		v1alpha2.SourceTypeGit:        git.New(creds),
+		v1alpha2.SourceTypeGit:        git.New(creds, gitOpts...),
 		v1alpha2.SourceTypeHTTP:       httpsource.New(creds),
 		v1alpha2.SourceTypeUpload:     uploadsource.New(uploads),
 	}
