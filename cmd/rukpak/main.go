@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/rukpak/rukpak/internal/manager"
+	"github.com/rukpak/rukpak/internal/version"
 )
 
 func main() {
@@ -22,6 +23,10 @@ func main() {
 }
 
 func run() error {
+	if len(os.Args) == 2 && (os.Args[1] == "version" || os.Args[1] == "--version") {
+		fmt.Println("rukpak", version.Get())
+		return nil
+	}
 	opts := manager.DefaultOptions()
 	var qps float64
 	var burst int
