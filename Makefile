@@ -47,6 +47,18 @@ build: ## Build bin/rukpak (the manager) and bin/rukpakctl (the CLI).
 	go build -o $(BIN)/rukpak ./cmd/rukpak
 	go build -o $(BIN)/rukpakctl ./cmd/rukpakctl
 
+##@ Release
+
+VERSION ?=
+REGISTRY ?=
+RELEASE_DIR ?= dist
+RELEASE_FLAGS ?=
+
+.PHONY: release
+release: ## Write rukpak.yaml, the manager's image (OCI tarball) and rukpakctl binaries to dist/: make release VERSION=v0.x.y [REGISTRY=host/org] (pushes the image).
+	@if [ -z "$(VERSION)" ]; then echo "usage: make release VERSION=v0.x.y [REGISTRY=host/org]"; exit 1; fi
+	go run ./hack/release --version=$(VERSION) --out=$(RELEASE_DIR) $(if $(REGISTRY),--image=$(REGISTRY)/rukpak --push) $(RELEASE_FLAGS)
+
 ##@ Run and test
 
 .PHONY: run
