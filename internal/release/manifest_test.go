@@ -162,4 +162,3 @@ func TestManifestRefusesBrokenConfig(t *testing.T) {
 		t.Fatalf("Manifest of a broken kustomization: %v, want an error naming kustomize", err)
 	}
 }
-
