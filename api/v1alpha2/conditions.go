@@ -79,8 +79,19 @@ const (
 	// ReasonCRDUpgradeUnsafe: the revision changes a CRD in a way that can
 	// break existing custom resources (see upgrade.crdUpgradeSafety).
 	ReasonCRDUpgradeUnsafe = "CRDUpgradeUnsafe"
-	// ReasonCollision: an object is managed by someone else.
+	// ReasonCollision: an object is managed by someone else, or labelled
+	// for a BundleDeployment that no longer exists (a stale owner).
 	ReasonCollision = "Collision"
+	// ReasonBundleNotOwned: a Bundle under a revision's name (the next one,
+	// or one a status field names) was not created by this
+	// BundleDeployment (controller ownerReference with its UID, written by
+	// rukpak) or does not hold the pinned spec; nothing of it is applied.
+	ReasonBundleNotOwned = "BundleNotOwned"
+	// ReasonDeletionBlocked: the BundleDeployment is being deleted but its
+	// objects cannot be deleted as its install identity (the
+	// ServiceAccount is gone or lacks the permission); deletion waits and
+	// is never done as the manager instead.
+	ReasonDeletionBlocked = "DeletionBlocked"
 	// ReasonMissingPermissions: the install identity lacks permissions the
 	// revision needs; the message lists the missing rules. Nothing was
 	// applied.
@@ -157,6 +168,10 @@ const (
 	LabelOwnerKind = "core.rukpak.io/owner-kind"
 	// LabelOwnerName is the name of the owning BundleDeployment.
 	LabelOwnerName = "core.rukpak.io/owner-name"
+	// LabelOwnerUID is the UID of the owning BundleDeployment: an object
+	// labelled for a BundleDeployment of the same name but another UID (a
+	// deleted one) is not its own.
+	LabelOwnerUID = "core.rukpak.io/owner-uid"
 	// LabelBundleDeployment on a Bundle names the BundleDeployment that
 	// stamped it out.
 	LabelBundleDeployment = "core.rukpak.io/bundle-deployment"

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/ownership"
 )
 
 // history, rollback and retry work with the revisions (Bundles) a
@@ -97,7 +98,7 @@ func loadRevisions(ctx context.Context, c client.Client, name string) (*v1alpha2
 	if err := c.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
 		return nil, nil, fmt.Errorf("getting BundleDeployment %s: %w", name, err)
 	}
-	revs, err := listRevisions(ctx, c, name)
+	revs, err := revisionsOf(ctx, c, bd)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,12 +107,25 @@ func loadRevisions(ctx context.Context, c client.Client, name string) (*v1alpha2
 
 // listRevisions reads the Bundles of BundleDeployment name, oldest first.
 func listRevisions(ctx context.Context, c client.Client, name string) ([]v1alpha2.Bundle, error) {
-	list := &v1alpha2.BundleList{}
-	if err := c.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: name}); err != nil {
-		return nil, fmt.Errorf("listing Bundles of BundleDeployment %s: %w", name, err)
+	bd := &v1alpha2.BundleDeployment{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
+		return nil, fmt.Errorf("getting BundleDeployment %s: %w", name, err)
 	}
-	sortRevisions(list.Items)
-	return list.Items, nil
+	return revisionsOf(ctx, c, bd)
+}
+
+// revisionsOf reads the Bundles bd created, oldest first: labelled for it
+// and controlled by it (its UID). A Bundle someone else labelled, or one a
+// deleted BundleDeployment of the same name left, is not its history and
+// is never a rollback target.
+func revisionsOf(ctx context.Context, c client.Client, bd *v1alpha2.BundleDeployment) ([]v1alpha2.Bundle, error) {
+	list := &v1alpha2.BundleList{}
+	if err := c.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: bd.Name}); err != nil {
+		return nil, fmt.Errorf("listing Bundles of BundleDeployment %s: %w", bd.Name, err)
+	}
+	revs := slices.DeleteFunc(list.Items, func(b v1alpha2.Bundle) bool { return !ownership.Controlled(bd, &b) })
+	sortRevisions(revs)
+	return revs, nil
 }
 
 // sortRevisions orders Bundles oldest first, by name within one second, as

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,8 @@ func (l lifecycle) create(t *testing.T, name string) []v1alpha2.Bundle {
 			ObjectMeta: metav1.ObjectMeta{
 				Name:   fmt.Sprintf("%s-r%09d", name, i+1),
 				Labels: map[string]string{v1alpha2.LabelBundleDeployment: name},
+				// Only Bundles the BundleDeployment controls are its revisions.
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(bd, v1alpha2.GroupVersion.WithKind(v1alpha2.BundleDeploymentKind))},
 			},
 			Spec: v1alpha2.BundleSpec{ProvisionerClassName: v1alpha2.ClassPlain, Sources: r.sources, Config: r.config},
 		}
@@ -417,5 +420,57 @@ func TestRollbackTargetClassMismatch(t *testing.T) {
 	revs = revs[1:]
 	if _, err := rollbackTarget(bd, revs, ""); !errors.Is(err, errNoRollbackTarget) {
 		t.Errorf("error = %v, want errNoRollbackTarget", err)
+	}
+}
+
+// TestRevisionsAreOnlyControlledBundles: a Bundle labelled for a
+// BundleDeployment but not controlled by it (planted by someone else, or
+// left by a deleted BundleDeployment of the same name) is not in its
+// history and is never a rollback target, even when status names it.
+func TestRevisionsAreOnlyControlledBundles(t *testing.T) {
+	ctx := context.Background()
+	name := envtest.UniqueName("plant")
+	revs := lifecycle{revs: []fixtureRev{{outcome: v1alpha2.OutcomeHealthy}, {}}, active: 2, lastHealthy: 1}.create(t, name)
+	bd := &v1alpha2.BundleDeployment{}
+	if err := testEnv.Client.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
+		t.Fatal(err)
+	}
+	stale := *metav1.NewControllerRef(bd, v1alpha2.GroupVersion.WithKind(v1alpha2.BundleDeploymentKind))
+	stale.UID = "uid-of-a-deleted-one"
+	planted := map[string][]metav1.OwnerReference{name + "-r000000000": nil, name + "-r000000099": {stale}}
+	for n, refs := range planted {
+		b := &v1alpha2.Bundle{
+			ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{v1alpha2.LabelBundleDeployment: name}, OwnerReferences: refs},
+			Spec:       v1alpha2.BundleSpec{ProvisionerClassName: v1alpha2.ClassPlain, Sources: []v1alpha2.BundleSource{imageRev(99)}},
+		}
+		if err := testEnv.Client.Create(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Status names a planted one as the last healthy revision.
+	bd.Status.LastHealthyBundle = name + "-r000000000"
+	if err := testEnv.Client.Status().Update(ctx, bd); err != nil {
+		t.Fatal(err)
+	}
+	got, list, err := loadRevisions(ctx, testEnv.Client, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, b := range list {
+		names = append(names, b.Name)
+	}
+	if want := []string{revs[0].Name, revs[1].Name}; !slices.Equal(names, want) {
+		t.Fatalf("revisions = %v, want only the controlled %v", names, want)
+	}
+	for n := range planted {
+		if _, err := rollbackTarget(got, list, n); err == nil || !strings.Contains(err.Error(), "is not a revision of bd/"+name) {
+			t.Fatalf("rollback --to %s: %v; want it refused as not a revision", n, err)
+		}
+	}
+	// Without --to, the planted last-healthy name is passed over.
+	target, err := rollbackTarget(got, list, "")
+	if err != nil || target.Name != revs[0].Name {
+		t.Fatalf("default rollback target = %v, %v; want %s", target, err, revs[0].Name)
 	}
 }

@@ -302,6 +302,8 @@ func TestPreviewName(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{
 				Name:   fmt.Sprintf("%s-r%09d", name, i+1),
 				Labels: map[string]string{v1alpha2.LabelBundleDeployment: name},
+				// Only Bundles the BundleDeployment controls are its revisions.
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(bd, v1alpha2.GroupVersion.WithKind(v1alpha2.BundleDeploymentKind))},
 			},
 			Spec: v1alpha2.BundleSpec{ProvisionerClassName: v1alpha2.ClassPlain, Sources: []v1alpha2.BundleSource{imageRev(i + 1)}},
 		}

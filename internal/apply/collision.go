@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -17,23 +18,42 @@ import (
 // Collisions decide which existing objects a plan may take over. An object
 // that exists before the apply and is not in Owned is checked: one another
 // BundleDeployment manages is refused unless that BundleDeployment has
-// released it (a hand-off); one no BundleDeployment manages is taken
-// according to Policy.
+// released it (a hand-off); one no BundleDeployment manages, or one
+// labelled for a BundleDeployment that no longer exists (a stale owner: a
+// deleted one, or one of the same name with another UID), is taken
+// according to Policy — Prevent, the default, refuses it.
 type Collisions struct {
 	// Policy is spec.collisionProtection; empty means Prevent.
 	Policy v1alpha2.CollisionProtection
 	// Owned are the keys (inventory.ID.Key) of the objects the owner
-	// already manages; they are never collisions.
+	// already manages (its inventory and its last apply); they are never
+	// collisions.
 	Owned map[inventory.ID]bool
-	// Released reports whether BundleDeployment other no longer has id in
-	// its installed revision, so that it may pass to the owner. nil means
-	// never.
-	Released func(ctx context.Context, other string, id inventory.ID) (bool, error)
+	// Owner tells what BundleDeployment other (uid as the object's
+	// owner-uid label records it, "" when it has none) makes of id. nil
+	// means every other owner holds its objects.
+	Owner func(ctx context.Context, other string, uid types.UID, id inventory.ID) (OwnerState, error)
 	// Blocked, when set, is told of every object refused because
 	// BundleDeployment other manages it, so that other can hand it over
 	// when it drops the object.
 	Blocked func(other string, id inventory.ID)
 }
+
+// OwnerState is what the BundleDeployment an object is labelled for makes
+// of it.
+type OwnerState int
+
+const (
+	// OwnerHolds: the BundleDeployment exists and its installed revision
+	// has the object.
+	OwnerHolds OwnerState = iota
+	// OwnerReleased: the BundleDeployment exists and its installed
+	// revision no longer has the object, which may pass to another.
+	OwnerReleased
+	// OwnerGone: no BundleDeployment of that name and UID exists; the
+	// label is stale.
+	OwnerGone
+)
 
 // collision checks the existing object of it against the plan's collision
 // rules; it returns "" when the plan may apply it, else why not.
@@ -52,38 +72,62 @@ func (e *Engine) collision(ctx context.Context, p *Plan, it item) (string, error
 		return "", fmt.Errorf("getting %s to check ownership: %w", it.id, err)
 	}
 	labels := obj.GetLabels()
-	if labels[v1alpha2.LabelOwnerKind] == v1alpha2.BundleDeploymentKind {
-		other := labels[v1alpha2.LabelOwnerName]
-		if other == p.owner.Name || other == "" {
+	other, uid := labels[v1alpha2.LabelOwnerName], types.UID(labels[v1alpha2.LabelOwnerUID])
+	if labels[v1alpha2.LabelOwnerKind] == v1alpha2.BundleDeploymentKind && other != "" {
+		state := OwnerGone
+		switch {
+		case other == p.owner.Name && uid != "" && uid == p.owner.UID:
 			return "", nil
-		}
-		if c.Released != nil {
-			released, err := c.Released(ctx, other, it.id)
-			if err != nil {
+		case other == p.owner.Name && p.owner.UID != "":
+			// Labelled with this name but another (or no) UID, and not
+			// in this BundleDeployment's inventory: left by a deleted
+			// BundleDeployment of the same name.
+		case other == p.owner.Name:
+			return "", nil
+		case c.Owner != nil:
+			if state, err = c.Owner(ctx, other, uid, it.id); err != nil {
 				return "", err
 			}
-			if released {
-				return "", nil
+		default:
+			state = OwnerHolds
+		}
+		switch state {
+		case OwnerReleased:
+			return "", nil
+		case OwnerHolds:
+			if c.Blocked != nil {
+				c.Blocked(other, it.id)
 			}
+			return fmt.Sprintf("object %s is managed by BundleDeployment %s; it can move here only once %s's installed revision no longer has it",
+				it.id, other, other), nil
 		}
-		if c.Blocked != nil {
-			c.Blocked(other, it.id)
-		}
-		return fmt.Sprintf("object %s is managed by BundleDeployment %s; it can move here only once %s's installed revision no longer has it",
-			it.id, other, other), nil
+		return adopt(c.Policy, obj, fmt.Sprintf("object %s is labelled as managed by BundleDeployment %s%s, which no longer exists (a stale owner)",
+			it.id, other, uidNote(uid))), nil
 	}
-	switch c.Policy {
+	return adopt(c.Policy, obj, fmt.Sprintf("object %s exists and is not managed by this BundleDeployment (%s)", it.id, managers(obj))), nil
+}
+
+// adopt applies policy to an object no live BundleDeployment manages:
+// "" when it may be taken, else why not (what starting with the object).
+func adopt(policy v1alpha2.CollisionProtection, obj *metav1.PartialObjectMetadata, what string) string {
+	switch policy {
 	case v1alpha2.CollisionProtectionNone:
-		return "", nil
+		return ""
 	case v1alpha2.CollisionProtectionIfNoController:
 		if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
-			return fmt.Sprintf("object %s exists and is controlled by %s %s; collisionProtection IfNoController adopts only objects without a controller",
-				it.id, ref.Kind, ref.Name), nil
+			return fmt.Sprintf("%s and is controlled by %s %s; collisionProtection IfNoController adopts only objects without a controller",
+				what, ref.Kind, ref.Name)
 		}
-		return "", nil
+		return ""
 	}
-	return fmt.Sprintf("object %s exists and is not managed by this BundleDeployment (%s); set spec.collisionProtection to IfNoController or None to adopt it",
-		it.id, managers(obj)), nil
+	return what + "; set spec.collisionProtection to IfNoController or None to adopt it"
+}
+
+func uidNote(uid types.UID) string {
+	if uid == "" {
+		return " (no uid recorded)"
+	}
+	return fmt.Sprintf(" (uid %s)", uid)
 }
 
 // managers describes who manages obj, from its controller and managedFields.

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -73,6 +74,10 @@ type Owner struct {
 	Name string
 	// Revision is the Bundle being applied.
 	Revision string
+	// UID is the owning BundleDeployment's UID, recorded in the owner-uid
+	// label so that its objects are told from those of a deleted
+	// BundleDeployment of the same name.
+	UID types.UID
 }
 
 // Action is what a write did to one object.

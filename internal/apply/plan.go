@@ -236,6 +236,9 @@ func stamp(obj *unstructured.Unstructured, owner Owner) {
 	}
 	labels[v1alpha2.LabelOwnerKind] = v1alpha2.BundleDeploymentKind
 	labels[v1alpha2.LabelOwnerName] = owner.Name
+	if owner.UID != "" {
+		labels[v1alpha2.LabelOwnerUID] = string(owner.UID)
+	}
 	obj.SetLabels(labels)
 	ann := obj.GetAnnotations()
 	if ann == nil {

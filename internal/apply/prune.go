@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -23,6 +24,10 @@ type PruneOptions struct {
 	// Keep, when set, names objects to leave in place rather than delete
 	// (another BundleDeployment is waiting to take them over).
 	Keep func(id inventory.ID) bool
+	// OwnerUID, when set, is the owner's UID: an object whose owner-uid
+	// label is another one (a deleted BundleDeployment of the same name)
+	// is left in place.
+	OwnerUID types.UID
 }
 
 // Deletion order: namespaced objects, then cluster-scoped ones, then
@@ -76,7 +81,7 @@ func (e *Engine) Prune(ctx context.Context, owner string, ids []inventory.ID, op
 				actions[i] = Skipped
 				return true
 			}
-			a, err := e.deleteOne(ctx, owner, group[i])
+			a, err := e.deleteOne(ctx, owner, opts.OwnerUID, group[i])
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, err)
@@ -102,7 +107,7 @@ func (e *Engine) Prune(ctx context.Context, owner string, ids []inventory.ID, op
 }
 
 // deleteOne deletes one object if owner still owns it.
-func (e *Engine) deleteOne(ctx context.Context, owner string, id inventory.ID) (Action, error) {
+func (e *Engine) deleteOne(ctx context.Context, owner string, uid types.UID, id inventory.ID) (Action, error) {
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(id.GroupVersionKind())
 	err := e.live().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
@@ -112,6 +117,8 @@ func (e *Engine) deleteOne(ctx context.Context, owner string, id inventory.ID) (
 	case err != nil:
 		return "", fmt.Errorf("getting %s: %w", id, err)
 	case obj.GetLabels()[v1alpha2.LabelOwnerName] != owner:
+		return Skipped, nil
+	case uid != "" && obj.GetLabels()[v1alpha2.LabelOwnerUID] != "" && obj.GetLabels()[v1alpha2.LabelOwnerUID] != string(uid):
 		return Skipped, nil
 	case !obj.GetDeletionTimestamp().IsZero():
 		return Deleted, nil

@@ -3,7 +3,9 @@
 // set difference and deletion knows everything to remove.
 //
 // An inventory is stored gzip-compressed in ConfigMaps of the system
-// namespace named inventory-<owner>-<n>, each chunk well below the 1 MiB
-// object limit; 10,000 objects fit in one small ConfigMap. Saves that do
-// not change the inventory make no request.
+// namespace named inventory-<owner's UID>[-<n>], each chunk well below the
+// 1 MiB object limit; 10,000 objects fit in one small ConfigMap. Saves that
+// do not change the inventory make no request. Inventories belong to a
+// BundleDeployment's UID, not its name: one created under the name of a
+// deleted BundleDeployment does not see the old one's inventory.
 package inventory

@@ -11,12 +11,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 const (
 	// labelInventoryOf names the owner of an inventory chunk.
 	labelInventoryOf = "core.rukpak.io/inventory-of"
+	// labelInventoryUID is the UID of the owner of an inventory chunk.
+	labelInventoryUID = "core.rukpak.io/inventory-uid"
 	// annotationChunks on chunk 0 is how many chunks the inventory has.
 	annotationChunks = "core.rukpak.io/chunks"
 	// annotationGeneration ties the chunks of one save together.
@@ -29,6 +32,10 @@ const (
 // Store reads and writes inventories in one namespace. It remembers what it
 // last saved or loaded, so repeated loads and unchanged saves cost nothing;
 // it assumes it is the only writer (one active manager).
+//
+// Inventories are tied to their owner's UID: a BundleDeployment created
+// under the name of a deleted one (whose inventory was left behind) starts
+// with none, so it adopts and prunes nothing of the old one's.
 type Store struct {
 	c         client.Client
 	live      client.Reader
@@ -36,8 +43,20 @@ type Store struct {
 	chunkSize int
 
 	mu    sync.Mutex
-	known map[string]saved
+	known map[types.UID]saved
 }
+
+// Owner is whose inventory: a BundleDeployment, by name and UID.
+type Owner struct {
+	// Name is the BundleDeployment's name (a label on the chunks, for
+	// people).
+	Name string
+	// UID is the BundleDeployment's UID, which names the chunks.
+	UID types.UID
+}
+
+// String names the owner for messages.
+func (o Owner) String() string { return fmt.Sprintf("%s (uid %s)", o.Name, o.UID) }
 
 type saved struct {
 	ids    []ID
@@ -50,20 +69,25 @@ type saved struct {
 // inventories it has not written itself (after a restart, or of a new
 // owner), and a chunk from another save than chunk 0 is refused.
 func NewStore(c client.Client, live client.Reader, namespace string) *Store {
-	return &Store{c: c, live: live, namespace: namespace, chunkSize: defaultChunkSize, known: map[string]saved{}}
+	return &Store{c: c, live: live, namespace: namespace, chunkSize: defaultChunkSize, known: map[types.UID]saved{}}
 }
 
-func chunkName(owner string, i int) string {
+// chunkName is the name of chunk i of owner's inventory. UIDs have a
+// fixed length, so no chunk of one owner has the name of another's.
+func chunkName(owner Owner, i int) string {
 	if i == 0 {
-		return "inventory-" + owner
+		return "inventory-" + string(owner.UID)
 	}
-	return fmt.Sprintf("inventory-%s-%d", owner, i)
+	return fmt.Sprintf("inventory-%s-%d", owner.UID, i)
 }
 
 // Load returns owner's inventory; an owner without one has none.
-func (s *Store) Load(ctx context.Context, owner string) ([]ID, error) {
+func (s *Store) Load(ctx context.Context, owner Owner) ([]ID, error) {
+	if owner.UID == "" {
+		return nil, fmt.Errorf("inventory of %s: no UID", owner.Name)
+	}
 	s.mu.Lock()
-	k, ok := s.known[owner]
+	k, ok := s.known[owner.UID]
 	s.mu.Unlock()
 	if ok {
 		return append([]ID(nil), k.ids...), nil
@@ -77,13 +101,16 @@ func (s *Store) Load(ctx context.Context, owner string) ([]ID, error) {
 }
 
 // read returns owner's inventory and how many chunks hold it.
-func (s *Store) read(ctx context.Context, owner string) ([]ID, int, error) {
+func (s *Store) read(ctx context.Context, owner Owner) ([]ID, int, error) {
 	first := &corev1.ConfigMap{}
 	if err := s.live.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: chunkName(owner, 0)}, first); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, 0, nil
 		}
 		return nil, 0, fmt.Errorf("reading inventory of %s: %w", owner, err)
+	}
+	if got := first.Labels[labelInventoryUID]; got != string(owner.UID) {
+		return nil, 0, fmt.Errorf("inventory of %s: chunk %s is labelled for uid %q", owner, first.Name, got)
 	}
 	n, err := strconv.Atoi(first.Annotations[annotationChunks])
 	if err != nil || n < 1 {
@@ -96,7 +123,7 @@ func (s *Store) read(ctx context.Context, owner string) ([]ID, int, error) {
 		if err := s.live.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: chunkName(owner, i)}, cm); err != nil {
 			return nil, 0, fmt.Errorf("reading inventory chunk %d of %s: %w", i, owner, err)
 		}
-		if cm.Annotations[annotationGeneration] != gen {
+		if cm.Annotations[annotationGeneration] != gen || cm.Labels[labelInventoryUID] != string(owner.UID) {
 			return nil, 0, fmt.Errorf("inventory chunk %d of %s is from another save", i, owner)
 		}
 		data = append(data, cm.BinaryData[dataKey]...)
@@ -107,7 +134,10 @@ func (s *Store) read(ctx context.Context, owner string) ([]ID, int, error) {
 
 // Save records ids as owner's inventory. Saving what is recorded already
 // makes no request.
-func (s *Store) Save(ctx context.Context, owner string, ids []ID) error {
+func (s *Store) Save(ctx context.Context, owner Owner, ids []ID) error {
+	if owner.UID == "" {
+		return fmt.Errorf("saving inventory of %s: no UID", owner.Name)
+	}
 	ids = Sorted(ids)
 	data, err := encode(ids)
 	if err != nil {
@@ -116,7 +146,7 @@ func (s *Store) Save(ctx context.Context, owner string, ids []ID) error {
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
 	s.mu.Lock()
-	k, ok := s.known[owner]
+	k, ok := s.known[owner.UID]
 	s.mu.Unlock()
 	if ok && k.hash == hash {
 		return nil
@@ -130,7 +160,7 @@ func (s *Store) Save(ctx context.Context, owner string, ids []ID) error {
 			ObjectMeta: metav1.ObjectMeta{
 				Name:        chunkName(owner, i),
 				Namespace:   s.namespace,
-				Labels:      map[string]string{labelInventoryOf: owner},
+				Labels:      map[string]string{labelInventoryOf: owner.Name, labelInventoryUID: string(owner.UID)},
 				Annotations: map[string]string{annotationGeneration: gen},
 			},
 			BinaryData: map[string][]byte{dataKey: chunks[i]},
@@ -148,7 +178,7 @@ func (s *Store) Save(ctx context.Context, owner string, ids []ID) error {
 		}
 	}
 	s.mu.Lock()
-	s.known[owner] = saved{ids: ids, hash: hash, chunks: len(chunks)}
+	s.known[owner.UID] = saved{ids: ids, hash: hash, chunks: len(chunks)}
 	s.mu.Unlock()
 	return nil
 }
@@ -168,9 +198,9 @@ func (s *Store) put(ctx context.Context, cm *corev1.ConfigMap) error {
 }
 
 // deleteChunks deletes owner's chunks from index from on.
-func (s *Store) deleteChunks(ctx context.Context, owner string, from int) error {
+func (s *Store) deleteChunks(ctx context.Context, owner Owner, from int) error {
 	list := &corev1.ConfigMapList{}
-	if err := s.live.List(ctx, list, client.InNamespace(s.namespace), client.MatchingLabels{labelInventoryOf: owner}); err != nil {
+	if err := s.live.List(ctx, list, client.InNamespace(s.namespace), client.MatchingLabels{labelInventoryUID: string(owner.UID)}); err != nil {
 		return fmt.Errorf("listing inventory chunks of %s: %w", owner, err)
 	}
 	keep := map[string]bool{}
@@ -189,7 +219,7 @@ func (s *Store) deleteChunks(ctx context.Context, owner string, from int) error 
 }
 
 // Delete removes owner's inventory.
-func (s *Store) Delete(ctx context.Context, owner string) error {
+func (s *Store) Delete(ctx context.Context, owner Owner) error {
 	if err := s.deleteChunks(ctx, owner, 0); err != nil {
 		return err
 	}
@@ -199,13 +229,13 @@ func (s *Store) Delete(ctx context.Context, owner string) error {
 
 // Forget drops what the Store remembers of owner; the next Load reads the
 // cluster.
-func (s *Store) Forget(owner string) {
+func (s *Store) Forget(owner Owner) {
 	s.mu.Lock()
-	delete(s.known, owner)
+	delete(s.known, owner.UID)
 	s.mu.Unlock()
 }
 
-func (s *Store) remember(owner string, ids []ID, chunks int) {
+func (s *Store) remember(owner Owner, ids []ID, chunks int) {
 	ids = Sorted(ids)
 	data, err := encode(ids)
 	if err != nil {
@@ -213,7 +243,7 @@ func (s *Store) remember(owner string, ids []ID, chunks int) {
 	}
 	sum := sha256.Sum256(data)
 	s.mu.Lock()
-	s.known[owner] = saved{ids: ids, hash: hex.EncodeToString(sum[:]), chunks: chunks}
+	s.known[owner.UID] = saved{ids: ids, hash: hex.EncodeToString(sum[:]), chunks: chunks}
 	s.mu.Unlock()
 }
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -25,10 +27,10 @@ func ids(n int) []ID {
 	return out
 }
 
-func chunks(t *testing.T, owner string) int {
+func chunks(t *testing.T, owner Owner) int {
 	t.Helper()
 	list := &corev1.ConfigMapList{}
-	if err := env.Client.List(context.Background(), list, client.InNamespace(v1alpha2.SystemNamespace), client.MatchingLabels{labelInventoryOf: owner}); err != nil {
+	if err := env.Client.List(context.Background(), list, client.InNamespace(v1alpha2.SystemNamespace), client.MatchingLabels{labelInventoryUID: string(owner.UID)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, cm := range list.Items {
@@ -55,7 +57,7 @@ func TestStoreRoundTripAndChunking(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			owner := envtest.UniqueName("inv")
+			owner := Owner{Name: envtest.UniqueName("inv"), UID: uuid.NewUUID()}
 			w := NewStore(env.Client, env.Client, v1alpha2.SystemNamespace)
 			w.chunkSize = tt.chunkSize
 			var last []ID
@@ -91,5 +93,61 @@ func TestStoreRoundTripAndChunking(t *testing.T) {
 				t.Fatalf("Load after Delete = %v, %v; want none", got, err)
 			}
 		})
+	}
+}
+
+// TestStoreTiedToUID: a BundleDeployment created under the name of a
+// deleted one (whose inventory was left behind) starts with an empty
+// inventory, and saving or deleting its own leaves the old one alone.
+func TestStoreTiedToUID(t *testing.T) {
+	ctx := context.Background()
+	name := envtest.UniqueName("inv")
+	old := Owner{Name: name, UID: uuid.NewUUID()}
+	reused := Owner{Name: name, UID: uuid.NewUUID()}
+	w := NewStore(env.Client, env.Client, v1alpha2.SystemNamespace)
+	if err := w.Save(ctx, old, ids(3)); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Store{w, NewStore(env.Client, env.Client, v1alpha2.SystemNamespace)} {
+		got, err := s.Load(ctx, reused)
+		if err != nil || len(got) != 0 {
+			t.Fatalf("Load of the new owner = %v, %v; want none", got, err)
+		}
+	}
+	if err := w.Save(ctx, reused, ids(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Delete(ctx, reused); err != nil {
+		t.Fatal(err)
+	}
+	got, err := NewStore(env.Client, env.Client, v1alpha2.SystemNamespace).Load(ctx, old)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("old owner's inventory after the new one's Save and Delete = %d IDs, %v; want 3", len(got), err)
+	}
+	if _, err := w.Load(ctx, Owner{Name: name}); err == nil {
+		t.Fatal("Load without a UID: want an error")
+	}
+	if err := w.Delete(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStoreRefusesChunkOfAnotherUID: a chunk 0 whose UID label is not the
+// owner's (written by hand under its name) is refused, not read.
+func TestStoreRefusesChunkOfAnotherUID(t *testing.T) {
+	ctx := context.Background()
+	owner := Owner{Name: envtest.UniqueName("inv"), UID: uuid.NewUUID()}
+	cm := &corev1.ConfigMap{}
+	cm.Name = chunkName(owner, 0)
+	cm.Namespace = v1alpha2.SystemNamespace
+	cm.Labels = map[string]string{labelInventoryOf: owner.Name, labelInventoryUID: "someone-else"}
+	cm.Annotations = map[string]string{annotationChunks: "1"}
+	if err := env.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, cm) })
+	_, err := NewStore(env.Client, env.Client, v1alpha2.SystemNamespace).Load(ctx, owner)
+	if err == nil || !strings.Contains(err.Error(), `labelled for uid "someone-else"`) {
+		t.Fatalf("Load = %v; want a refusal naming the other uid", err)
 	}
 }

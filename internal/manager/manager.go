@@ -262,6 +262,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Permissions:     &permissions.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews()},
 		Recorder:        mgr.GetEventRecorder("rukpak"),
 		Cluster:         cluster,
+		APIReader:       mgr.GetAPIReader(),
 	}
 	bdr.Approval = checker
 	if err := bdr.SetupWithManager(mgr, ctrlOpts); err != nil {

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"slices"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -13,13 +16,17 @@ import (
 	"github.com/rukpak/rukpak/internal/inventory"
 )
 
-// collisions are the collision rules of an install of s: objects the last
-// successful install applied are the BundleDeployment's own; anything else
-// that exists is checked (see apply.Collisions). An object refused because
-// another BundleDeployment manages it is recorded as claimed, so that the
-// other hands it over instead of deleting it when it drops it.
-func (r *Reconciler) collisions(s *scope, st *appliedState) *apply.Collisions {
+// collisions are the collision rules of an install of s: objects in the
+// BundleDeployment's inventory (tied to its UID) and those the last
+// successful install applied are its own; anything else that exists is
+// checked (see apply.Collisions). An object refused because another
+// BundleDeployment manages it is recorded as claimed, so that the other
+// hands it over instead of deleting it when it drops it.
+func (r *Reconciler) collisions(s *scope, st *appliedState, inv []inventory.ID) *apply.Collisions {
 	owned := map[inventory.ID]bool{}
+	for _, id := range inv {
+		owned[id.Key()] = true
+	}
 	if st != nil {
 		for _, id := range st.ids {
 			owned[id.Key()] = true
@@ -27,9 +34,9 @@ func (r *Reconciler) collisions(s *scope, st *appliedState) *apply.Collisions {
 	}
 	claimant := s.bd.Name
 	return &apply.Collisions{
-		Policy:   s.bd.Spec.CollisionProtection,
-		Owned:    owned,
-		Released: r.released,
+		Policy: s.bd.Spec.CollisionProtection,
+		Owned:  owned,
+		Owner:  r.ownerState,
 		Blocked: func(_ string, id inventory.ID) {
 			r.mu.Lock()
 			r.claims[id.Key()] = claimant
@@ -39,16 +46,36 @@ func (r *Reconciler) collisions(s *scope, st *appliedState) *apply.Collisions {
 	}
 }
 
-// released reports whether BundleDeployment other's installed revision no
-// longer has id: its inventory (saved after every successful install and
-// prune) is the record.
-func (r *Reconciler) released(ctx context.Context, other string, id inventory.ID) (bool, error) {
-	ids, err := r.Inventory.Load(ctx, other)
+// ownerState tells what BundleDeployment other (uid as the object's label
+// records it, "" if it has none) makes of id: gone when no
+// BundleDeployment of that name and UID exists (the label is stale),
+// released when its inventory (saved after every successful install and
+// prune) no longer has id, else it holds it.
+func (r *Reconciler) ownerState(ctx context.Context, other string, uid types.UID, id inventory.ID) (apply.OwnerState, error) {
+	bd := &v1alpha2.BundleDeployment{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: other}, bd); err != nil {
+		if apierrors.IsNotFound(err) {
+			return apply.OwnerGone, nil
+		}
+		return apply.OwnerHolds, fmt.Errorf("getting BundleDeployment %s: %w", other, err)
+	}
+	if uid != "" && bd.UID != uid {
+		return apply.OwnerGone, nil
+	}
+	ids, err := r.Inventory.Load(ctx, inventoryOf(bd))
 	if err != nil {
-		return false, fmt.Errorf("loading the inventory of BundleDeployment %s: %w", other, err)
+		return apply.OwnerHolds, fmt.Errorf("loading the inventory of BundleDeployment %s: %w", other, err)
 	}
 	key := id.Key()
-	return !slices.ContainsFunc(ids, func(x inventory.ID) bool { return x.Key() == key }), nil
+	if slices.ContainsFunc(ids, func(x inventory.ID) bool { return x.Key() == key }) {
+		return apply.OwnerHolds, nil
+	}
+	return apply.OwnerReleased, nil
+}
+
+// inventoryOf is whose inventory bd's is: its name and UID.
+func inventoryOf(bd *v1alpha2.BundleDeployment) inventory.Owner {
+	return inventory.Owner{Name: bd.Name, UID: bd.UID}
 }
 
 // claimedByOther reports whether a BundleDeployment other than owner waits

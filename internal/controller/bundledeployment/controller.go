@@ -47,7 +47,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch,namespace=rukpak-system
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;impersonate
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=rukpak-system
 //
@@ -87,6 +87,11 @@ type Reconciler struct {
 	// Permissions, when set, checks a ServiceAccount's permissions before
 	// a revision is applied as it.
 	Permissions *permissions.Checker
+	// APIReader reads, uncached, what the manager does not watch: whether
+	// a BundleDeployment's ServiceAccount still exists before its objects
+	// are deleted as it. nil skips that check (the deletion is then
+	// refused by the API server instead).
+	APIReader client.Reader
 	// Recorder emits events.
 	Recorder events.EventRecorder
 	// Cluster tells formats that need it (Helm) what the cluster serves;
@@ -204,6 +209,10 @@ type scope struct {
 	// bundleAnnotations are written to Bundles at the end of the reconcile.
 	bundleAnnotations map[string]map[string]string
 
+	// statusRefused is why a Bundle a status field named was not trusted
+	// (the field was cleared).
+	statusRefused error
+
 	unpackErr  error
 	installErr error
 	installed  *installResult
@@ -225,8 +234,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err != nil || !ok {
 		return ctrl.Result{}, err
 	}
+	r.forgetOtherUID(bd)
 	if !bd.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, bd)
+		return r.finalize(ctx, bd)
 	}
 	if !controllerutil.ContainsFinalizer(bd, v1alpha2.FinalizerCleanup) {
 		patch := client.MergeFrom(bd.DeepCopy())
@@ -249,7 +259,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	completed := true
 	for _, phase := range []func(context.Context, *scope) (bool, error){
-		r.authorize, r.act, r.resolve, r.ensureBundle, r.ensureContent, r.install,
+		r.authorize, r.act, r.trustStatus, r.resolve, r.ensureBundle, r.ensureContent, r.install,
 	} {
 		next, err := phase(ctx, s)
 		if err != nil {

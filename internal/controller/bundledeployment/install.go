@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -22,6 +23,8 @@ import (
 // appliedState is what this process last applied for one BundleDeployment:
 // the revision and what each object looked like right after the apply.
 type appliedState struct {
+	// uid is the BundleDeployment's UID.
+	uid     types.UID
 	bundle  string
 	digest  string
 	ids     []inventory.ID
@@ -83,6 +86,11 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		// This process has not applied the active revision yet (it
 		// restarted): apply it again to know its objects.
 		ref, err := r.revisionOf(ctx, s, active)
+		if failure.As(err) != nil {
+			s.installErr = err
+			s.requeueWithin(notOwnedRecheck)
+			return false, nil
+		}
 		if err != nil {
 			return false, err
 		}
@@ -241,7 +249,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			return nil, fmt.Errorf("creating install namespace: %w", err)
 		}
 	}
-	old, err := r.Inventory.Load(ctx, s.bd.Name)
+	old, err := r.Inventory.Load(ctx, inventoryOf(s.bd))
 	if err != nil {
 		return nil, fmt.Errorf("loading inventory: %w", err)
 	}
@@ -249,17 +257,17 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	// Record the union first, so objects of a revision that fails half-way
 	// are still known and pruned later.
 	if len(inventory.Stale(ids, old)) > 0 {
-		if err := r.Inventory.Save(ctx, s.bd.Name, union(old, ids)); err != nil {
+		if err := r.Inventory.Save(ctx, inventoryOf(s.bd), union(old, ids)); err != nil {
 			return nil, fmt.Errorf("saving inventory: %w", err)
 		}
 	}
 	applyCtx, warnings := apply.CollectWarnings(ctx)
-	cs, err := s.as.engine.Apply(applyCtx, plan.WithCollisions(r.collisions(s, st)))
+	cs, err := s.as.engine.Apply(applyCtx, plan.WithCollisions(r.collisions(s, st, old)))
 	r.reportWarnings(s, ref.bundle, warnings())
 	if err != nil {
 		return nil, err
 	}
-	next := &appliedState{bundle: ref.bundle, digest: ref.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids)), config: ref.config, values: ref.values}
+	next := &appliedState{uid: s.bd.UID, bundle: ref.bundle, digest: ref.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids)), config: ref.config, values: ref.values}
 	res := &installResult{objects: len(ids), skipped: plan.Skipped()}
 	next.skipped = plan.Skipped()
 	next.warnings = s.warnings
@@ -275,7 +283,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	stale := inventory.Stale(old, ids)
 	var pcs *apply.ChangeSet
 	if len(stale) > 0 {
-		pcs, err = s.as.engine.Prune(ctx, s.bd.Name, stale, apply.PruneOptions{DeleteCRDs: deleteCRDs(s.bd), Keep: r.claimedByOther(s.bd.Name)})
+		pcs, err = s.as.engine.Prune(ctx, s.bd.Name, stale, apply.PruneOptions{DeleteCRDs: deleteCRDs(s.bd), Keep: r.claimedByOther(s.bd.Name), OwnerUID: s.bd.UID})
 		if err != nil {
 			return nil, fmt.Errorf("pruning objects revision %s no longer has: %w", ref.bundle, err)
 		}
@@ -283,7 +291,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			countChange(res, c.Action)
 		}
 	}
-	if err := r.Inventory.Save(ctx, s.bd.Name, ids); err != nil {
+	if err := r.Inventory.Save(ctx, inventoryOf(s.bd), ids); err != nil {
 		return nil, fmt.Errorf("saving inventory: %w", err)
 	}
 	r.handOver(pcs, s.bd.Name)
@@ -323,11 +331,18 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 	outcome := v1alpha2.OutcomeFailed
 	if failure.Reason(err, "") == v1alpha2.ReasonApplyFailed && onFailure(s.bd) == v1alpha2.OnFailureRollback {
 		if target := s.bd.Status.LastHealthyBundle; target != "" {
-			if rbErr := r.rollback(ctx, s, target); rbErr != nil {
+			rbErr := r.rollback(ctx, s, target)
+			switch {
+			case rbErr == nil:
+				s.installErr = failure.New(v1alpha2.ReasonRolledBack, "revision %s failed to apply (%v); rolled back to %s", s.revision, err, target)
+				outcome = v1alpha2.OutcomeRolledBack
+			case failure.As(rbErr) != nil:
+				// status.lastHealthyBundle names a Bundle this
+				// BundleDeployment did not create.
+				s.installErr = fmt.Errorf("revision %s failed to apply (%v); not rolled back: %w", s.revision, err, rbErr)
+			default:
 				return rbErr
 			}
-			s.installErr = failure.New(v1alpha2.ReasonRolledBack, "revision %s failed to apply (%v); rolled back to %s", s.revision, err, target)
-			outcome = v1alpha2.OutcomeRolledBack
 		}
 	}
 	r.markFailed(s.bd, s.revision, s.installErr)
@@ -350,7 +365,7 @@ func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, re
 	if err != nil {
 		return nil, err
 	}
-	return r.Engine.Prepare(objs, bd.Spec.InstallNamespace, apply.Owner{Name: bd.Name, Revision: ref.bundle})
+	return r.Engine.Prepare(objs, bd.Spec.InstallNamespace, apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID})
 }
 
 // correctDrift re-applies objects of the applied revision that were deleted
@@ -446,6 +461,19 @@ func (r *Reconciler) setState(name string, st *appliedState) {
 	r.mu.Lock()
 	r.applied[name] = st
 	r.mu.Unlock()
+}
+
+// forgetOtherUID forgets what this process knows of a BundleDeployment of
+// bd's name that had another UID (deleted, and created again before this
+// process saw it gone): nothing it applied is bd's.
+func (r *Reconciler) forgetOtherUID(bd *v1alpha2.BundleDeployment) {
+	r.mu.Lock()
+	st := r.applied[bd.Name]
+	stale := st != nil && st.uid != bd.UID
+	r.mu.Unlock()
+	if stale {
+		r.forget(bd.Name)
+	}
 }
 
 func (r *Reconciler) forget(name string) {

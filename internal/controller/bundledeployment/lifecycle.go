@@ -19,6 +19,7 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/health"
+	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/values"
 )
 
@@ -57,11 +58,16 @@ func (s *scope) requeueWithin(d time.Duration) {
 }
 
 // revisionOf returns the content of the BundleDeployment's revision bundle
-// (its Bundle's pinned sources, config and values) for re-applying it.
+// (its Bundle's pinned sources, config and values) for re-applying it. The
+// name comes from status, which others can write: a Bundle this
+// BundleDeployment did not create is refused (BundleNotOwned).
 func (r *Reconciler) revisionOf(ctx context.Context, s *scope, bundle string) (revisionRef, error) {
 	b := &v1alpha2.Bundle{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: bundle}, b); err != nil {
 		return revisionRef{}, fmt.Errorf("getting Bundle %s: %w", bundle, err)
+	}
+	if err := ownership.Check(s.bd, b, r.bundleWriters()); err != nil {
+		return revisionRef{}, err
 	}
 	digest, err := r.Unpacker.Ensure(ctx, b.Name, b.Spec.Sources, b.Status.ContentDigest)
 	if err != nil {
@@ -239,7 +245,16 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope, summary string) e
 		return nil
 	}
 	if err := r.rollback(ctx, s, target); err != nil {
-		return err
+		if failure.As(err) == nil {
+			return err
+		}
+		// The target is not this BundleDeployment's (status names a
+		// Bundle it did not create): left in place, and said why.
+		s.installErr = fmt.Errorf("%s; not rolled back: %w", why, err)
+		r.markFailed(bd, active, s.installErr)
+		r.Recorder.Eventf(bd, nil, corev1.EventTypeWarning, failure.Reason(err, v1alpha2.ReasonBundleNotOwned), "Health", "%v", s.installErr)
+		s.annotate(active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeFailed, v1alpha2.AnnotationOutcomeMessage: shorten(s.installErr.Error())})
+		return nil
 	}
 	s.annotate(active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeRolledBack, v1alpha2.AnnotationOutcomeMessage: shorten(why)})
 	s.rolledBack = failure.New(v1alpha2.ReasonRolledBack, "%s; rolled back to revision %s", why, target)

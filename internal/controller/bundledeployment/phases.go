@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/values"
 )
 
@@ -101,7 +103,7 @@ func revisionName(bd *v1alpha2.BundleDeployment, pinned []v1alpha2.BundleSource,
 		Values  string                  `json:"values,omitempty"`
 	}{bd.Spec.ProvisionerClassName, pinned, bd.Spec.Config, valuesDigest})
 	sum := sha256.Sum256(b)
-	return bd.Name + "-" + hex.EncodeToString(sum[:])[:10]
+	return ownership.RevisionName(bd.Name, hex.EncodeToString(sum[:]))
 }
 
 // ensureBundle creates the revision's Bundle unless it exists.
@@ -133,12 +135,35 @@ func (r *Reconciler) ensureBundle(ctx context.Context, s *scope) (bool, error) {
 		s.unpackErr = fmt.Errorf("creating Bundle %s: %w", s.revision, err)
 		return false, s.unpackErr
 	}
-	if b.Labels[v1alpha2.LabelBundleDeployment] != s.bd.Name {
-		s.unpackErr = failure.New(v1alpha2.ReasonUnpackFailed, "Bundle %s exists but does not belong to BundleDeployment %s", b.Name, s.bd.Name)
+	want := v1alpha2.BundleSpec{ProvisionerClassName: s.bd.Spec.ProvisionerClassName, Sources: s.pinned, Config: s.bd.Spec.Config}
+	if err := ownership.CheckSpec(s.bd, b, want, r.bundleWriters()); err != nil {
+		// Planted under the revision's name by someone else: never used,
+		// never deleted. Its writer (or the garbage collector, for one
+		// left by a deleted BundleDeployment of the same name) removes it.
+		s.unpackErr = err
+		s.installErr = err
+		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonBundleNotOwned, "Install", "%v", err)
+		s.requeueWithin(notOwnedRecheck)
+		if st := r.state(s.bd.Name); st != nil && st.bundle != "" && st.bundle == s.bd.Status.ActiveBundle {
+			return false, r.correctDrift(ctx, s, st)
+		}
 		return false, nil
 	}
 	s.bundle = b
 	return true, nil
+}
+
+// notOwnedRecheck is how often a revision whose name is taken by a Bundle
+// this BundleDeployment did not create looks again.
+const notOwnedRecheck = 30 * time.Second
+
+// bundleWriters are the user names a Bundle a BundleDeployment uses must
+// have been written by (the manager's own), when known.
+func (r *Reconciler) bundleWriters() []string {
+	if r.Approval == nil {
+		return nil
+	}
+	return r.Approval.TrustedUsers
 }
 
 // ensureContent makes sure the revision's content is in the store.
@@ -161,9 +186,17 @@ func (r *Reconciler) cleanupHistory(ctx context.Context, s *scope) (bool, error)
 		return false, fmt.Errorf("listing Bundles: %w", err)
 	}
 	limit := int(ptr.Deref(s.bd.Spec.RevisionHistoryLimit, 3))
+	keep := map[string]bool{s.bd.Status.ActiveBundle: true, s.bd.Status.LastHealthyBundle: true, s.revision: true}
+	if st := r.state(s.bd.Name); st != nil {
+		// Status can be written by others: what this process applied is
+		// kept whatever status says.
+		keep[st.bundle] = true
+	}
 	var old []v1alpha2.Bundle
 	for _, b := range list.Items {
-		if b.Name != s.bd.Status.ActiveBundle && b.Name != s.bd.Status.LastHealthyBundle && b.Name != s.revision && b.DeletionTimestamp.IsZero() {
+		// Only Bundles this BundleDeployment controls are its history; a
+		// Bundle someone else labelled is not deleted.
+		if !keep[b.Name] && b.DeletionTimestamp.IsZero() && ownership.Controlled(s.bd, &b) {
 			old = append(old, b)
 		}
 	}

@@ -81,6 +81,13 @@ func installedCondition(s *scope, active string, current *metav1.Condition) *met
 		}
 		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionFalse,
 			Reason: failure.Reason(s.installErr, v1alpha2.ReasonApplyFailed), Message: msg}
+	case s.statusRefused != nil:
+		msg := s.statusRefused.Error()
+		if active != "" {
+			msg += fmt.Sprintf("; revision %s remains installed", active)
+		}
+		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionFalse,
+			Reason: failure.Reason(s.statusRefused, v1alpha2.ReasonBundleNotOwned), Message: msg}
 	case s.installed != nil:
 		msg := fmt.Sprintf("revision %s installed: %d objects", active, s.installed.objects)
 		if len(s.warnings) > 0 {

@@ -1,0 +1,151 @@
+package apply_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/testutil/envtest"
+)
+
+// TestCollisionsWithStaleOwners: an object labelled for a BundleDeployment
+// that no longer exists, or for one of the same name but another UID, is
+// a collision under Prevent (naming the object and the stale owner), not
+// adopted; the other policies adopt it as they adopt unmanaged objects.
+// A live owner that holds the object blocks it whatever the policy; one
+// that released it hands it over.
+func TestCollisionsWithStaleOwners(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t)
+	me := apply.Owner{Name: "me", Revision: "me-1", UID: "uid-me"}
+	// What the owners named in labels make of their objects.
+	owners := map[string]apply.OwnerState{"live-uid": apply.OwnerHolds, "released-uid": apply.OwnerReleased}
+	lookup := func(_ context.Context, other string, uid types.UID, _ inventory.ID) (apply.OwnerState, error) {
+		if s, ok := owners[string(uid)]; ok && other == "other" {
+			return s, nil
+		}
+		return apply.OwnerGone, nil
+	}
+	controller := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "p", UID: "pod-uid", Controller: ptr.To(true)}}
+	tests := []struct {
+		name       string
+		labels     map[string]string
+		controller bool
+		policy     v1alpha2.CollisionProtection
+		owned      bool
+		wantRefuse string // "" means applied
+	}{
+		{name: "own object", labels: owned("me", "uid-me")},
+		{name: "same name, other uid, Prevent", labels: owned("me", "uid-old"),
+			wantRefuse: "labelled as managed by BundleDeployment me (uid uid-old), which no longer exists"},
+		{name: "same name, no uid, Prevent", labels: owned("me", ""),
+			wantRefuse: "labelled as managed by BundleDeployment me (no uid recorded), which no longer exists"},
+		{name: "same name, no uid, in the inventory", labels: owned("me", ""), owned: true},
+		{name: "deleted owner, Prevent (default)", labels: owned("gone", "uid-gone"),
+			wantRefuse: "labelled as managed by BundleDeployment gone (uid uid-gone), which no longer exists"},
+		{name: "deleted owner, IfNoController", labels: owned("gone", "uid-gone"), policy: v1alpha2.CollisionProtectionIfNoController},
+		{name: "deleted owner with a controller, IfNoController", labels: owned("gone", "uid-gone"), controller: true,
+			policy: v1alpha2.CollisionProtectionIfNoController, wantRefuse: "which no longer exists (a stale owner) and is controlled by Pod p"},
+		{name: "deleted owner, None", labels: owned("gone", "uid-gone"), policy: v1alpha2.CollisionProtectionNone},
+		{name: "recreated owner (other uid)", labels: owned("other", "uid-before"),
+			wantRefuse: "BundleDeployment other (uid uid-before), which no longer exists"},
+		{name: "live owner holds it, even with None", labels: owned("other", "live-uid"), policy: v1alpha2.CollisionProtectionNone,
+			wantRefuse: "is managed by BundleDeployment other; it can move here only once"},
+		{name: "live owner released it", labels: owned("other", "released-uid")},
+		{name: "owner kind without a name", labels: map[string]string{v1alpha2.LabelOwnerKind: v1alpha2.BundleDeploymentKind},
+			wantRefuse: "exists and is not managed by this BundleDeployment"},
+		{name: "unmanaged", labels: nil, wantRefuse: "exists and is not managed by this BundleDeployment"},
+	}
+	ns := envtest.UniqueName("collide")
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := "obj-" + string(rune('a'+i))
+			existing := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: tt.labels}, Data: map[string]string{"value": "theirs"}}
+			if tt.controller {
+				existing.OwnerReferences = controller
+			}
+			if err := env.Client.Create(ctx, existing); err != nil {
+				t.Fatal(err)
+			}
+			p, err := e.Prepare(objs(t, cm(name, ns, "mine")), ns, me)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &apply.Collisions{Policy: tt.policy, Owned: map[inventory.ID]bool{}, Owner: lookup}
+			if tt.owned {
+				c.Owned[p.IDs()[0].Key()] = true
+			}
+			_, err = e.Apply(ctx, p.WithCollisions(c))
+			got := &corev1.ConfigMap{}
+			if gerr := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, got); gerr != nil {
+				t.Fatal(gerr)
+			}
+			if tt.wantRefuse == "" {
+				if err != nil {
+					t.Fatalf("Apply: %v; want it applied", err)
+				}
+				if got.Data["value"] != "mine" || got.Labels[v1alpha2.LabelOwnerUID] != "uid-me" {
+					t.Fatalf("object after apply: data %v labels %v; want it taken, labelled with uid-me", got.Data, got.Labels)
+				}
+				return
+			}
+			if failure.Reason(err, "") != v1alpha2.ReasonCollision || !strings.Contains(err.Error(), tt.wantRefuse) ||
+				!strings.Contains(err.Error(), "ConfigMap "+ns+"/"+name) {
+				t.Fatalf("Apply: %v; want a Collision naming %s and containing %q", err, name, tt.wantRefuse)
+			}
+			if got.Data["value"] != "theirs" {
+				t.Fatalf("refused object was changed: %v", got.Data)
+			}
+		})
+	}
+}
+
+// TestPruneSkipsObjectsOfAnotherUID: pruning as a BundleDeployment leaves
+// alone an object labelled with its name but another UID (one a deleted
+// BundleDeployment of the same name left behind).
+func TestPruneSkipsObjectsOfAnotherUID(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t)
+	ns := envtest.UniqueName("pruneuid")
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, uid := range map[string]string{"old": "uid-old", "new": "uid-new"} {
+		obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: owned("me", uid)}}
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := []inventory.ID{{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "old"}, {Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "new"}}
+	cs, err := e.Prune(ctx, "me", ids, apply.PruneOptions{OwnerUID: "uid-new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := actions(cs)
+	if got["ConfigMap/old"] != apply.Skipped || got["ConfigMap/new"] != apply.Deleted {
+		t.Fatalf("prune actions = %v; want old skipped, new deleted", got)
+	}
+	if !exists(t, "v1", "ConfigMap", ns, "old") {
+		t.Fatal("the object of the other uid was deleted")
+	}
+}
+
+func owned(name, uid string) map[string]string {
+	l := map[string]string{v1alpha2.LabelOwnerKind: v1alpha2.BundleDeploymentKind, v1alpha2.LabelOwnerName: name}
+	if uid != "" {
+		l[v1alpha2.LabelOwnerUID] = uid
+	}
+	return l
+}

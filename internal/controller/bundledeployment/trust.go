@@ -1,0 +1,74 @@
+package bundledeployment
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/ownership"
+)
+
+// trustStatus checks the Bundles the status names (activeBundle,
+// lastHealthyBundle) before anything reads them: status can be written by
+// anyone allowed bundledeployments/status, so a name there is only a
+// claim. A field naming a Bundle this BundleDeployment did not create (see
+// package ownership) is cleared — activeBundle back to the revision this
+// process applied — and the refusal is reported (Installed=False,
+// BundleNotOwned, and an event); nothing of that Bundle is installed,
+// re-applied, rolled back to or deleted. A name whose Bundle does not
+// exist (history removed it) is left: it is checked again if it comes
+// back.
+func (r *Reconciler) trustStatus(ctx context.Context, s *scope) (bool, error) {
+	st := r.state(s.bd.Name)
+	fields := []struct {
+		name  string
+		value *string
+	}{
+		{"activeBundle", &s.bd.Status.ActiveBundle},
+		{"lastHealthyBundle", &s.bd.Status.LastHealthyBundle},
+	}
+	for _, f := range fields {
+		name := *f.value
+		if name == "" || (st != nil && st.bundle == name) {
+			continue
+		}
+		err := r.checkNamed(ctx, s.bd, name)
+		if failure.As(err) == nil {
+			if err != nil {
+				return false, err
+			}
+			continue
+		}
+		refused := fmt.Errorf("status.%s names Bundle %s, which is ignored and cleared: %w", f.name, name, err)
+		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonBundleNotOwned, "Install", "%v", refused)
+		s.statusRefused = refused
+		*f.value = ""
+		if f.name == "activeBundle" && st != nil {
+			*f.value = st.bundle
+		}
+	}
+	return true, nil
+}
+
+// checkNamed checks the Bundle name a status field of bd holds: nil when
+// it is bd's or does not exist, a BundleNotOwned failure when it is not
+// bd's.
+func (r *Reconciler) checkNamed(ctx context.Context, bd *v1alpha2.BundleDeployment, name string) error {
+	b := &v1alpha2.Bundle{}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: name}, b)
+	switch {
+	case apierrors.IsNotFound(err):
+		if !ownership.IsRevisionName(bd.Name, name) {
+			return failure.New(v1alpha2.ReasonBundleNotOwned, "%s is not the name of a revision of BundleDeployment %s", name, bd.Name)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("getting Bundle %s: %w", name, err)
+	}
+	return ownership.Check(bd, b, r.bundleWriters())
+}

@@ -1,0 +1,116 @@
+package ownership
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+)
+
+// hashLength is how many hex digits follow the BundleDeployment's name in
+// a revision's name.
+const hashLength = 10
+
+// RevisionName is the name of bd's revision whose spec hashes to hash
+// (at least hashLength hex digits; the first hashLength are used).
+func RevisionName(bdName, hash string) string {
+	return bdName + "-" + hash[:hashLength]
+}
+
+// IsRevisionName reports whether name has the form of a revision of the
+// BundleDeployment bdName: bdName, '-', and hashLength lowercase hex digits.
+func IsRevisionName(bdName, name string) bool {
+	rest, ok := strings.CutPrefix(name, bdName+"-")
+	if !ok || len(rest) != hashLength {
+		return false
+	}
+	return strings.Trim(rest, "0123456789abcdef") == ""
+}
+
+// Check returns nil when b is a revision bd created: controlled by bd
+// (same UID), labelled and named for it, of bd's class and, when writers
+// is not empty, written by one of writers (the manager's user names, as
+// the requested-by annotation records them). Otherwise it returns a
+// failure with reason BundleNotOwned naming the Bundle and why.
+func Check(bd *v1alpha2.BundleDeployment, b *v1alpha2.Bundle, writers []string) error {
+	if why := controllerMismatch(bd, b); why != "" {
+		return refuse(bd, b, why)
+	}
+	if got := b.Labels[v1alpha2.LabelBundleDeployment]; got != bd.Name {
+		return refuse(bd, b, fmt.Sprintf("it is labelled %s=%q", v1alpha2.LabelBundleDeployment, got))
+	}
+	if !IsRevisionName(bd.Name, b.Name) {
+		return refuse(bd, b, fmt.Sprintf("its name is not %s-<%d hex digits>", bd.Name, hashLength))
+	}
+	if len(writers) > 0 {
+		if w := b.Annotations[v1alpha2.AnnotationRequestedBy]; !slices.Contains(writers, w) {
+			return refuse(bd, b, fmt.Sprintf("it was written by %q, not by rukpak", w))
+		}
+	}
+	if b.Spec.ProvisionerClassName != bd.Spec.ProvisionerClassName {
+		return refuse(bd, b, fmt.Sprintf("its class %s is not the BundleDeployment's %s", b.Spec.ProvisionerClassName, bd.Spec.ProvisionerClassName))
+	}
+	return nil
+}
+
+// CheckSpec returns nil when b passes Check and holds exactly want (the
+// revision about to be installed: class, pinned sources and config).
+func CheckSpec(bd *v1alpha2.BundleDeployment, b *v1alpha2.Bundle, want v1alpha2.BundleSpec, writers []string) error {
+	if err := Check(bd, b, writers); err != nil {
+		return err
+	}
+	var differ []string
+	if !equality.Semantic.DeepEqual(b.Spec.Sources, want.Sources) {
+		differ = append(differ, "sources")
+	}
+	if !equality.Semantic.DeepEqual(b.Spec.Config, want.Config) {
+		differ = append(differ, "config")
+	}
+	switch {
+	case len(differ) == 2:
+		return refuse(bd, b, "its sources and config differ from the pinned ones")
+	case len(differ) == 1 && differ[0] == "config":
+		return refuse(bd, b, "its config differs from the pinned one")
+	case len(differ) == 1:
+		return refuse(bd, b, "its sources differ from the pinned ones")
+	}
+	return nil
+}
+
+// Controlled reports whether b's controller ownerReference is bd (by UID):
+// the test for deleting a Bundle in history cleanup and on uninstall.
+func Controlled(bd metav1.Object, b metav1.Object) bool {
+	ref := metav1.GetControllerOfNoCopy(b)
+	return ref != nil && isBundleDeployment(ref) && ref.Name == bd.GetName() && ref.UID == bd.GetUID()
+}
+
+// controllerMismatch says how b's controller differs from bd, or "".
+func controllerMismatch(bd *v1alpha2.BundleDeployment, b *v1alpha2.Bundle) string {
+	ref := metav1.GetControllerOfNoCopy(b)
+	switch {
+	case ref == nil:
+		return "it has no controller"
+	case !isBundleDeployment(ref):
+		return fmt.Sprintf("its controller is %s %s", ref.Kind, ref.Name)
+	case ref.Name != bd.Name:
+		return fmt.Sprintf("its controller is BundleDeployment %s", ref.Name)
+	case ref.UID != bd.UID:
+		return fmt.Sprintf("its controller is a BundleDeployment %s with uid %s, not this one (uid %s): one deleted before, or a forged reference", ref.Name, ref.UID, bd.UID)
+	}
+	return ""
+}
+
+func isBundleDeployment(ref *metav1.OwnerReference) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == v1alpha2.GroupVersion.Group && ref.Kind == v1alpha2.BundleDeploymentKind
+}
+
+func refuse(bd *v1alpha2.BundleDeployment, b *v1alpha2.Bundle, why string) error {
+	return failure.New(v1alpha2.ReasonBundleNotOwned, "Bundle %s is not a revision created by BundleDeployment %s: %s; rukpak does not install, re-apply or delete it", b.Name, bd.Name, why)
+}
