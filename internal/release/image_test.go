@@ -2,7 +2,9 @@ package release
 
 import (
 	"archive/tar"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path"
@@ -182,6 +184,19 @@ func TestWriteOCIArchive(t *testing.T) {
 			t.Fatal(err)
 		}
 		writeFile(t, target, string(data))
+	}
+	// index.json is the index itself: pushing it keeps the digest
+	// rukpak.yaml pins.
+	indexJSON, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDigest, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("sha256:%x", sha256.Sum256(indexJSON)); got != wantDigest.String() {
+		t.Fatalf("index.json has digest %s, the index %s", got, wantDigest)
 	}
 	got, err := layout.ImageIndexFromPath(dir)
 	if err != nil {

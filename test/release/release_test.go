@@ -25,9 +25,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -65,13 +68,14 @@ func TestRelease(t *testing.T) {
 		Log:             t.Logf,
 	}
 	start := time.Now()
+	headBefore := gitHead(t) // others may commit while the release builds
 	res, err := release.Run(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("release built in %s: image %s", time.Since(start).Round(time.Second), res.Image)
-	if !strings.HasPrefix(res.Commit, gitHead(t)) {
-		t.Fatalf("release commit %q, want HEAD %s", res.Commit, gitHead(t))
+	if headAfter := gitHead(t); !strings.HasPrefix(res.Commit, headBefore) && !strings.HasPrefix(res.Commit, headAfter) {
+		t.Fatalf("release commit %q, want HEAD %s", res.Commit, headAfter)
 	}
 	for _, f := range []string{release.ManifestFile, release.ImageArchiveFile, "rukpakctl-linux-" + host.Arch, release.ChecksumsFile} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
@@ -402,6 +406,23 @@ func applyManifest(ctx context.Context, t *testing.T, manifest []byte, image str
 	}
 	if got := dep.Spec.Template.Spec.Containers[0].Image; got != image {
 		t.Fatalf("manager Deployment runs %q, want %q", got, image)
+	}
+	// The Deployment's pod is admitted in rukpak-system, which enforces the
+	// restricted Pod Security Standard (a dry run: nothing would run it).
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: dep.Namespace, Name: "rukpak-manager-dry-run", Labels: dep.Spec.Template.Labels},
+		Spec:       dep.Spec.Template.Spec,
+	}
+	if err := c.Create(ctx, pod, client.DryRunAll); err != nil {
+		t.Fatalf("the manager's pod is not admitted in %s: %v", dep.Namespace, err)
+	}
+	// And the check is real: the same pod running as root is refused.
+	root := pod.DeepCopy()
+	root.Spec.SecurityContext.RunAsNonRoot = nil
+	root.Spec.SecurityContext.RunAsUser = ptr.To[int64](0)
+	err = c.Create(ctx, root, client.DryRunAll)
+	if err == nil || !strings.Contains(err.Error(), "restricted") {
+		t.Fatalf("a root pod in %s: %v, want a refusal by the restricted Pod Security Standard", dep.Namespace, err)
 	}
 }
 
