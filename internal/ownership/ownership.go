@@ -1,6 +1,9 @@
 package ownership
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,10 +20,20 @@ import (
 // a revision's name.
 const hashLength = 10
 
-// RevisionName is the name of bd's revision whose spec hashes to hash
-// (at least hashLength hex digits; the first hashLength are used).
-func RevisionName(bdName, hash string) string {
-	return bdName + "-" + hash[:hashLength]
+// RevisionName is the name of BundleDeployment bdName's revision of spec:
+// the name, '-', and a hash of everything that makes up a revision (class,
+// pinned sources, config and the digest of the resolved Helm values, so
+// that a change of a valuesFrom object is an upgrade). Anyone who can read
+// the sources can compute it, which is why a name proves nothing (Check).
+func RevisionName(bdName string, spec v1alpha2.BundleSpec, valuesDigest string) string {
+	b, _ := json.Marshal(struct {
+		Class   string                  `json:"class"`
+		Sources []v1alpha2.BundleSource `json:"sources"`
+		Config  *v1alpha2.BundleConfig  `json:"config,omitempty"`
+		Values  string                  `json:"values,omitempty"`
+	}{spec.ProvisionerClassName, spec.Sources, spec.Config, valuesDigest})
+	sum := sha256.Sum256(b)
+	return bdName + "-" + hex.EncodeToString(sum[:])[:hashLength]
 }
 
 // IsRevisionName reports whether name has the form of a revision of the

@@ -58,8 +58,10 @@ func TestCheck(t *testing.T) {
 			},
 			want: "its controller is BundleDeployment other"},
 		{name: "controlled by another kind",
-			mutate: func(b *v1alpha2.Bundle) { b.OwnerReferences = controller("apps/v1", "BundleDeployment", "team", "uid-team") },
-			want:   "its controller is BundleDeployment team"},
+			mutate: func(b *v1alpha2.Bundle) {
+				b.OwnerReferences = controller("apps/v1", "BundleDeployment", "team", "uid-team")
+			},
+			want: "its controller is BundleDeployment team"},
 		{name: "labelled for another", mutate: func(b *v1alpha2.Bundle) { b.Labels[v1alpha2.LabelBundleDeployment] = "other" },
 			want: `it is labelled core.rukpak.io/bundle-deployment="other"`},
 		{name: "another team's revision name", mutate: func(b *v1alpha2.Bundle) { b.Name = "other-0123456789" },
@@ -73,8 +75,10 @@ func TestCheck(t *testing.T) {
 		{name: "another class", mutate: func(b *v1alpha2.Bundle) { b.Spec.ProvisionerClassName = v1alpha2.ClassHelm },
 			want: "its class core-rukpak-io-helm is not the BundleDeployment's core-rukpak-io-plain"},
 		{name: "other sources under the revision's name", checkSpec: true,
-			mutate: func(b *v1alpha2.Bundle) { b.Spec.Sources[0].Image.Ref = "evil.example.com/x@sha256:" + strings.Repeat("b", 64) },
-			want:   "its sources differ from the pinned ones"},
+			mutate: func(b *v1alpha2.Bundle) {
+				b.Spec.Sources[0].Image.Ref = "evil.example.com/x@sha256:" + strings.Repeat("b", 64)
+			},
+			want: "its sources differ from the pinned ones"},
 		{name: "other config under the revision's name", checkSpec: true,
 			mutate: func(b *v1alpha2.Bundle) { b.Spec.Config = &v1alpha2.BundleConfig{WatchNamespaces: []string{"x"}} },
 			want:   "its config differs from the pinned one"},

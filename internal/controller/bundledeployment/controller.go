@@ -144,8 +144,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	_, err := ctrl.NewControllerManagedBy(mgr).
 		// Spec changes, and annotation changes (core.rukpak.io/retry).
 		For(&v1alpha2.BundleDeployment{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		// Only a deleted Bundle needs this controller: it creates them itself.
-		Owns(&v1alpha2.Bundle{}, builder.WithPredicates(predicate.Funcs{
+		// Only a deleted Bundle needs this controller: it creates them
+		// itself. One planted under a revision's name (with or without a
+		// forged ownerReference) going away unblocks the revision.
+		Watches(&v1alpha2.Bundle{}, handler.EnqueueRequestsFromMapFunc(bundleDeploymentsForBundle), builder.WithPredicates(predicate.Funcs{
 			CreateFunc:  func(event.CreateEvent) bool { return false },
 			UpdateFunc:  func(event.UpdateEvent) bool { return false },
 			GenericFunc: func(event.GenericEvent) bool { return false },

@@ -2,9 +2,6 @@ package bundledeployment
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -92,18 +89,10 @@ func (r *Reconciler) resolveValues(ctx context.Context, s *scope) error {
 	return nil
 }
 
-// revisionName is the BundleDeployment's name plus a hash of everything that
-// makes up a revision: class, pinned sources, config and the digest of the
-// resolved values (so that a change of a valuesFrom object is an upgrade).
+// revisionName is the name of bd's revision of pinned with the resolved
+// values' digest (see ownership.RevisionName).
 func revisionName(bd *v1alpha2.BundleDeployment, pinned []v1alpha2.BundleSource, valuesDigest string) string {
-	b, _ := json.Marshal(struct {
-		Class   string                  `json:"class"`
-		Sources []v1alpha2.BundleSource `json:"sources"`
-		Config  *v1alpha2.BundleConfig  `json:"config,omitempty"`
-		Values  string                  `json:"values,omitempty"`
-	}{bd.Spec.ProvisionerClassName, pinned, bd.Spec.Config, valuesDigest})
-	sum := sha256.Sum256(b)
-	return ownership.RevisionName(bd.Name, hex.EncodeToString(sum[:]))
+	return ownership.RevisionName(bd.Name, v1alpha2.BundleSpec{ProvisionerClassName: bd.Spec.ProvisionerClassName, Sources: pinned, Config: bd.Spec.Config}, valuesDigest)
 }
 
 // ensureBundle creates the revision's Bundle unless it exists.

@@ -3,10 +3,13 @@ package bundledeployment
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
@@ -46,7 +49,11 @@ func (r *Reconciler) trustStatus(ctx context.Context, s *scope) (bool, error) {
 		}
 		refused := fmt.Errorf("status.%s names Bundle %s, which is ignored and cleared: %w", f.name, name, err)
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonBundleNotOwned, "Install", "%v", refused)
-		s.statusRefused = refused
+		if s.statusRefused == nil {
+			s.statusRefused = refused
+		} else {
+			s.statusRefused = fmt.Errorf("%w; %v", s.statusRefused, refused)
+		}
 		*f.value = ""
 		if f.name == "activeBundle" && st != nil {
 			*f.value = st.bundle
@@ -71,4 +78,24 @@ func (r *Reconciler) checkNamed(ctx context.Context, bd *v1alpha2.BundleDeployme
 		return fmt.Errorf("getting Bundle %s: %w", name, err)
 	}
 	return ownership.Check(bd, b, r.bundleWriters())
+}
+
+// bundleDeploymentsForBundle maps a deleted Bundle to the
+// BundleDeployments it may have blocked or belonged to: its controller and
+// the one it is labelled for, and the one whose revision name it has.
+func bundleDeploymentsForBundle(_ context.Context, obj client.Object) []reconcile.Request {
+	names := map[string]bool{obj.GetLabels()[v1alpha2.LabelBundleDeployment]: true}
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil && ref.Kind == v1alpha2.BundleDeploymentKind {
+		names[ref.Name] = true
+	}
+	if i := strings.LastIndexByte(obj.GetName(), '-'); i > 0 {
+		names[obj.GetName()[:i]] = true
+	}
+	var out []reconcile.Request
+	for n := range names {
+		if n != "" {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: n}})
+		}
+	}
+	return out
 }
