@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,11 +63,11 @@ func mustBeAbsent(t *testing.T, ns, name string) {
 
 var _ = registerHostile(
 	hostileCase{
-		// Someone allowed to write Bundles (the admin here, as a stand-in
-		// for any writer) predicts the next revision's name from the hash
+		// The team, given create on Bundles for the test (as an admin may
+		// allow someone), predicts the next revision's name from the hash
 		// of its pinned spec and plants a Bundle there with other content,
 		// a forged controller reference (the BundleDeployment's UID) and
-		// its label.
+		// its label, then asks for that revision.
 		name: "a Bundle planted under the next revision's name is never installed",
 		attack: func(t *testing.T, team *hostileTeam) func(*testing.T) {
 			ctx := context.Background()
@@ -73,15 +75,23 @@ var _ = registerHostile(
 			next := ownSource(t, map[string]string{"app.yaml": configMapYAML("app", "v2")})
 			evil := ownSource(t, map[string]string{"app.yaml": configMapYAML("app", "planted"), "x.yaml": configMapYAML("planted", "x")})
 			name := ownership.RevisionName(bd.Name, v1alpha2.BundleSpec{ProvisionerClassName: v1alpha2.ClassPlain, Sources: pinnedSources(t, next)}, "")
+			ref := metav1.NewControllerRef(bd, v1alpha2.GroupVersion.WithKind(v1alpha2.BundleDeploymentKind))
+			ref.BlockOwnerDeletion = nil
 			planted := &v1alpha2.Bundle{
 				ObjectMeta: metav1.ObjectMeta{
 					Name:            name,
 					Labels:          map[string]string{v1alpha2.LabelBundleDeployment: bd.Name},
-					OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(bd, v1alpha2.GroupVersion.WithKind(v1alpha2.BundleDeploymentKind))},
+					OwnerReferences: []metav1.OwnerReference{*ref},
 				},
 				Spec: v1alpha2.BundleSpec{ProvisionerClassName: v1alpha2.ClassPlain, Sources: evil},
 			}
-			createOwned(t, planted)
+			grantTo(t, team.user, "", rbacv1.PolicyRule{APIGroups: []string{v1alpha2.GroupVersion.Group}, Resources: []string{"bundles"}, Verbs: []string{"create"}})
+			waitAllowed(t, team.user, []string{team.ns}, authorizationv1.ResourceAttributes{Verb: "create", Group: v1alpha2.GroupVersion.Group, Resource: "bundles"}, true)
+			team.allowReferences(t, evil, nil)
+			if err := team.client.Create(ctx, planted); err != nil {
+				t.Fatalf("planting Bundle %s as %s: %v", name, team.user, err)
+			}
+			t.Cleanup(func() { _ = suite.client.Delete(context.Background(), planted) })
 			team.allowReferences(t, next, nil)
 			envtest.Eventually(t, 10*time.Second, func() error {
 				cur := &v1alpha2.BundleDeployment{}
@@ -93,7 +103,7 @@ var _ = registerHostile(
 			})
 			return func(t *testing.T) {
 				conditionMessage(t, bd.Name, v1alpha2.TypeInstalled, v1alpha2.ReasonBundleNotOwned,
-					"Bundle "+name+" is not a revision created by BundleDeployment "+bd.Name, "it was written by", "not by rukpak",
+					"Bundle "+name+" is not a revision created by BundleDeployment "+bd.Name, fmt.Sprintf("it was written by %q, not by rukpak", team.user),
 					"revision "+bd.Status.ActiveBundle+" remains installed")
 				if got := configMapValue(t, team.ns, "app"); got != "v1" {
 					t.Fatalf("app holds %q; want the installed v1, nothing of the planted Bundle", got)
