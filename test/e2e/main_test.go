@@ -87,7 +87,10 @@ func setUp(m *testing.M) (int, error) {
 // for the suite.
 func rukpakctl(args ...string) (string, error) {
 	if len(args) >= 2 && args[0] == "local" && args[1] == "up" {
-		args = append(args, "--bin-dir="+suite.clusterBin, "--manager="+filepath.Join(suite.bin, "rukpak"))
+		args = append(args, "--bin-dir="+suite.clusterBin, "--manager="+filepath.Join(suite.bin, "rukpak"),
+			// A stalled source ends sooner than the default 5m (the
+			// hostile corpus has one).
+			"--manager-arg=--source-timeout=15s")
 	}
 	cmd := exec.Command(filepath.Join(suite.bin, "rukpakctl"), args...)
 	cmd.Env = append(os.Environ(), "RUKPAK_STATE_DIR="+suite.stateDir, "KUBECONFIG="+suite.kubeconfig)
