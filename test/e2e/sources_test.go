@@ -324,7 +324,9 @@ func TestGitSource(t *testing.T) {
 
 	// The branch moves; with the shortest pollInterval rukpak follows it.
 	c2 := commit("v2")
-	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) { s.PollInterval = &metav1.Duration{Duration: v1alpha2.MinPollInterval} })
+	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) {
+		s.PollInterval = &metav1.Duration{Duration: v1alpha2.MinPollInterval}
+	})
 	envtest.Eventually(t, 60*time.Second, func() error {
 		bd := waitInstalled(t, name)
 		if got := bd.Status.ResolvedSources[0].Git.ResolvedCommit; got != c2 {
