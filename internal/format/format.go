@@ -29,6 +29,11 @@ type Config struct {
 	// rendering without a cluster (rukpakctl render), where a format uses
 	// its defaults.
 	Capabilities *Capabilities
+	// Redact are strings that must never appear in an error message: the
+	// values read from Secrets (see values.Resolved.Secrets). Formats need
+	// not know them; whoever runs a format (package sandboxed) replaces
+	// them in its errors.
+	Redact []string `json:"-"`
 }
 
 // Capabilities describe what the target cluster serves, for formats whose

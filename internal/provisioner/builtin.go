@@ -1,27 +1,62 @@
 package provisioner
 
 import (
+	"sync"
+
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/format/helm"
-	"github.com/rukpak/rukpak/internal/format/plain"
-	"github.com/rukpak/rukpak/internal/format/registryv1"
+	"github.com/rukpak/rukpak/internal/format"
+	"github.com/rukpak/rukpak/internal/format/sandboxed"
+	"github.com/rukpak/rukpak/internal/sandbox"
 )
 
 // Builtin returns the provisioners rukpak ships, by controllerName: plain
-// manifests (and kustomizations), OLM registry+v1 bundles and Helm charts.
+// manifests (and kustomizations), OLM registry+v1 bundles and Helm charts,
+// rendering in sandboxed children with the default limits (see package
+// sandboxed). Only if the running executable cannot be found do they
+// render in this process.
 func Builtin() Set {
+	return BuiltinWith(defaultRunner())
+}
+
+// BuiltinWith returns the provisioners rukpak ships, rendering in children
+// of runner; a nil runner renders in this process.
+func BuiltinWith(runner *sandbox.Runner) Set {
 	return Set{
-		v1alpha2.ControllerPlain: {ControllerName: v1alpha2.ControllerPlain, Format: plain.New()},
+		v1alpha2.ControllerPlain: {ControllerName: v1alpha2.ControllerPlain, Format: must(sandboxed.New(sandboxed.Plain, runner))},
 		v1alpha2.ControllerRegistry: {
 			ControllerName: v1alpha2.ControllerRegistry,
-			Format:         registryv1.New(),
+			Format:         must(sandboxed.New(sandboxed.RegistryV1, runner)),
 			Takes:          ConfigFields{WatchNamespaces: true},
 		},
 		v1alpha2.ControllerHelm: {
 			ControllerName: v1alpha2.ControllerHelm,
-			Format:         helm.New(),
+			Format:         must(sandboxed.New(sandboxed.Helm, runner)),
 			Takes:          ConfigFields{Values: true},
 			Capabilities:   true,
 		},
 	}
+}
+
+// must returns f; the names of the built-in formats are constants.
+func must(f *sandboxed.Format, err error) format.Format {
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+var (
+	defaultOnce sync.Once
+	defaultRun  *sandbox.Runner
+)
+
+// defaultRunner is the Runner of Builtin, with the default limits, shared
+// so that its concurrency limit holds across the sets Builtin returns.
+func defaultRunner() *sandbox.Runner {
+	defaultOnce.Do(func() {
+		if r, err := sandbox.New(sandbox.Limits{}); err == nil {
+			defaultRun = r
+		}
+	})
+	return defaultRun
 }

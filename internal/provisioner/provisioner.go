@@ -15,6 +15,7 @@ import (
 	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/format"
+	"github.com/rukpak/rukpak/internal/values"
 )
 
 // Provisioner is one served controllerName and the format its content is in.
@@ -35,8 +36,11 @@ type Provisioner struct {
 // FormatConfig is what p's format renders a revision with: the install's
 // name and namespace, spec.config, the resolved Helm values and, when the
 // format needs them and cluster is not nil, the cluster's capabilities.
+// The values read from Secrets are to be redacted from errors: those
+// values.Resolve recorded for vals, or, when it did not and cfg names a
+// Secret, every string of vals.
 func (p Provisioner) FormatConfig(release, installNamespace string, cfg *v1alpha2.BundleConfig, vals map[string]any, cluster *clusterinfo.Reader) (format.Config, error) {
-	fc := format.Config{InstallNamespace: installNamespace, ReleaseName: release, Bundle: cfg, Values: vals}
+	fc := format.Config{InstallNamespace: installNamespace, ReleaseName: release, Bundle: cfg, Values: vals, Redact: redactions(cfg, vals)}
 	if p.Capabilities && cluster != nil {
 		caps, err := cluster.Capabilities()
 		if err != nil {
@@ -45,6 +49,22 @@ func (p Provisioner) FormatConfig(release, installNamespace string, cfg *v1alpha
 		fc.Capabilities = caps
 	}
 	return fc, nil
+}
+
+// redactions returns the strings of vals that came from Secrets.
+func redactions(cfg *v1alpha2.BundleConfig, vals map[string]any) []string {
+	if secrets, ok := values.SecretsOf(vals); ok {
+		return secrets
+	}
+	if cfg == nil {
+		return nil
+	}
+	for _, ref := range cfg.ValuesFrom {
+		if ref.Kind == values.KindSecret {
+			return values.AllStrings(vals)
+		}
+	}
+	return nil
 }
 
 // ConfigFields are spec.config fields a format reads.

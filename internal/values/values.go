@@ -41,6 +41,10 @@ type Resolved struct {
 	// Digest is "sha256:<hex>" over the canonical JSON of Values; "" when
 	// there are none.
 	Digest string
+	// Secrets are the values read from Secrets, to be redacted from any
+	// message (see Redact): every string and number of a Secret's document
+	// of at least MinSecretLen characters, longest first.
+	Secrets []string
 }
 
 // Resolve reads cfg's valuesFrom from namespace through r and merges them,
@@ -53,10 +57,14 @@ func Resolve(ctx context.Context, r client.Reader, namespace string, cfg *v1alph
 		return Resolved{}, nil
 	}
 	merged := map[string]any{}
+	var secrets []string
 	for i, ref := range cfg.ValuesFrom {
 		doc, err := read(ctx, r, namespace, ref)
 		if err != nil {
 			return Resolved{}, fmt.Errorf("spec.config.valuesFrom[%d]: %w", i, err)
+		}
+		if ref.Kind == KindSecret {
+			secrets = append(secrets, secretStrings(doc)...)
 		}
 		merged = Merge(merged, doc)
 	}
@@ -72,7 +80,9 @@ func Resolve(ctx context.Context, r client.Reader, namespace string, cfg *v1alph
 		return Resolved{}, fmt.Errorf("encoding values: %w", err)
 	}
 	sum := sha256.Sum256(b)
-	return Resolved{Values: merged, Digest: "sha256:" + hex.EncodeToString(sum[:])}, nil
+	res := Resolved{Values: merged, Digest: "sha256:" + hex.EncodeToString(sum[:]), Secrets: normalize(secrets)}
+	remember(res.Digest, res.Secrets)
+	return res, nil
 }
 
 // ReadFile reads a values file (for rukpakctl render --values).
@@ -123,7 +133,12 @@ func read(ctx context.Context, r client.Reader, namespace string, ref v1alpha2.V
 	}
 	doc, err := parse(data)
 	if err != nil {
-		return nil, failure.New(v1alpha2.ReasonInvalidConfig, "%s: %v", what, err)
+		msg := err.Error()
+		if ref.Kind == KindSecret {
+			// A parser may quote what it could not read.
+			msg = Redact(msg, secretFields(data))
+		}
+		return nil, failure.New(v1alpha2.ReasonInvalidConfig, "%s: %s", what, msg)
 	}
 	return doc, nil
 }

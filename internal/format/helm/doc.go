@@ -82,5 +82,9 @@
 // InvalidContent for everything else about the chart (no chart, several,
 // an invalid Chart.yaml, missing dependencies, a kubeVersion the cluster
 // does not meet, duplicates, limits). Template execution itself is not
-// bounded in time or memory; only its output is.
+// bounded in time or memory here, only its output is: the manager and
+// rukpakctl run this format in a child process with memory and time limits
+// (package sandboxed), where a chart that loops, allocates without end or
+// recurses through tpl fails with reason ResourceLimit naming the chart
+// and the limit.
 package helm

@@ -9,6 +9,7 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/format"
+	"github.com/rukpak/rukpak/internal/sandbox"
 )
 
 // Default limits of a chart's content and of what it renders to.
@@ -31,10 +32,10 @@ const (
 // Limits bound what reading and rendering a chart's untrusted content may
 // cost. A zero field means its default.
 //
-// Template execution itself is not bounded: a template is a program, and a
-// chart may loop for long or build large strings before the rendered output
-// is measured. The install identity and the progress deadline bound what
-// such a chart can do to the cluster, not to the manager.
+// Template execution itself is not bounded here: a template is a program,
+// and a chart may loop for long or build large strings before the rendered
+// output is measured. The manager renders in a child process with memory
+// and time limits (package sandboxed), which bound that.
 type Limits struct {
 	// MaxFiles is the most files of the chart, including entries of
 	// packaged charts. Files .helmignore excludes do not count.
@@ -118,6 +119,8 @@ func (f *Format) Objects(ctx context.Context, fsys fs.FS, cfg format.Config) (ob
 	if err != nil {
 		return nil, err
 	}
+	// Run in a sandbox child, a chart that blows up is named.
+	sandbox.Describe("rendering chart " + ch.Name())
 	caps, err := capabilities(cfg.Capabilities)
 	if err != nil {
 		return nil, err

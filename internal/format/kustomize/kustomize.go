@@ -17,6 +17,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/sandbox"
 )
 
 // mountDir is where the bundle lands in the in-memory file system. It is
@@ -92,6 +93,8 @@ func Build(ctx context.Context, fsys fs.FS, limits Limits) ([]*unstructured.Unst
 	if err := check(b, limits); err != nil {
 		return nil, err
 	}
+	// Run in a sandbox child, a build that blows up is named.
+	sandbox.Describe("building kustomization " + rootFile(b))
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("building kustomization: %w", err)
 	}

@@ -1,0 +1,23 @@
+// Package sandboxed runs the built-in formats (plain, registry+v1, Helm)
+// where a hostile bundle cannot hurt the process that asks for its
+// objects: in a child process bounded by package sandbox, with the
+// Secrets' values redacted from every error that comes back.
+//
+// Objects is a pipeline:
+//
+//  1. Find the directory the content is in (the content store hands out
+//     os.DirFS trees; any other fs.FS is first copied to a temporary
+//     directory).
+//  2. Send the directory, the format's name and the format.Config to a
+//     child of the running executable (the job this package registers in
+//     its init function), which renders with the named format and sends
+//     back the objects, or the failure with its reason.
+//  3. A child over its memory or time limit is a failure with reason
+//     ResourceLimit naming the limit and what it was rendering (the chart,
+//     the kustomization); ordinary render errors keep their reasons.
+//  4. Redact Config.Redact (the values read from Secrets) from the error,
+//     whatever produced it.
+//
+// Without a sandbox.Runner, the format runs in this process (step 2 and 3
+// are skipped); redaction still applies.
+package sandboxed

@@ -1,0 +1,160 @@
+package sandboxed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/format"
+	"github.com/rukpak/rukpak/internal/format/helm"
+	"github.com/rukpak/rukpak/internal/format/plain"
+	"github.com/rukpak/rukpak/internal/format/registryv1"
+	"github.com/rukpak/rukpak/internal/sandbox"
+	"github.com/rukpak/rukpak/internal/values"
+)
+
+// Names of the built-in formats.
+const (
+	Plain      = "plain"
+	RegistryV1 = "registry+v1"
+	Helm       = "helm"
+)
+
+// job is the sandbox job that renders a bundle.
+const job = "render"
+
+func init() {
+	sandbox.ServeIfChild(job, render)
+}
+
+// builtin returns the format called name, with its default limits.
+func builtin(name string) (format.Format, error) {
+	switch name {
+	case Plain:
+		return plain.New(), nil
+	case RegistryV1:
+		return registryv1.New(), nil
+	case Helm:
+		return helm.New(), nil
+	}
+	return nil, fmt.Errorf("unknown format %q", name)
+}
+
+// request is what the child renders.
+type request struct {
+	Format string        `json:"format"`
+	Dir    string        `json:"dir"`
+	Config format.Config `json:"config"`
+}
+
+// render is the child's job: the objects of the request's directory.
+func render(ctx context.Context, in json.RawMessage) (any, error) {
+	var req request
+	if err := json.Unmarshal(in, &req); err != nil {
+		return nil, fmt.Errorf("decoding the render request: %w", err)
+	}
+	f, err := builtin(req.Format)
+	if err != nil {
+		return nil, err
+	}
+	return f.Objects(ctx, os.DirFS(req.Dir), req.Config)
+}
+
+// Format is a built-in format run in a sandboxed child.
+type Format struct {
+	name   string
+	runner *sandbox.Runner
+	local  format.Format
+}
+
+var _ format.Format = (*Format)(nil)
+
+// New returns the built-in format called name (Plain, RegistryV1, Helm)
+// run by runner; a nil runner renders in this process.
+func New(name string, runner *sandbox.Runner) (*Format, error) {
+	local, err := builtin(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Format{name: name, runner: runner, local: local}, nil
+}
+
+// Objects renders fsys with cfg in a child and redacts cfg.Redact from its
+// errors (see the package documentation).
+func (f *Format) Objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]*unstructured.Unstructured, error) {
+	objs, err := f.objects(ctx, fsys, cfg)
+	return objs, values.RedactError(err, cfg.Redact)
+}
+
+func (f *Format) objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]*unstructured.Unstructured, error) {
+	if f.runner == nil {
+		return f.local.Objects(ctx, fsys, cfg)
+	}
+	dir, cleanup, err := directory(fsys)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	var out []json.RawMessage
+	err = f.runner.Run(ctx, sandbox.Call{
+		Job:         job,
+		What:        "rendering the " + f.name + " bundle",
+		In:          request{Format: f.name, Dir: dir, Config: cfg},
+		Out:         &out,
+		CrashReason: v1alpha2.ReasonRenderFailed,
+	})
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]*unstructured.Unstructured, len(out))
+	for i, raw := range out {
+		// As the formats do: integers are int64, other numbers float64.
+		var obj map[string]any
+		if err := utiljson.Unmarshal(raw, &obj); err != nil {
+			return nil, fmt.Errorf("decoding rendered object %d: %w", i, err)
+		}
+		objs[i] = &unstructured.Unstructured{Object: obj}
+	}
+	return objs, nil
+}
+
+// directory returns the directory of fsys on disk: that of an os.DirFS
+// (how the content store and rukpakctl open content), else a temporary
+// copy, removed by cleanup.
+func directory(fsys fs.FS) (dir string, cleanup func(), err error) {
+	if d, ok := dirOf(fsys); ok {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return "", nil, fmt.Errorf("content directory %s: %w", d, err)
+		}
+		return abs, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "rukpak-render-")
+	if err != nil {
+		return "", nil, fmt.Errorf("copying content to render it: %w", err)
+	}
+	cleanup = func() { _ = os.RemoveAll(tmp) }
+	if err := os.CopyFS(tmp, fsys); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("copying content to render it: %w", err)
+	}
+	return tmp, cleanup, nil
+}
+
+// dirOf returns the directory of an os.DirFS, whose type is a string
+// holding it.
+func dirOf(fsys fs.FS) (string, bool) {
+	v := reflect.ValueOf(fsys)
+	if t := v.Type(); t.PkgPath() == "os" && t.Name() == "dirFS" && v.Kind() == reflect.String {
+		return v.String(), true
+	}
+	return "", false
+}

@@ -1,0 +1,86 @@
+package sandbox
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Default limits of one child.
+const (
+	// DefaultMemory is the memory a child may use: 512 MiB.
+	DefaultMemory int64 = 512 << 20
+	// DefaultTimeout is how long a child may run.
+	DefaultTimeout = 30 * time.Second
+	// DefaultConcurrency is how many children run at once.
+	DefaultConcurrency = 4
+	// DefaultMaxOutputBytes is the most a child may write as its result:
+	// 256 MiB (a Helm chart may render up to 128 MiB of YAML, which is
+	// more as JSON).
+	DefaultMaxOutputBytes int64 = 256 << 20
+	// minMemory is the least memory a child is given, whatever it is
+	// asked: the Go runtime and the binary's data need some.
+	minMemory int64 = 64 << 20
+)
+
+// Limits bound one child. A zero field means its default.
+type Limits struct {
+	// Memory is the most memory, in bytes, the child's heap and data may
+	// take (RLIMIT_DATA).
+	Memory int64
+	// Timeout is how long the child may run before its process group is
+	// killed.
+	Timeout time.Duration
+	// Concurrency is how many children of one Runner run at once; others
+	// wait for a slot.
+	Concurrency int
+	// MaxOutputBytes is the most bytes the child may write as its result.
+	MaxOutputBytes int64
+}
+
+// DefaultLimits returns the limits a zero Limits stands for.
+func DefaultLimits() Limits {
+	return Limits{
+		Memory:         DefaultMemory,
+		Timeout:        DefaultTimeout,
+		Concurrency:    DefaultConcurrency,
+		MaxOutputBytes: DefaultMaxOutputBytes,
+	}
+}
+
+// withDefaults returns l with every zero field set to its default.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.Memory <= 0 {
+		l.Memory = d.Memory
+	}
+	l.Memory = max(l.Memory, minMemory)
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.Concurrency <= 0 {
+		l.Concurrency = d.Concurrency
+	}
+	if l.MaxOutputBytes <= 0 {
+		l.MaxOutputBytes = d.MaxOutputBytes
+	}
+	return l
+}
+
+// maxStack is the largest goroutine stack of a child with memory bytes:
+// an eighth of it, at most 64 MiB.
+func maxStack(memory int64) int64 {
+	return min(memory/8, 64<<20)
+}
+
+// bytesString formats n bytes for a message: "512 MiB".
+func bytesString(n int64) string {
+	q := resource.NewQuantity(n, resource.BinarySI).String()
+	for _, unit := range []string{"Ki", "Mi", "Gi", "Ti"} {
+		if len(q) > len(unit) && q[len(q)-len(unit):] == unit {
+			return q[:len(q)-len(unit)] + " " + unit + "B"
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,209 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+)
+
+// Runner starts children of the current executable within Limits. It is
+// safe for concurrent use.
+type Runner struct {
+	limits Limits
+	exe    string
+	slots  chan struct{}
+}
+
+// New returns a Runner of children of the running executable with limits
+// (zero fields are defaults).
+func New(limits Limits) (*Runner, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding the executable to run sandboxed children: %w", err)
+	}
+	limits = limits.withDefaults()
+	return &Runner{limits: limits, exe: exe, slots: make(chan struct{}, limits.Concurrency)}, nil
+}
+
+// Limits returns the limits of r's children, defaults filled in.
+func (r *Runner) Limits() Limits { return r.limits }
+
+// Call is one run of a job in a child.
+type Call struct {
+	// Job names the job, as registered with ServeIfChild.
+	Job string
+	// What says what the child does, for messages: "rendering the bundle".
+	// What the child Describes replaces it.
+	What string
+	// In is sent to the child as JSON.
+	In any
+	// Out receives the child's result, decoded from JSON.
+	Out any
+	// CrashReason is the condition reason of a child that dies for
+	// another cause than a limit (a bug, not the content's fault in
+	// general); empty means the error is not terminal.
+	CrashReason string
+}
+
+// Run runs c in a child and decodes its result into c.Out. A child over a
+// limit is a *failure.Error with reason ResourceLimit naming the limit; an
+// error the job returned keeps its reason and message; a canceled ctx is
+// returned as such.
+func (r *Runner) Run(ctx context.Context, c Call) error {
+	in, err := json.Marshal(c.In)
+	if err != nil {
+		return fmt.Errorf("encoding the input of %s: %w", c.What, err)
+	}
+	select {
+	case r.slots <- struct{}{}:
+		defer func() { <-r.slots }()
+	case <-ctx.Done():
+		return fmt.Errorf("waiting to start %s: %w", c.What, ctx.Err())
+	}
+	res, err := r.start(ctx, c.Job, in)
+	if err != nil {
+		return err
+	}
+	if res.what != "" {
+		c.What = res.what
+	}
+	if err := r.verdict(ctx, c, res); err != nil {
+		return err
+	}
+	var env envelope
+	if err := json.Unmarshal(res.stdout, &env); err != nil {
+		return r.crashed(c, res, fmt.Sprintf("its result is not readable: %v", err))
+	}
+	if env.Error != nil {
+		if env.Error.Reason != "" {
+			return &failure.Error{Reason: env.Error.Reason, Message: env.Error.Message}
+		}
+		return errors.New(env.Error.Message)
+	}
+	if c.Out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(env.Result, c.Out); err != nil {
+		return fmt.Errorf("decoding the result of %s: %w", c.What, err)
+	}
+	return nil
+}
+
+// result is how a child ended.
+type result struct {
+	// waitErr is what Wait returned.
+	waitErr error
+	// timedOut is set when the child was killed at the deadline,
+	// overflowed when it wrote more than MaxOutputBytes.
+	timedOut, overflowed bool
+	stdout               []byte
+	// what is the last thing the child said it does; stderr the start of
+	// the rest of its stderr.
+	what, stderr string
+	took         time.Duration
+}
+
+// start runs the child to its end.
+func (r *Runner) start(ctx context.Context, job string, in []byte) (*result, error) {
+	runCtx, cancel := context.WithTimeout(ctx, r.limits.Timeout)
+	defer cancel()
+	cmd := exec.Command(r.exe)
+	cmd.Env = r.env(job)
+	cmd.Stdin = bytes.NewReader(in)
+	// The child and anything it might start are one group, killed as one.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout := &cappedBuffer{limit: r.limits.MaxOutputBytes}
+	stderr := &stderrLog{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	begin := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting sandboxed child %s: %w", r.exe, err)
+	}
+	pgid := cmd.Process.Pid
+	kill := func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+	stdout.onOverflow = kill
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-runCtx.Done():
+			kill()
+		case <-done:
+		}
+	}()
+	waitErr := cmd.Wait()
+	close(done)
+	// Whatever the child left behind in its group goes with it.
+	kill()
+	return &result{
+		waitErr:    waitErr,
+		timedOut:   errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil,
+		overflowed: stdout.overflowed(),
+		stdout:     stdout.Bytes(),
+		what:       stderr.doing(),
+		stderr:     stderr.start(),
+		took:       time.Since(begin),
+	}, nil
+}
+
+// env is the child's whole environment: its job and limits, and where
+// temporary files go. Nothing else of the parent's (credentials in the
+// environment, KUBECONFIG) reaches content the child processes.
+func (r *Runner) env(job string) []string {
+	return []string{
+		envJob + "=" + job,
+		envMemory + "=" + strconv.FormatInt(r.limits.Memory, 10),
+		envTimeout + "=" + r.limits.Timeout.String(),
+		"TMPDIR=" + os.TempDir(),
+		// A fatal error prints its message, not every goroutine.
+		"GOTRACEBACK=none",
+	}
+}
+
+// verdict returns the error of a child that did not end normally, or nil.
+func (r *Runner) verdict(ctx context.Context, c Call, res *result) error {
+	switch {
+	case res.timedOut:
+		return failure.New(v1alpha2.ReasonResourceLimit, "%s did not finish within %s", c.What, r.limits.Timeout)
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s: %w", c.What, ctx.Err())
+	case res.overflowed:
+		return failure.New(v1alpha2.ReasonResourceLimit, "%s produced more than the limit of %s of output",
+			c.What, bytesString(r.limits.MaxOutputBytes))
+	case res.waitErr == nil:
+		return nil
+	}
+	switch cause(res) {
+	case causeStack:
+		return failure.New(v1alpha2.ReasonResourceLimit, "%s exceeded the stack limit of %s (templates recursing without end?)",
+			c.What, bytesString(maxStack(r.limits.Memory)))
+	case causeMemory:
+		return failure.New(v1alpha2.ReasonResourceLimit, "%s exceeded the memory limit of %s", c.What, bytesString(r.limits.Memory))
+	}
+	return r.crashed(c, res, fmt.Sprintf("%v: %s", res.waitErr, firstLines(res.stderr, 3)))
+}
+
+// crashed is the error of a child that died for another reason than a
+// limit.
+func (r *Runner) crashed(c Call, res *result, detail string) error {
+	if c.CrashReason == "" {
+		return fmt.Errorf("%s: sandboxed child failed: %s", c.What, detail)
+	}
+	return failure.New(c.CrashReason, "%s: sandboxed child failed: %s", c.What, detail)
+}
+
+// firstLines returns the first n lines of s, joined by "; ".
+func firstLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[:min(n, len(lines))], "; ")
+}

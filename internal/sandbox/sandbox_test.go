@@ -1,0 +1,233 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+)
+
+// The jobs of the tests' children: this test binary is its own sandbox.
+func init() {
+	ServeIfChild("test-echo", func(_ context.Context, in json.RawMessage) (any, error) {
+		var s string
+		if err := json.Unmarshal(in, &s); err != nil {
+			return nil, err
+		}
+		return strings.ToUpper(s), nil
+	})
+	ServeIfChild("test-fail", func(context.Context, json.RawMessage) (any, error) {
+		return nil, failure.New(v1alpha2.ReasonRenderFailed, "templates/x.yaml: bad template")
+	})
+	ServeIfChild("test-error", func(context.Context, json.RawMessage) (any, error) {
+		return nil, errors.New("not terminal")
+	})
+	ServeIfChild("test-alloc", func(context.Context, json.RawMessage) (any, error) {
+		Describe("allocating forever")
+		var kept [][]byte
+		for {
+			b := make([]byte, 1<<20)
+			for i := range b {
+				b[i] = byte(i)
+			}
+			kept = append(kept, b)
+		}
+	})
+	ServeIfChild("test-huge", func(context.Context, json.RawMessage) (any, error) {
+		// One allocation far over the limit, as sprig's until 2000000000.
+		return len(make([]int, 2_000_000_000)), nil
+	})
+	ServeIfChild("test-loop", func(context.Context, json.RawMessage) (any, error) {
+		Describe("looping forever")
+		n := 0
+		for {
+			n++
+		}
+	})
+	ServeIfChild("test-recurse", func(context.Context, json.RawMessage) (any, error) {
+		return recurse(0), nil
+	})
+	ServeIfChild("test-flood", func(context.Context, json.RawMessage) (any, error) {
+		return strings.Repeat("x", 8<<20), nil
+	})
+	ServeIfChild("test-exit", func(context.Context, json.RawMessage) (any, error) {
+		os.Stderr.WriteString("something broke\n")
+		os.Exit(7)
+		return nil, nil
+	})
+	ServeIfChild("test-env", func(context.Context, json.RawMessage) (any, error) {
+		return os.Environ(), nil
+	})
+}
+
+func recurse(n int) int {
+	var pad [256]byte
+	pad[n%256] = byte(n)
+	return recurse(n+1) + int(pad[0])
+}
+
+func newRunner(t *testing.T, l Limits) *Runner {
+	t.Helper()
+	r, err := New(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRun(t *testing.T) {
+	r := newRunner(t, Limits{Memory: 256 << 20, Timeout: 2 * time.Second, MaxOutputBytes: 4 << 20})
+	tests := []struct {
+		name       string
+		job        string
+		in         any
+		want       any
+		reason     string // of the *failure.Error; "" for a plain error
+		wantErr    []string
+		notFailure bool
+	}{
+		{name: "result", job: "test-echo", in: "hello", want: "HELLO"},
+		{name: "job failure keeps its reason", job: "test-fail", reason: v1alpha2.ReasonRenderFailed,
+			wantErr: []string{"templates/x.yaml: bad template"}},
+		{name: "plain job error", job: "test-error", notFailure: true, wantErr: []string{"not terminal"}},
+		{name: "unbounded allocation", job: "test-alloc", reason: v1alpha2.ReasonResourceLimit,
+			wantErr: []string{"allocating forever exceeded the memory limit of 256 MiB"}},
+		{name: "one huge allocation", job: "test-huge", reason: v1alpha2.ReasonResourceLimit,
+			wantErr: []string{"running the test exceeded the memory limit of 256 MiB"}},
+		{name: "endless loop", job: "test-loop", reason: v1alpha2.ReasonResourceLimit,
+			wantErr: []string{"looping forever did not finish within 2s"}},
+		{name: "endless recursion", job: "test-recurse", reason: v1alpha2.ReasonResourceLimit,
+			wantErr: []string{"running the test exceeded the stack limit of 32 MiB"}},
+		{name: "output flood", job: "test-flood", reason: v1alpha2.ReasonResourceLimit,
+			wantErr: []string{"running the test produced more than the limit of 4 MiB of output"}},
+		{name: "crash", job: "test-exit", reason: v1alpha2.ReasonRenderFailed,
+			wantErr: []string{"running the test: sandboxed child failed: exit status 7: something broke"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got any
+			start := time.Now()
+			err := r.Run(context.Background(), Call{Job: tt.job, What: "running the test", In: tt.in, Out: &got,
+				CrashReason: v1alpha2.ReasonRenderFailed})
+			t.Logf("took %v", time.Since(start))
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				if got != tt.want {
+					t.Fatalf("result %v, want %v", got, tt.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Run succeeded, want an error")
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("error %q does not contain %q", err, w)
+				}
+			}
+			f := failure.As(err)
+			if tt.notFailure {
+				if f != nil {
+					t.Fatalf("error %q is a terminal failure", err)
+				}
+				return
+			}
+			if f == nil || f.Reason != tt.reason {
+				t.Fatalf("error %q: reason %q, want %q", err, failure.Reason(err, ""), tt.reason)
+			}
+		})
+	}
+}
+
+// A loop is killed at the deadline, not later.
+func TestRunDeadline(t *testing.T) {
+	r := newRunner(t, Limits{Timeout: time.Second})
+	start := time.Now()
+	err := r.Run(context.Background(), Call{Job: "test-loop", What: "x"})
+	if failure.Reason(err, "") != v1alpha2.ReasonResourceLimit {
+		t.Fatalf("Run = %v, want ResourceLimit", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("a 1s deadline took %v to end the child", took)
+	}
+}
+
+// A canceled context ends the child and is not a limit.
+func TestRunCanceled(t *testing.T) {
+	r := newRunner(t, Limits{Timeout: time.Minute})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err := r.Run(ctx, Call{Job: "test-loop", What: "x"})
+	if !errors.Is(err, context.DeadlineExceeded) || failure.As(err) != nil {
+		t.Fatalf("Run = %v, want the context's error", err)
+	}
+}
+
+// The child sees none of the parent's environment.
+func TestRunEnvironment(t *testing.T) {
+	t.Setenv("KUBECONFIG", "/secret/kubeconfig")
+	r := newRunner(t, Limits{})
+	var env []string
+	if err := r.Run(context.Background(), Call{Job: "test-env", What: "x", Out: &env}); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "RUKPAK_SANDBOX_") && !strings.HasPrefix(kv, "TMPDIR=") && kv != "GOTRACEBACK=none" {
+			t.Errorf("the child's environment holds %q", kv)
+		}
+	}
+}
+
+// At most Concurrency children run at once; the others wait.
+func TestRunConcurrency(t *testing.T) {
+	r := newRunner(t, Limits{Concurrency: 1, Timeout: time.Second})
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background(), Call{Job: "test-loop", What: "x"}) }()
+	// Wait until the loop holds the slot.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(r.slots) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the first child never took its slot")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	err := r.Run(ctx, Call{Job: "test-echo", What: "x", In: "a"})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting to start x") {
+		t.Fatalf("second Run = %v, want it to wait for the slot", err)
+	}
+	if err := <-done; failure.Reason(err, "") != v1alpha2.ReasonResourceLimit {
+		t.Fatalf("first Run = %v", err)
+	}
+}
+
+func TestBytesString(t *testing.T) {
+	for n, want := range map[int64]string{512 << 20: "512 MiB", 1 << 30: "1 GiB", 1000: "1000 bytes", 64 << 10: "64 KiB"} {
+		if got := bytesString(n); got != want {
+			t.Errorf("bytesString(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// BenchmarkRun measures what a child costs: start, input, result.
+func BenchmarkRun(b *testing.B) {
+	r, err := New(Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		var got string
+		if err := r.Run(context.Background(), Call{Job: "test-echo", What: "x", In: "a", Out: &got}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
