@@ -233,8 +233,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, fmt.Errorf("getting BundleDeployment: %w", err)
 	}
 	prov, ok, err := r.Provisioners.ForClass(ctx, r.Client, bd.Spec.ProvisionerClassName)
-	if err != nil || !ok {
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if !ok {
+		if r.orphanedByClass(ctx, bd) {
+			// Its class was deleted after this manager installed it: the
+			// uninstall must still run, or the BundleDeployment is stuck.
+			r.forgetOtherUID(bd)
+			return r.finalize(ctx, bd)
+		}
+		return ctrl.Result{}, nil
 	}
 	r.forgetOtherUID(bd)
 	if !bd.DeletionTimestamp.IsZero() {
@@ -322,4 +331,17 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, orig *v1alpha2.B
 		return fmt.Errorf("patching status: %w", err)
 	}
 	return nil
+}
+
+// orphanedByClass reports whether bd is being deleted, carries this
+// manager's cleanup finalizer and names a ProvisionerClass that no longer
+// exists: a BundleDeployment this manager installed (only it adds the
+// finalizer, once it serves the class) whose class was deleted since.
+// One whose class exists but names another controller is not ours.
+func (r *Reconciler) orphanedByClass(ctx context.Context, bd *v1alpha2.BundleDeployment) bool {
+	if bd.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(bd, v1alpha2.FinalizerCleanup) {
+		return false
+	}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: bd.Spec.ProvisionerClassName}, &v1alpha2.ProvisionerClass{})
+	return apierrors.IsNotFound(err)
 }

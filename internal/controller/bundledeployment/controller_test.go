@@ -357,3 +357,40 @@ func TestForeignClassIsIgnored(t *testing.T) {
 		return nil
 	})
 }
+
+// TestDeleteAfterClassIsGone: a BundleDeployment whose ProvisionerClass was
+// deleted after it was installed is still uninstalled when it is deleted.
+func TestDeleteAfterClassIsGone(t *testing.T) {
+	ctx := context.Background()
+	pc := &v1alpha2.ProvisionerClass{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("shortlived")},
+		Spec:       v1alpha2.ProvisionerClassSpec{ControllerName: v1alpha2.ControllerPlain},
+	}
+	if err := env.Client.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	ns := envtest.UniqueName("classgone")
+	cm := manifests(t, map[string]string{"a.yaml": cmYAML("one", "1")})
+	bd := &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("classgone")},
+		Spec:       v1alpha2.BundleDeploymentSpec{ProvisionerClassName: pc.Name, InstallNamespace: ns, Sources: source(cm)},
+	}
+	if err := env.Client.Create(ctx, bd); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	if err := env.Client.Delete(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(ctx, bd); err != nil {
+		t.Fatal(err)
+	}
+	envtest.Eventually(t, 20*time.Second, func() error {
+		err := env.Client.Get(ctx, client.ObjectKey{Name: bd.Name}, &v1alpha2.BundleDeployment{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("BundleDeployment still there: %v", err)
+		}
+		return nil
+	})
+	mustNotExist(t, &corev1.ConfigMap{}, ns, "one")
+}
