@@ -58,6 +58,17 @@ func run() error {
 		opts.StoreQuota = q.Value()
 		return nil
 	})
+	fs.Func("render-memory", fmt.Sprintf("memory one rendering child process may use, as a quantity (default %s); a bundle over it fails with ResourceLimit",
+		resource.NewQuantity(opts.Render.Memory, resource.BinarySI)), func(v string) error {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return fmt.Errorf("parsing --render-memory: %w", err)
+		}
+		opts.Render.Memory = q.Value()
+		return nil
+	})
+	fs.DurationVar(&opts.Render.Timeout, "render-timeout", opts.Render.Timeout, "how long rendering one bundle (Helm, kustomize, manifests) may take in its child process; a bundle over it fails with ResourceLimit")
+	fs.IntVar(&opts.Render.Concurrency, "render-concurrency", opts.Render.Concurrency, "rendering child processes run at once; more renders wait")
 	fs.Float64Var(&qps, "kube-api-qps", 1000, "client-side request rate limit; the API server's own flow control still applies")
 	fs.IntVar(&burst, "kube-api-burst", 2000, "client-side request burst")
 	zopts := zap.Options{}

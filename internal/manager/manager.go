@@ -40,6 +40,7 @@ import (
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/permissions"
 	"github.com/rukpak/rukpak/internal/provisioner"
+	"github.com/rukpak/rukpak/internal/sandbox"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/builtin"
 	"github.com/rukpak/rukpak/internal/store"
@@ -102,6 +103,10 @@ type Options struct {
 	// StoreQuota bounds the bytes of the content store; content no Bundle
 	// references is evicted to make room. 0 means no quota.
 	StoreQuota int64
+	// Render bounds the child processes bundles are rendered in (memory,
+	// time, how many at once; see package sandbox); zero fields are
+	// defaults.
+	Render sandbox.Limits
 }
 
 // The values of Options.DefaultIdentity.
@@ -128,6 +133,7 @@ func DefaultOptions() Options {
 		RequireApproval:         true,
 		SourceTimeout:           source.DefaultDeadline,
 		StoreQuota:              DefaultStoreQuota,
+		Render:                  sandbox.DefaultLimits(),
 	}
 }
 
@@ -199,7 +205,11 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := addUploadGC(mgr, uploads); err != nil {
 		return nil, err
 	}
-	provisioners := provisioner.Builtin()
+	renderer, err := sandbox.New(opts.Render)
+	if err != nil {
+		return nil, err
+	}
+	provisioners := provisioner.BuiltinWith(renderer)
 	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("creating discovery client: %w", err)
