@@ -101,6 +101,16 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	if st != nil && st.bundle == s.revision && st.digest == s.digest && !r.skippedNowServed(s, st) {
 		return true, r.correctDrift(ctx, s, st)
 	}
+	if err := r.checkProbes(s.bd); err != nil {
+		// A probe that cannot run (too expensive, or invalid) would only
+		// fail the revision after its objects are applied: refuse first.
+		// The spec must change; what is installed stays corrected.
+		s.installErr = err
+		if st != nil && st.bundle != "" {
+			return false, r.correctDrift(ctx, s, st)
+		}
+		return false, nil
+	}
 	ref := revisionRef{bundle: s.bundle.Name, digest: s.digest, config: s.bd.Spec.Config, values: s.values.Values, upgrade: true}
 	res, err := r.applyRevision(ctx, s, st, ref)
 	if err != nil {
@@ -507,4 +517,20 @@ func (r *Reconciler) isUnchanged(gvk schema.GroupVersionKind, obj client.Object)
 	}
 	a, ok := st.objects[id]
 	return ok && !a.drifted(obj)
+}
+
+// checkProbes compiles bd's health probes (through the cache checkHealth
+// uses) and returns a failure naming the probe when one is refused: its
+// estimated cost is over the limit, or it does not compile.
+func (r *Reconciler) checkProbes(bd *v1alpha2.BundleDeployment) error {
+	if bd.Spec.HealthChecks == nil || len(bd.Spec.HealthChecks.Probes) == 0 {
+		return nil
+	}
+	if _, err := r.healthCache.Checker(bd.Spec.HealthChecks.Probes); err != nil {
+		if failure.As(err) != nil {
+			return fmt.Errorf("spec.healthChecks: %w", err)
+		}
+		return failure.New(v1alpha2.ReasonInvalidConfig, "spec.healthChecks: %v", err)
+	}
+	return nil
 }

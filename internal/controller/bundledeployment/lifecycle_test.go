@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -251,4 +252,34 @@ spec:
 	if msg := installedMessage(bd); !strings.Contains(msg, "API server warnings") || !strings.Contains(msg, "beta.kubernetes.io/os") {
 		t.Fatalf("message %q lacks the API server's warning", msg)
 	}
+}
+
+// TestExpensiveProbeRefusedBeforeApply: a probe whose estimated cost is
+// over the limit refuses the revision before any of its objects is
+// applied, and a probe fixed by a spec change lets it install.
+func TestExpensiveProbeRefusedBeforeApply(t *testing.T) {
+	ns := envtest.UniqueName("probecost")
+	bd := &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("bd")},
+		Spec: v1alpha2.BundleDeploymentSpec{
+			ProvisionerClassName: v1alpha2.ClassPlain,
+			InstallNamespace:     ns,
+			Sources:              source(manifests(t, map[string]string{"cm.yaml": readyCM("big", "true", "aaaa")})),
+			HealthChecks: &v1alpha2.HealthChecks{Probes: []v1alpha2.Probe{{
+				Selector: v1alpha2.ProbeSelector{Kind: "ConfigMap"},
+				CEL:      `self.data.value.replace('a', self.data.value) == ''`,
+			}}},
+		},
+	}
+	if err := env.Client.Create(context.Background(), bd); err != nil {
+		t.Fatal(err)
+	}
+	got := waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonProbeTooExpensive)
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha2.TypeInstalled); !strings.Contains(c.Message, "spec.healthChecks") {
+		t.Fatalf("message %q does not name spec.healthChecks", c.Message)
+	}
+	mustNotExist(t, &corev1.ConfigMap{}, ns, "big")
+
+	updateBD(t, bd.Name, func(bd *v1alpha2.BundleDeployment) { bd.Spec.HealthChecks.Probes = []v1alpha2.Probe{readyProbe} })
+	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
 }
