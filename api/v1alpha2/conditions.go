@@ -69,7 +69,11 @@ const (
 	// valuesFrom reference is missing or does not hold a YAML object.
 	ReasonInvalidConfig = "InvalidConfig"
 	// ReasonUnknownKind: an object's kind is not served by the cluster.
+	// Retried with backoff, and as soon as a CRD or APIService changes.
 	ReasonUnknownKind = "UnknownKind"
+	// ReasonNamespaceNotFound: an object's namespace does not exist.
+	// Retried with backoff.
+	ReasonNamespaceNotFound = "NamespaceNotFound"
 	// ReasonValidationFailed: the server-side dry-run refused an object.
 	ReasonValidationFailed = "ValidationFailed"
 	// ReasonApplyFailed: applying an object failed.

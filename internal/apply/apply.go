@@ -281,6 +281,8 @@ func classify(err error, reason string) *failure.Error {
 		return nil
 	}
 	switch {
+	case apierrors.IsNotFound(err) && namespaceMissing(status):
+		return failure.New(v1alpha2.ReasonNamespaceNotFound, "%v", err)
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsNotFound(err),
 		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsMethodNotSupported(err),
 		apierrors.IsUnsupportedMediaType(err), apierrors.IsNotAcceptable(err):
@@ -289,4 +291,11 @@ func classify(err error, reason string) *failure.Error {
 		return failure.New(reason, "%v", err)
 	}
 	return nil
+}
+
+// namespaceMissing reports whether a NotFound status is about the
+// object's namespace rather than the object.
+func namespaceMissing(status apierrors.APIStatus) bool {
+	d := status.Status().Details
+	return d != nil && d.Kind == "namespaces"
 }

@@ -1,10 +1,14 @@
-// Package failure carries the reason of a failure that is the content's or
-// the user's fault (bad YAML, a mutable ConfigMap, a kind the cluster does
-// not serve) from where it is found to the condition that reports it.
+// Package failure carries an error with a user-facing reason — a condition
+// reason of api/v1alpha2 and a message naming the file or object at fault —
+// from where it is found to the condition that reports it.
 //
-// Such failures are terminal: retrying the same revision will not help, so
-// controllers report them and wait for the spec or the content to change,
-// instead of retrying with backoff as they do for every other error.
+// What happens next is decided in one place, PolicyOf: a reason the world
+// can fix by itself (a kind or namespace not there yet, permissions an
+// admin can grant) is Retry — tried again with backoff, and on the event
+// that fixes it; every other reason is Hold — the content or the spec is
+// wrong, and the revision waits for a spec change or a user's retry.
+// Errors without a reason (API server errors, timeouts, conflicts) are
+// returned by the reconcile and retried with the controller's backoff.
 package failure
 
 import (
@@ -12,7 +16,8 @@ import (
 	"fmt"
 )
 
-// Error is a terminal failure with a condition reason.
+// Error is a failure with a condition reason; see PolicyOf for whether it
+// is retried.
 type Error struct {
 	// Reason is the condition reason, a CamelCase constant of api/v1alpha2.
 	Reason string

@@ -50,6 +50,8 @@ import (
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;impersonate
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=rukpak-system
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiregistration.k8s.io,resources=apiservices,verbs=get;list;watch
 //
 // That is all the manager needs for its own objects: bundles' objects are
 // read and written as each BundleDeployment's ServiceAccount. The
@@ -112,6 +114,9 @@ type Reconciler struct {
 	// failedMemo are the failed revisions this process recorded, by
 	// BundleDeployment (see heldBack).
 	failedMemo map[string]failedRevision
+	// retries count the retries of revisions that failed for a reason the
+	// world can fix, by BundleDeployment (see failure.PolicyOf).
+	retries map[string]retryCount
 	// healthCache holds compiled health probes.
 	healthCache *health.Cache
 	// approvals are requesters found allowed, by BundleDeployment.
@@ -137,6 +142,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.applied = map[string]*appliedState{}
 	r.claims = map[inventory.ID]string{}
 	r.failedMemo = map[string]failedRevision{}
+	r.retries = map[string]retryCount{}
 	r.healthCache = health.NewCache(1024)
 	r.wake = make(chan event.GenericEvent, 1024)
 	r.approvals = map[string]approvedRequester{}
@@ -158,6 +164,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		// A class created (or changed) after its BundleDeployments.
 		Watches(&v1alpha2.ProvisionerClass{}, handler.EnqueueRequestsFromMapFunc(r.bundleDeploymentsForClass),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A kind a revision waits for (UnknownKind) may be served now.
+		WatchesMetadata(kindSource("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
+			handler.EnqueueRequestsFromMapFunc(r.waitingForKinds), builder.WithPredicates(servedKindsChanged)).
+		WatchesMetadata(kindSource("apiregistration.k8s.io/v1", "APIService"),
+			handler.EnqueueRequestsFromMapFunc(r.waitingForKinds), builder.WithPredicates(servedKindsChanged)).
 		WatchesRawSource(crsource.Channel(r.wake, &handler.EnqueueRequestForObject{})).
 		// Managed objects are watched per identity (objectwatch); their
 		// events go to the queue this source is given.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -393,4 +394,36 @@ func TestDeleteAfterClassIsGone(t *testing.T) {
 		return nil
 	})
 	mustNotExist(t, &corev1.ConfigMap{}, ns, "one")
+}
+
+// TestUnknownKindIsRetried: a custom resource whose CRD is not installed
+// yet is not a failed revision; it installs once the CRD is served,
+// without a spec change or a retry request.
+func TestUnknownKindIsRetried(t *testing.T) {
+	ctx := context.Background()
+	group := envtest.UniqueName("later") + ".example.com"
+	ns := envtest.UniqueName("unknownkind")
+	cr := fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: %s\nspec: {size: 1}\n", group, ns)
+	cm := manifests(t, map[string]string{"w.yaml": cr, "cm.yaml": cmYAML("beside", "1")})
+	bd := newBD(t, ns, cm)
+	got := waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonUnknownKind)
+	if got.Status.FailedBundle != "" {
+		t.Fatalf("a kind not served yet recorded revision %s as failed", got.Status.FailedBundle)
+	}
+
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group, Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+		},
+	}
+	if err := env.Client.Create(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, crd) })
+	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
 }

@@ -233,6 +233,7 @@ func (r *Reconciler) clearFailed(bd *v1alpha2.BundleDeployment) {
 	bd.Status.FailedBundle, bd.Status.FailedRetry, bd.Status.FailedGeneration = "", "", 0
 	r.mu.Lock()
 	delete(r.failedMemo, bd.Name)
+	delete(r.retries, bd.Name)
 	r.mu.Unlock()
 }
 
@@ -326,6 +327,17 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 		// change (which triggers no reconcile) lets it through. Meanwhile
 		// the revision installed before is kept as it was applied.
 		s.requeueWithin(adminRecheck(s.bd, err))
+		if st := r.state(s.bd.Name); st != nil && st.bundle == s.bd.Status.ActiveBundle {
+			return r.correctDrift(ctx, s, st)
+		}
+		return nil
+	}
+	if failure.PolicyOf(failure.Reason(err, "")) == failure.Retry {
+		// Not a failed revision: the world can fix it (a CRD or a
+		// namespace not there yet). Try again with backoff, and at once
+		// when a CRD or APIService changes; meanwhile the revision
+		// installed before is kept as it was applied.
+		s.requeueWithin(r.nextRetry(s.bd.Name, s.revision))
 		if st := r.state(s.bd.Name); st != nil && st.bundle == s.bd.Status.ActiveBundle {
 			return r.correctDrift(ctx, s, st)
 		}
@@ -493,6 +505,7 @@ func (r *Reconciler) forget(name string) {
 	r.mu.Lock()
 	delete(r.applied, name)
 	delete(r.failedMemo, name)
+	delete(r.retries, name)
 	delete(r.approvals, name)
 	id, had := r.identities[name]
 	delete(r.identities, name)

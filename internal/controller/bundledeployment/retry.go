@@ -1,0 +1,79 @@
+package bundledeployment
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+)
+
+// retryCount is how often one revision of a BundleDeployment was retried
+// after failures the world can fix (failure.Retry).
+type retryCount struct {
+	revision string
+	attempts int
+}
+
+// nextRetry counts one more retry of bd's revision and returns when to try
+// again (failure.RetryBackoff); a new revision starts from the first.
+func (r *Reconciler) nextRetry(bd string, revision string) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.retries[bd]
+	if c.revision != revision {
+		c = retryCount{revision: revision}
+	}
+	c.attempts++
+	r.retries[bd] = c
+	return failure.RetryBackoff(c.attempts)
+}
+
+// resetRetries forgets the retries of bd (installed, or gone).
+func (r *Reconciler) resetRetries(bd string) {
+	r.mu.Lock()
+	delete(r.retries, bd)
+	r.mu.Unlock()
+}
+
+// waitingForKinds returns the BundleDeployments whose newest revision
+// waits for a kind to be served (Installed=False, UnknownKind): a CRD or
+// APIService that changed may be the one they need.
+func (r *Reconciler) waitingForKinds(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &v1alpha2.BundleDeploymentList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		for _, c := range list.Items[i].Status.Conditions {
+			if c.Type == v1alpha2.TypeInstalled && c.Reason == v1alpha2.ReasonUnknownKind {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: list.Items[i].Name}})
+			}
+		}
+	}
+	return reqs
+}
+
+// kindSource is a metadata-only object of apiVersion and kind, to watch.
+func kindSource(apiVersion, kind string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}}
+}
+
+// servedKindsChanged passes creations and updates of CRDs and APIServices
+// (an update of their status, which makes a kind served, changes the
+// resourceVersion a metadata watch sees), not the initial list's or
+// deletions.
+var servedKindsChanged = predicate.Funcs{
+	CreateFunc:  func(e event.CreateEvent) bool { return !e.IsInInitialList },
+	UpdateFunc:  func(event.UpdateEvent) bool { return true },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}

@@ -1,0 +1,64 @@
+package failure
+
+import (
+	"time"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+)
+
+// Policy is what happens to a revision that failed with a reason.
+type Policy string
+
+const (
+	// Hold: the content or the spec itself is wrong. The revision is
+	// recorded as failed and not tried again until the spec changes or a
+	// user asks for a retry (rukpakctl retry).
+	Hold Policy = "Hold"
+	// Retry: the world can fix it by itself (a CRD or namespace that is
+	// not there yet, RBAC an admin has yet to grant). The revision is not
+	// recorded as failed; it is tried again with backoff (RetryBackoff),
+	// and at once on the event that fixes it where one is watched.
+	Retry Policy = "Retry"
+)
+
+// retryReasons are the reasons of failures the world can fix. Every other
+// reason of a *Error is Hold. Errors that are not a *Error at all (API
+// server errors and timeouts, conflicts, an unreachable webhook) never get
+// this far: the reconcile returns them and is retried with the
+// controller's backoff.
+var retryReasons = map[string]bool{
+	// An object's kind is not served yet: its CRD or APIService is
+	// installed by someone else, maybe a moment later.
+	v1alpha2.ReasonUnknownKind: true,
+	// An object's namespace does not exist yet.
+	v1alpha2.ReasonNamespaceNotFound: true,
+	// The install identity lacks permissions an admin can grant.
+	v1alpha2.ReasonMissingPermissions: true,
+	// The requester lacks rights an admin can grant.
+	v1alpha2.ReasonNotAuthorized: true,
+}
+
+// PolicyOf returns the policy for a failure with reason.
+func PolicyOf(reason string) Policy {
+	if retryReasons[reason] {
+		return Retry
+	}
+	return Hold
+}
+
+// Backoff bounds of Retry: the first retry comes after RetryBackoffBase,
+// each next one after twice as long, never more than RetryBackoffMax apart.
+const (
+	RetryBackoffBase = time.Second
+	RetryBackoffMax  = 2 * time.Minute
+)
+
+// RetryBackoff is how long to wait before attempt number attempt (1 for
+// the first retry).
+func RetryBackoff(attempt int) time.Duration {
+	d := RetryBackoffBase
+	for i := 1; i < attempt && d < RetryBackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, RetryBackoffMax)
+}
