@@ -1,0 +1,281 @@
+package sandboxed
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/format"
+	"github.com/rukpak/rukpak/internal/sandbox"
+)
+
+// testLimits are small, so that attacks end fast.
+var testLimits = sandbox.Limits{Memory: 256 << 20, Timeout: 3 * time.Second}
+
+func newRunner(t *testing.T, l sandbox.Limits) *sandbox.Runner {
+	t.Helper()
+	r, err := sandbox.New(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func newFormat(t *testing.T, name string, r *sandbox.Runner) *Format {
+	t.Helper()
+	f, err := New(name, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// testdata returns the bundles of a sibling format package's testdata.
+func testdata(t *testing.T, pkg, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join("..", pkg, "testdata", dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, filepath.Join("..", pkg, "testdata", dir, e.Name()))
+		}
+	}
+	return out
+}
+
+// Every fixture of the formats renders to the same objects, or fails with
+// the same error, in a child as in this process.
+func TestSameAsInProcess(t *testing.T) {
+	r := newRunner(t, sandbox.Limits{})
+	cases := []struct {
+		format string
+		dirs   []string
+		cfg    format.Config
+	}{
+		{Helm, testdata(t, "helm", "charts"), format.Config{ReleaseName: "rel", InstallNamespace: "ns",
+			Values: map[string]any{"replicaCount": float64(3), "nested": map[string]any{"a": "b"}}}},
+		{Helm, testdata(t, "helm", "charts"), format.Config{ReleaseName: "rel", InstallNamespace: "ns",
+			Capabilities: &format.Capabilities{KubeVersion: "v1.31.2", APIVersions: []string{"v1", "policy/v1", "policy/v1/PodDisruptionBudget"}}}},
+		{Plain, testdata(t, "plain", "bundles"), format.Config{ReleaseName: "rel", InstallNamespace: "ns"}},
+		{RegistryV1, testdata(t, "registryv1", "bundles"), format.Config{ReleaseName: "rel", InstallNamespace: "ns"}},
+		{RegistryV1, testdata(t, "registryv1", "bundles"), format.Config{ReleaseName: "rel", InstallNamespace: "ns",
+			Bundle: &v1alpha2.BundleConfig{WatchNamespaces: []string{"ns"}}}},
+	}
+	local := map[string]*Format{}
+	child := map[string]*Format{}
+	for _, name := range []string{Helm, Plain, RegistryV1} {
+		local[name], child[name] = newFormat(t, name, nil), newFormat(t, name, r)
+	}
+	compared := 0
+	for _, c := range cases {
+		for _, dir := range c.dirs {
+			t.Run(c.format+"/"+filepath.Base(dir), func(t *testing.T) {
+				want, wantErr := local[c.format].Objects(context.Background(), os.DirFS(dir), c.cfg)
+				got, err := child[c.format].Objects(context.Background(), os.DirFS(dir), c.cfg)
+				if wantErr != nil || err != nil {
+					if wantErr == nil || err == nil || err.Error() != wantErr.Error() ||
+						failure.Reason(err, "") != failure.Reason(wantErr, "") {
+						t.Fatalf("in a child: %v (%s); in process: %v (%s)",
+							err, failure.Reason(err, "-"), wantErr, failure.Reason(wantErr, "-"))
+					}
+					return
+				}
+				if len(want) == 0 {
+					t.Fatal("no objects in process")
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("objects differ:\nchild:      %v\nin process: %v", got, want)
+				}
+				compared++
+			})
+		}
+	}
+	if compared < 15 {
+		t.Fatalf("only %d fixtures rendered to objects; the comparison proves little", compared)
+	}
+}
+
+// A bundle that is not a directory on disk is copied to one first.
+func TestNotADirectory(t *testing.T) {
+	f := newFormat(t, Plain, newRunner(t, sandbox.Limits{}))
+	fsys := fstest.MapFS{"manifests/cm.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {n: '1'}\n")}}
+	objs, err := f.Objects(context.Background(), fsys, format.Config{InstallNamespace: "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 || objs[0].GetName() != "a" {
+		t.Fatalf("objects %v", objs)
+	}
+}
+
+// writeFiles writes files (path: content) under a new directory.
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, content := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// chart returns the files of a chart called name with one template.
+func chart(name, template, values string) map[string]string {
+	return map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: " + name + "\nversion: 0.1.0\n",
+		"values.yaml":       values,
+		"templates/cm.yaml": template,
+	}
+}
+
+// copyBomb is a kustomization whose JSON patch copies a list into itself
+// 40 times: 2^40 copies of a string.
+func copyBomb() map[string]string {
+	ops := strings.Repeat("    - {op: copy, from: /x, path: /x/-}\n", 40)
+	return map[string]string{
+		"kustomization.yaml": "resources: [cm.yaml]\npatches:\n- target: {kind: ConfigMap, name: boom}\n  patch: |-\n" + ops,
+		"cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: boom}\nx: [\"0123456789abcdef0123456789abcdef\"]\n",
+	}
+}
+
+// Bundles that blow up fail with ResourceLimit naming what blew up and
+// the limit; the test process is untouched.
+func TestLimits(t *testing.T) {
+	r := newRunner(t, testLimits)
+	tests := []struct {
+		name   string
+		format string
+		files  map[string]string
+		want   string
+	}{
+		{"range until 2000000000", Helm,
+			chart("until-bomb", "{{ range $i := until 2000000000 }}{{ $i }}{{ end }}\n", ""),
+			"rendering chart until-bomb exceeded the memory limit of 256 MiB"},
+		{"tpl recursion", Helm,
+			chart("tpl-bomb", "{{ tpl .Values.x . }}\n", "x: \"{{ tpl .Values.x . }}\"\n"),
+			"rendering chart tpl-bomb exceeded the memory limit of 256 MiB"},
+		{"string doubling", Helm,
+			chart("doubling", "{{ $s := \"xxxxxxxx\" }}{{ range until 40 }}{{ $s = print $s $s }}{{ end }}{{ $s }}\n", ""),
+			"rendering chart doubling exceeded the memory limit of 256 MiB"},
+		{"endless loop", Helm,
+			chart("spinner", "{{ range $i := until 100000 }}{{ range $j := until 100000 }}{{ end }}{{ end }}\n", ""),
+			"rendering chart spinner did not finish within 3s"},
+		{"kustomize JSON patch copy bomb", Plain, copyBomb(),
+			"building kustomization kustomization.yaml exceeded the memory limit of 256 MiB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFormat(t, tt.format, r)
+			start := time.Now()
+			_, err := f.Objects(context.Background(), os.DirFS(writeFiles(t, tt.files)), format.Config{ReleaseName: "rel", InstallNamespace: "ns"})
+			t.Logf("refused in %v: %v", time.Since(start).Round(time.Millisecond), err)
+			if failure.Reason(err, "") != v1alpha2.ReasonResourceLimit {
+				t.Fatalf("error %v, want reason ResourceLimit", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// An ordinary template error keeps its reason and names the file.
+func TestRenderErrorKeepsReason(t *testing.T) {
+	f := newFormat(t, Helm, newRunner(t, testLimits))
+	dir := writeFiles(t, chart("broken", "{{ .Values.x.y.z | required \"x.y.z is required\" }}\n", ""))
+	_, err := f.Objects(context.Background(), os.DirFS(dir), format.Config{ReleaseName: "rel", InstallNamespace: "ns"})
+	if failure.Reason(err, "") != v1alpha2.ReasonRenderFailed || !strings.Contains(err.Error(), "broken/templates/cm.yaml") {
+		t.Fatalf("error %v (%s), want RenderFailed naming broken/templates/cm.yaml", err, failure.Reason(err, "-"))
+	}
+}
+
+// Values from Secrets echoed by templates never reach the error, in a
+// child or in this process.
+func TestRedaction(t *testing.T) {
+	const password = "hunter2-Sup3rSecret"
+	const key = "-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7\n-----END KEY-----"
+	vals := map[string]any{"password": password, "key": key, "visible": "plain-value"}
+	redact := []string{password, key}
+	tests := []struct {
+		name     string
+		template string
+		reason   string // RenderFailed when empty
+	}{
+		{"fail", "{{ fail .Values.password }}", ""},
+		{"required's message", "{{ required .Values.password .Values.missing }}", ""},
+		{"quoted", "{{ fail (printf \"%q and %s\" .Values.password .Values.visible) }}", ""},
+		{"base64", "{{ fail (b64enc .Values.password) }}", ""},
+		{"multi-line", "{{ fail .Values.key }}", ""},
+		{"multi-line quoted", "{{ fail (printf \"%q\" .Values.key) }}", ""},
+		{"as the name of a duplicate object", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Values.password }}}\n---\n" +
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Values.password }}}\n", v1alpha2.ReasonInvalidContent},
+	}
+	for _, runner := range []*sandbox.Runner{newRunner(t, testLimits), nil} {
+		f := newFormat(t, Helm, runner)
+		for _, tt := range tests {
+			t.Run(tt.name+map[bool]string{true: " in a child", false: " in process"}[runner != nil], func(t *testing.T) {
+				dir := writeFiles(t, chart("leaky", tt.template, ""))
+				_, err := f.Objects(context.Background(), os.DirFS(dir), format.Config{
+					ReleaseName: "rel", InstallNamespace: "ns", Values: vals, Redact: redact})
+				if err == nil {
+					t.Fatal("rendered, want an error")
+				}
+				msg := err.Error()
+				for _, leak := range []string{"hunter2", "Sup3rSecret", "aHVudGVyMi1TdXAzclNlY3JldA", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "BKcwggSjAgEAAoIBAQC7"} {
+					if strings.Contains(msg, leak) {
+						t.Fatalf("error %q holds %q", msg, leak)
+					}
+				}
+				if !strings.Contains(msg, "[redacted]") || !strings.Contains(msg, "leaky/templates/cm.yaml") {
+					t.Fatalf("error %q does not say [redacted] and name the template", msg)
+				}
+				want := tt.reason
+				if want == "" {
+					want = v1alpha2.ReasonRenderFailed
+				}
+				if failure.Reason(err, "") != want {
+					t.Fatalf("reason %q, want %s", failure.Reason(err, ""), want)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkRender compares rendering the webapp chart in this process and
+// in a child: the difference is what the sandbox adds per render.
+func BenchmarkRender(b *testing.B) {
+	r, err := sandbox.New(sandbox.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := format.Config{ReleaseName: "rel", InstallNamespace: "ns"}
+	fsys := os.DirFS(filepath.Join("..", "helm", "testdata", "charts", "webapp"))
+	for _, runner := range []*sandbox.Runner{nil, r} {
+		f, err := New(Helm, runner)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(map[bool]string{true: "child", false: "in-process"}[runner != nil], func(b *testing.B) {
+			for b.Loop() {
+				if _, err := f.Objects(context.Background(), fsys, cfg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
