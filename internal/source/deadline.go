@@ -82,7 +82,11 @@ func (s *deadlined) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir s
 // caller's context) ended the call: whatever the source made of the
 // cancelled context, the deadline is what the user must hear about.
 func (s *deadlined) check(parent, dctx context.Context, op string, src v1alpha2.BundleSource, err error) error {
-	if parent.Err() == nil && errors.Is(context.Cause(dctx), errDeadline) {
+	// A connection given the same deadline (the SSH dialer's) can time
+	// out a moment before the context's timer fires: a deadline that has
+	// passed counts as well.
+	deadline, _ := dctx.Deadline()
+	if parent.Err() == nil && (errors.Is(context.Cause(dctx), errDeadline) || !time.Now().Before(deadline)) {
 		return failure.New(v1alpha2.ReasonResourceLimit, "%s %s took longer than the deadline of %s for one source",
 			op, Describe(src), s.d)
 	}
