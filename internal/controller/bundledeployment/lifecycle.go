@@ -185,6 +185,12 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 		Message: fmt.Sprintf("revision %s: %s", active, summary)})
 	if bd.Status.LastHealthyBundle == active || bd.Status.FailedBundle == active {
 		// Healthy before, or judged already: report, do not roll back.
+		if prog := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeProgressing); prog != nil && prog.Reason == v1alpha2.ReasonSettled {
+			// Settled still, but no longer healthy: say so, rather than
+			// "installed and healthy" next to Healthy=False.
+			setCondition(bd, metav1.Condition{Type: v1alpha2.TypeProgressing, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonSettled,
+				Message: fmt.Sprintf("revision %s is installed; it was healthy and is not now (see Healthy); nothing is rolling out", active)})
+		}
 		s.requeueWithin(settledRecheck / 4)
 		return nil
 	}

@@ -283,3 +283,54 @@ func TestExpensiveProbeRefusedBeforeApply(t *testing.T) {
 	updateBD(t, bd.Name, func(bd *v1alpha2.BundleDeployment) { bd.Spec.HealthChecks.Probes = []v1alpha2.Probe{readyProbe} })
 	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
 }
+
+// TestSettledRevisionThatTurnsUnhealthy: a revision that was healthy and
+// then is not does not report "installed and healthy" next to
+// Healthy=False, and is not rolled back.
+func TestSettledRevisionThatTurnsUnhealthy(t *testing.T) {
+	ctx := context.Background()
+	ns := envtest.UniqueName("turns")
+	bd := &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("bd")},
+		Spec: v1alpha2.BundleDeploymentSpec{
+			ProvisionerClassName: v1alpha2.ClassPlain,
+			InstallNamespace:     ns,
+			Sources:              source(manifests(t, map[string]string{"a.yaml": readyCM("app", "true", "v1")})),
+			HealthChecks: &v1alpha2.HealthChecks{Probes: []v1alpha2.Probe{{
+				Selector: v1alpha2.ProbeSelector{Kind: "ConfigMap"},
+				// A label rukpak does not own, so drift correction leaves it.
+				CEL:     `!has(self.metadata.labels) || !('example.com/broken' in self.metadata.labels)`,
+				Message: "marked broken",
+			}}},
+		},
+	}
+	if err := env.Client.Create(ctx, bd); err != nil {
+		t.Fatal(err)
+	}
+	got := waitCondition(t, bd.Name, v1alpha2.TypeProgressing, metav1.ConditionFalse, v1alpha2.ReasonSettled)
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha2.TypeProgressing); !strings.Contains(c.Message, "installed and healthy") {
+		t.Fatalf("Progressing message %q", c.Message)
+	}
+
+	cm := &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(cm.DeepCopy())
+	cm.Labels = map[string]string{"example.com/broken": "yes"}
+	if err := env.Client.Patch(ctx, cm, patch, client.FieldOwner("someone-else")); err != nil {
+		t.Fatal(err)
+	}
+	got = waitCondition(t, bd.Name, v1alpha2.TypeHealthy, metav1.ConditionFalse, v1alpha2.ReasonUnhealthy)
+	envtest.Eventually(t, 20*time.Second, func() error {
+		got = getBD(t, bd.Name)
+		c := meta.FindStatusCondition(got.Status.Conditions, v1alpha2.TypeProgressing)
+		if c == nil || c.Status != metav1.ConditionFalse || strings.Contains(c.Message, "installed and healthy") {
+			return fmt.Errorf("Progressing = %+v next to Healthy=False", c)
+		}
+		return nil
+	})
+	if got.Status.ActiveBundle != got.Status.LastHealthyBundle {
+		t.Fatalf("active %s, last healthy %s: a settled revision was changed", got.Status.ActiveBundle, got.Status.LastHealthyBundle)
+	}
+}
