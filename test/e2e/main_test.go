@@ -90,7 +90,9 @@ func rukpakctl(args ...string) (string, error) {
 		args = append(args, "--bin-dir="+suite.clusterBin, "--manager="+filepath.Join(suite.bin, "rukpak"),
 			// A stalled source ends sooner than the default 5m (the
 			// hostile corpus has one).
-			"--manager-arg=--source-timeout=15s")
+			"--manager-arg=--source-timeout=15s",
+			// A template that loops ends sooner than the default 30s.
+			"--manager-arg=--render-timeout=10s")
 	}
 	cmd := exec.Command(filepath.Join(suite.bin, "rukpakctl"), args...)
 	cmd.Env = append(os.Environ(), "RUKPAK_STATE_DIR="+suite.stateDir, "KUBECONFIG="+suite.kubeconfig)
