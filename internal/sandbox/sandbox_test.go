@@ -205,6 +205,11 @@ func TestRunConcurrency(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting to start x") {
 		t.Fatalf("second Run = %v, want it to wait for the slot", err)
 	}
+	// Work known to finish does not wait.
+	var got string
+	if err := r.Run(context.Background(), Call{Job: "test-echo", What: "x", In: "a", Out: &got, Unqueued: true}); err != nil || got != "A" {
+		t.Fatalf("unqueued Run = %q, %v while the slot is taken", got, err)
+	}
 	if err := <-done; failure.Reason(err, "") != v1alpha2.ReasonResourceLimit {
 		t.Fatalf("first Run = %v", err)
 	}

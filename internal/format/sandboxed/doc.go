@@ -18,6 +18,10 @@
 //  4. Redact Config.Redact (the values read from Secrets) from the error,
 //     whatever produced it.
 //
+// Content that rendered within the limits before, with the same config,
+// does not wait for one of the runner's slots when it is rendered again (to
+// correct drift): children that loop until their deadline cannot delay it.
+//
 // Without a sandbox.Runner, the format runs in this process (step 2 and 3
 // are skipped); redaction still applies.
 package sandboxed

@@ -73,6 +73,10 @@ type Format struct {
 	name   string
 	runner *sandbox.Runner
 	local  format.Format
+	// rendered holds the inputs that rendered within the limits before:
+	// rendering them again (to correct drift) does not wait for a slot
+	// behind children that may loop until their deadline.
+	rendered *inputSet
 }
 
 var _ format.Format = (*Format)(nil)
@@ -84,7 +88,7 @@ func New(name string, runner *sandbox.Runner) (*Format, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Format{name: name, runner: runner, local: local}, nil
+	return &Format{name: name, runner: runner, local: local, rendered: newInputSet(maxRendered)}, nil
 }
 
 // Objects renders fsys with cfg in a child and redacts cfg.Redact from its
@@ -103,16 +107,22 @@ func (f *Format) objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]
 		return nil, err
 	}
 	defer cleanup()
+	req := request{Format: f.name, Dir: dir, Config: cfg}
+	key, keyErr := inputKey(req)
 	var out []json.RawMessage
 	err = f.runner.Run(ctx, sandbox.Call{
 		Job:         job,
 		What:        "rendering the " + f.name + " bundle",
-		In:          request{Format: f.name, Dir: dir, Config: cfg},
+		In:          req,
 		Out:         &out,
 		CrashReason: v1alpha2.ReasonRenderFailed,
+		Unqueued:    keyErr == nil && f.rendered.has(key),
 	})
 	if err != nil {
 		return nil, err
+	}
+	if keyErr == nil {
+		f.rendered.add(key)
 	}
 	objs := make([]*unstructured.Unstructured, len(out))
 	for i, raw := range out {

@@ -2,6 +2,7 @@ package sandboxed
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -277,5 +278,60 @@ func BenchmarkRender(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Content that rendered before renders again (to correct drift) while
+// children that loop hold every slot; new content waits for a slot.
+func TestRenderedBeforeDoesNotWait(t *testing.T) {
+	r := newRunner(t, sandbox.Limits{Concurrency: 1, Timeout: 3 * time.Second})
+	f := newFormat(t, Helm, r)
+	cfg := format.Config{ReleaseName: "rel", InstallNamespace: "ns"}
+	good := os.DirFS(writeFiles(t, chart("good", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good}\n", "")))
+	if _, err := f.Objects(context.Background(), good, cfg); err != nil {
+		t.Fatal(err)
+	}
+	loop := os.DirFS(writeFiles(t, chart("spinner", "{{ range $i := until 100000 }}{{ range $j := until 100000 }}{{ end }}{{ end }}\n", "")))
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.Objects(context.Background(), loop, cfg)
+		done <- err
+	}()
+	// Until the loop ends, a new chart waits for the only slot.
+	other := os.DirFS(writeFiles(t, chart("other", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n", "")))
+	eventually(t, 5*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err := f.Objects(ctx, other, cfg)
+		if err == nil || !strings.Contains(err.Error(), "waiting to start") {
+			return fmt.Errorf("new chart: %v, want it to wait for the slot the loop holds", err)
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	objs, err := f.Objects(ctx, good, cfg)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("rendering the good chart again while the slot is taken: %v, %v", objs, err)
+	}
+	if err := <-done; failure.Reason(err, "") != v1alpha2.ReasonResourceLimit {
+		t.Fatalf("loop: %v", err)
+	}
+}
+
+// eventually polls cond every 50ms until it returns nil or timeout
+// passes, then fails the test with its last error.
+func eventually(t *testing.T, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
