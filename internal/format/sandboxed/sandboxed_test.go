@@ -297,9 +297,11 @@ func TestRenderedBeforeDoesNotWait(t *testing.T) {
 		_, err := f.Objects(context.Background(), loop, cfg)
 		done <- err
 	}()
-	// Until the loop ends, a new chart waits for the only slot.
-	other := os.DirFS(writeFiles(t, chart("other", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n", "")))
+	// Until the loop ends, a new chart waits for the only slot. (Each try
+	// is new content: one that rendered before the loop took the slot
+	// would not wait any more.)
 	eventually(t, 5*time.Second, func() error {
+		other := os.DirFS(writeFiles(t, chart("other", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n", "")))
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		_, err := f.Objects(ctx, other, cfg)
