@@ -24,6 +24,8 @@ type extractor struct {
 	layer   bool // apply whiteouts; entries may replace directories
 	entries int
 	bytes   int64
+	// pathBytes is the length of the paths created so far (MaxPathBytes).
+	pathBytes int64
 	// dirs holds the paths checked to be real directories (not links); it
 	// is reset whenever something is removed.
 	dirs map[string]bool
@@ -65,6 +67,9 @@ func (x *extractor) entry(hdr *tar.Header, r io.Reader) error {
 	}
 	name, err := CleanEntryPath(raw)
 	if err != nil {
+		return err
+	}
+	if err := x.countPath(raw, name); err != nil {
 		return err
 	}
 	if x.layer && isWhiteout(name) {
@@ -262,4 +267,13 @@ func kind(fi fs.FileInfo) string {
 		return "file"
 	}
 	return "special file"
+}
+
+// countPath counts a path the archive creates against MaxPathBytes.
+func (x *extractor) countPath(raw, name string) error {
+	x.pathBytes += int64(len(name))
+	if x.pathBytes > x.limits.MaxPathBytes {
+		return refuse(raw, "the paths of the archive (entries and the directories they imply) exceed the limit of %d bytes in all", x.limits.MaxPathBytes)
+	}
+	return nil
 }

@@ -98,9 +98,28 @@ func hostileCases() []hostileCase {
 			want: `archive entry "zeros": gzip stream expands more than 200 times`},
 		{name: "hardlink-bomb-100mib", streamed: true, entries: hardlinkBomb(zeros("big", 100<<20), 10_000), limits: Limits{MaxRatio: 1 << 20},
 			want: `archive entry "l0009": hard link to "big" (104857600 bytes) makes the files of the archive exceed the limit of 1073741824 bytes in all`},
+		{name: "deep-long-paths", streamed: true, entries: deepPaths(2000, 16, 240), limits: Limits{MaxPathBytes: 1 << 20},
+			want: `the paths of the archive (entries and the directories they imply) exceed the limit of 1048576 bytes in all`},
+		{name: "implied-directories", streamed: true, entries: deepPaths(300, 4, 8), limits: Limits{MaxFiles: 1000},
+			want: `the archive has more than 1000 entries`}, // 300 files, 1200 directories
 		{name: "huge-file", streamed: true, entries: []tentry{zeros("huge", 1<<30)},
 			want: `archive entry "huge": file of 1073741824 bytes is larger than the limit of 536870912 bytes per file`},
 	}
+}
+
+// deepPaths returns n empty files, each under its own chain of depth
+// directories whose names are width bytes long: a few hundred kilobytes
+// compressed, gigabytes of paths to keep track of.
+func deepPaths(n, depth, width int) []tentry {
+	entries := make([]tentry, n)
+	for i := range entries {
+		parts := make([]string, depth)
+		for j := range parts {
+			parts[j] = fmt.Sprintf("%0*d", width, i*depth+j)
+		}
+		entries[i] = file(strings.Join(parts, "/")+"/f", "")
+	}
+	return entries
 }
 
 // hardlinkBomb returns target followed by n hard links to it, l0000 and on.

@@ -6,6 +6,7 @@ const (
 	defaultMaxFiles           = 100_000
 	defaultMaxFileBytes int64 = 512 << 20
 	defaultMaxRatio     int64 = 200
+	defaultMaxPathBytes int64 = 32 << 20
 )
 
 // ratioGrace is the number of uncompressed bytes a gzip stream may produce
@@ -22,6 +23,12 @@ type Limits struct {
 	MaxFiles int
 	// MaxFileBytes is the size of one regular file; default 512 MiB.
 	MaxFileBytes int64
+	// MaxPathBytes is the total length of the paths the archive creates
+	// (its entries and the parent directories they imply); default 32 MiB.
+	// It bounds the memory extraction keeps about paths, which the size of
+	// the files does not: a small archive of deeply nested long names
+	// would otherwise grow it to gigabytes.
+	MaxPathBytes int64
 	// MaxRatio is the ratio of uncompressed to compressed bytes a gzip stream
 	// may reach once it has produced more than 1 MiB; default 200.
 	MaxRatio int64
@@ -34,6 +41,7 @@ func DefaultLimits() Limits {
 		MaxFiles:     defaultMaxFiles,
 		MaxFileBytes: defaultMaxFileBytes,
 		MaxRatio:     defaultMaxRatio,
+		MaxPathBytes: defaultMaxPathBytes,
 	}
 }
 
@@ -48,6 +56,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxFileBytes <= 0 {
 		l.MaxFileBytes = d.MaxFileBytes
+	}
+	if l.MaxPathBytes <= 0 {
+		l.MaxPathBytes = d.MaxPathBytes
 	}
 	if l.MaxRatio <= 0 {
 		l.MaxRatio = d.MaxRatio

@@ -68,6 +68,14 @@ func (x *extractor) parents(raw, name string) error {
 				return err
 			}
 		}
+		// An implied directory is an entry too, and its path counts.
+		x.entries++
+		if x.entries > x.limits.MaxFiles {
+			return refuse(raw, "the archive has more than %d entries (with the directories they imply), the limit", x.limits.MaxFiles)
+		}
+		if err := x.countPath(raw, p); err != nil {
+			return err
+		}
 		if err := x.mkdir(raw, p); err != nil {
 			return err
 		}

@@ -61,11 +61,11 @@ func TestCheckSymlinkTarget(t *testing.T) {
 }
 
 func TestDefaultLimits(t *testing.T) {
-	want := Limits{MaxBytes: 1 << 30, MaxFiles: 100_000, MaxFileBytes: 512 << 20, MaxRatio: 200}
+	want := Limits{MaxBytes: 1 << 30, MaxFiles: 100_000, MaxFileBytes: 512 << 20, MaxPathBytes: 32 << 20, MaxRatio: 200}
 	if got := DefaultLimits(); got != want {
 		t.Fatalf("DefaultLimits() = %+v, want %+v", got, want)
 	}
-	if got := (Limits{MaxFiles: 7, MaxRatio: -1}).withDefaults(); got != (Limits{MaxBytes: 1 << 30, MaxFiles: 7, MaxFileBytes: 512 << 20, MaxRatio: 200}) {
+	if got := (Limits{MaxFiles: 7, MaxRatio: -1}).withDefaults(); got != (Limits{MaxBytes: 1 << 30, MaxFiles: 7, MaxFileBytes: 512 << 20, MaxPathBytes: 32 << 20, MaxRatio: 200}) {
 		t.Fatalf("withDefaults() = %+v", got)
 	}
 }
