@@ -243,6 +243,22 @@ var _ = registerHostile(
 		}, v1alpha2.ReasonUnpackFailed, time.Minute, `archive entry "evil": symlink target "/etc" is absolute`),
 	},
 	hostileCase{
+		// Tiny compressed, but every entry implies 16 new directories
+		// with long names: extraction used to keep gigabytes of paths.
+		name: "archive of deeply nested long paths (path memory bomb)",
+		attack: unpackAttack(func(t *testing.T) []v1alpha2.BundleSource {
+			var entries []tarEntry
+			for i := range 1500 {
+				parts := make([]string, 16)
+				for j := range parts {
+					parts[j] = fmt.Sprintf("%0240d", i*16+j)
+				}
+				entries = append(entries, tarEntry{name: strings.Join(parts, "/") + "/f", typ: tar.TypeReg})
+			}
+			return serveArchive(t, tarGzOf(t, entries...))
+		}, v1alpha2.ReasonUnpackFailed, time.Minute, "the paths of the archive (entries and the directories they imply) exceed the limit of 33554432 bytes in all"),
+	},
+	hostileCase{
 		name: "gzip bomb (64 MiB of zeros)",
 		attack: unpackAttack(func(t *testing.T) []v1alpha2.BundleSource {
 			return serveArchive(t, tarGzOf(t, tarEntry{name: "zeros", typ: tar.TypeReg, body: make([]byte, 64<<20)}))
