@@ -15,6 +15,7 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/internal/format/helm"
+	"github.com/rukpak/rukpak/internal/format/kustomize"
 	"github.com/rukpak/rukpak/internal/format/plain"
 	"github.com/rukpak/rukpak/internal/format/registryv1"
 	"github.com/rukpak/rukpak/internal/sandbox"
@@ -99,7 +100,7 @@ func (f *Format) Objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]
 }
 
 func (f *Format) objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]*unstructured.Unstructured, error) {
-	if f.runner == nil {
+	if f.runner == nil || f.smallPlain(fsys) {
 		return f.local.Objects(ctx, fsys, cfg)
 	}
 	dir, cleanup, err := directory(fsys)
@@ -167,4 +168,41 @@ func dirOf(fsys fs.FS) (string, bool) {
 		return v.String(), true
 	}
 	return "", false
+}
+
+// maxInProcessPlain is the size up to which a plain bundle without a
+// kustomization is decoded in the manager's own process: decoding YAML
+// costs memory in proportion to its size (aliases are bounded by the YAML
+// decoder), so a small bundle cannot blow up, and starting a child (about
+// 25 ms) would cost more than decoding it. Larger ones, and every
+// kustomization, registry+v1 bundle and chart, go to a child.
+const maxInProcessPlain = 1 << 20
+
+// smallPlain reports whether fsys is a plain bundle without a
+// kustomization whose files weigh at most maxInProcessPlain in all.
+func (f *Format) smallPlain(fsys fs.FS) bool {
+	if f.name != Plain {
+		return false
+	}
+	if k, err := kustomize.Find(fsys); err != nil || k != "" {
+		return false
+	}
+	var total int64
+	err := fs.WalkDir(fsys, ".", func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			total += info.Size()
+			if total > maxInProcessPlain {
+				return fs.SkipAll
+			}
+		}
+		return nil
+	})
+	return err == nil && total <= maxInProcessPlain
 }

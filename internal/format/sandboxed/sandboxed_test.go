@@ -337,3 +337,33 @@ func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+func TestSmallPlainRendersInProcess(t *testing.T) {
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+	big := strings.Repeat("#", maxInProcessPlain)
+	for _, tc := range []struct {
+		name   string
+		format string
+		files  fstest.MapFS
+		want   bool
+	}{
+		{"small plain", Plain, fstest.MapFS{"manifests/a.yaml": {Data: []byte(cm)}}, true},
+		{"plain just under the limit", Plain, fstest.MapFS{"manifests/a.yaml": {Data: []byte(cm + big[:maxInProcessPlain-len(cm)])}}, true},
+		{"plain over the limit", Plain, fstest.MapFS{"manifests/a.yaml": {Data: []byte(cm + big)}}, false},
+		{"plain over the limit in two files", Plain, fstest.MapFS{
+			"manifests/a.yaml": {Data: []byte(big[:maxInProcessPlain/2+1])}, "manifests/b.yaml": {Data: []byte(big[:maxInProcessPlain/2+1])}}, false},
+		{"kustomization", Plain, fstest.MapFS{"kustomization.yaml": {Data: []byte("resources: [a.yaml]\n")}, "a.yaml": {Data: []byte(cm)}}, false},
+		{"small chart", Helm, fstest.MapFS{"Chart.yaml": {Data: []byte("name: c\nversion: 1.0.0\n")}}, false},
+		{"small registry+v1 bundle", RegistryV1, fstest.MapFS{"manifests/a.yaml": {Data: []byte(cm)}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := New(tc.format, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.smallPlain(tc.files); got != tc.want {
+				t.Fatalf("smallPlain = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
