@@ -28,8 +28,6 @@ func TestMain(m *testing.M) {
 	switch {
 	case slices.Contains(os.Args[1:], fakeManagerFlag):
 		fakeManager(os.Args[1:])
-	case slices.Contains(os.Args[1:], fakeAPIServerFlag):
-		fakeAPIServer(os.Args[1:])
 	default:
 		os.Exit(m.Run())
 	}

@@ -73,75 +73,31 @@ spec: {resourceRef: {apiGroup: v1, kind: Pod}}
 	}
 }
 
-func TestStartManagerWaitsForAPIServer(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	ready := filepath.Join(dir, "apiserver-ready")
-	s, err := fakeStateDir(dir, ready)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := Down(dir); err != nil {
-			t.Errorf("Down: %v", err)
-		}
-	})
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	started := filepath.Join(dir, "manager-started")
-	c := clusterFrom(dir, s)
-	errc := make(chan error, 1)
-	go func() { errc <- c.StartManager(t.Context(), self, fakeManagerFlag, fakeStartedFlag+"="+started) }()
-
-	// While the API server answers 503, the manager must not start.
-	hold := time.Now().Add(2 * time.Second)
-	for time.Now().Before(hold) {
-		if exists(started) {
-			t.Fatal("the manager started before the API server answered /readyz")
-		}
-		select {
-		case err := <-errc:
-			t.Fatalf("StartManager returned before the API server was ready: %v", err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	if err := os.WriteFile(ready, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Fatalf("StartManager: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("StartManager did not return within 30s of the API server becoming ready")
-	}
-	if !exists(started) {
-		t.Fatal("StartManager returned but the manager never started")
-	}
-}
-
+// TestStartManagerAPIServerGone: with the real kube-apiserver of a
+// minimal cluster killed, StartManager says so and starts no manager.
 func TestStartManagerAPIServerGone(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	s, err := fakeStateDir(dir, filepath.Join(dir, "never"))
-	if err != nil {
-		t.Fatal(err)
+	c, _, procs := startCluster(t, true)
+	var apiserver process
+	for _, p := range procs {
+		if p.Name == "kube-apiserver" {
+			apiserver = p
+		}
 	}
-	t.Cleanup(func() { _ = Down(dir) })
-	if err := stopProcesses(s.Processes, 5*time.Second); err != nil {
+	if apiserver.PID == 0 {
+		t.Fatalf("no kube-apiserver among %+v", procs)
+	}
+	if err := stopProcesses([]process{apiserver}, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := filepath.Join(dir, "manager-started")
+	started := filepath.Join(t.TempDir(), "manager-started")
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	err = clusterFrom(dir, s).StartManager(ctx, self, fakeManagerFlag, fakeStartedFlag+"="+started)
+	err = c.StartManager(ctx, self, fakeManagerFlag, fakeStartedFlag+"="+started)
 	if err == nil || !strings.Contains(err.Error(), "kube-apiserver exited") {
 		t.Fatalf("StartManager with the API server gone = %v, want an error saying kube-apiserver exited", err)
 	}

@@ -1,14 +1,10 @@
 package localcluster
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,10 +22,6 @@ const (
 	fakeChildrenFlag = "--localcluster-fake-children"
 	// fakeStartedFlag=FILE makes the fake manager create FILE as it starts.
 	fakeStartedFlag = "--localcluster-fake-started"
-	// fakeAPIServerFlag makes the test binary act as an API server that
-	// answers /readyz with 503 until the file named by --ready-file exists,
-	// over TLS with the serving pair in --pki on --port.
-	fakeAPIServerFlag = "--localcluster-fake-apiserver"
 )
 
 // argValue returns the value of --name=value in args.
@@ -82,29 +74,6 @@ func fakeManager(args []string) {
 	os.Exit(1)
 }
 
-func fakeAPIServer(args []string) {
-	p := pki{dir: argValue(args, "--pki")}
-	ready := argValue(args, "--ready-file")
-	http.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if _, err := os.Stat(ready); errors.Is(err, fs.ErrNotExist) {
-			http.Error(w, "not ready", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok"))
-	})
-	addr := loopback(mustAtoi(argValue(args, "--port")))
-	fmt.Fprintln(os.Stderr, "fake apiserver", http.ListenAndServeTLS(addr, p.path(servingCert), p.path(servingKey), nil))
-	os.Exit(1)
-}
-
-func mustAtoi(s string) int {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		panic(err)
-	}
-	return n
-}
-
 // readChildren reads the file written by a fake manager with
 // fakeChildrenFlag, waiting up to 10 s for it.
 func readChildren(file string) ([]process, error) {
@@ -128,36 +97,4 @@ func readChildren(file string) ([]process, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// fakeStateDir makes a state directory with a PKI and a pid file recording
-// a fake API server on a free port that is not ready until readyFile
-// exists.
-func fakeStateDir(dir, readyFile string) (*state, error) {
-	p, err := generatePKI(filepath.Join(dir, certsDir))
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, logsDir), 0o755); err != nil {
-		return nil, err
-	}
-	picked, err := freePorts(1)
-	if err != nil {
-		return nil, err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	s := &state{Server: "https://" + loopback(picked[0]), Minimal: true, Ports: ports{APIServer: picked[0]}}
-	if err := writeKubeconfig(filepath.Join(dir, kubeconfigName), s.Server, p); err != nil {
-		return nil, err
-	}
-	proc, err := startProcess("kube-apiserver", self, []string{fakeAPIServerFlag,
-		"--pki=" + p.dir, "--port=" + strconv.Itoa(picked[0]), "--ready-file=" + readyFile}, dir, filepath.Join(dir, logsDir))
-	if err != nil {
-		return nil, err
-	}
-	s.Processes = append(s.Processes, proc)
-	return s, writeState(dir, s)
 }
