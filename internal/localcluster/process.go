@@ -100,8 +100,11 @@ func (p process) alive() bool {
 	if err != nil || info.state == "Z" || info.state == "X" {
 		return false
 	}
-	if p.StartTime != 0 && info.start != p.StartTime {
-		return false
+	if p.StartTime != 0 {
+		// The start time tells the process from a later one with the
+		// same PID. Its command line is no proof: right after the fork
+		// and before the exec it is still the parent's.
+		return info.start == p.StartTime
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
 	if err != nil {
