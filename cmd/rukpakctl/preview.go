@@ -231,7 +231,7 @@ func (o *previewOptions) render(ctx context.Context, cl *cluster, bd *v1alpha2.B
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := prov.FormatConfig(bd.Name, bd.Spec.InstallNamespace, bd.Spec.Config, vals.Values, info)
+	cfg, err := prov.FormatConfig(bd.Name, bd.Spec.InstallNamespace, bd.Spec.Config, vals, info)
 	if err != nil {
 		return nil, err
 	}

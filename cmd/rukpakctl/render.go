@@ -120,7 +120,7 @@ func (o *renderOptions) formatConfig(prov provisioner.Provisioner) (format.Confi
 	if err := prov.CheckConfig(bc); err != nil {
 		return format.Config{}, err
 	}
-	cfg, err := prov.FormatConfig(o.name, o.namespace, bc, vals, nil)
+	cfg, err := prov.FormatConfig(o.name, o.namespace, bc, values.Resolved{Values: vals}, nil)
 	if err != nil {
 		return format.Config{}, err
 	}

@@ -36,11 +36,10 @@ type Provisioner struct {
 // FormatConfig is what p's format renders a revision with: the install's
 // name and namespace, spec.config, the resolved Helm values and, when the
 // format needs them and cluster is not nil, the cluster's capabilities.
-// The values read from Secrets are to be redacted from errors: those
-// values.Resolve recorded for vals, or, when it did not and cfg names a
-// Secret, every string of vals.
-func (p Provisioner) FormatConfig(release, installNamespace string, cfg *v1alpha2.BundleConfig, vals map[string]any, cluster *clusterinfo.Reader) (format.Config, error) {
-	fc := format.Config{InstallNamespace: installNamespace, ReleaseName: release, Bundle: cfg, Values: vals, Redact: redactions(cfg, vals)}
+// The values read from Secrets are to be redacted from errors: vals.Secrets,
+// or, when vals carries none and cfg names a Secret, every string of vals.
+func (p Provisioner) FormatConfig(release, installNamespace string, cfg *v1alpha2.BundleConfig, vals values.Resolved, cluster *clusterinfo.Reader) (format.Config, error) {
+	fc := format.Config{InstallNamespace: installNamespace, ReleaseName: release, Bundle: cfg, Values: vals.Values, Redact: redactions(cfg, vals)}
 	if p.Capabilities && cluster != nil {
 		caps, err := cluster.Capabilities()
 		if err != nil {
@@ -52,16 +51,16 @@ func (p Provisioner) FormatConfig(release, installNamespace string, cfg *v1alpha
 }
 
 // redactions returns the strings of vals that came from Secrets.
-func redactions(cfg *v1alpha2.BundleConfig, vals map[string]any) []string {
-	if secrets, ok := values.SecretsOf(vals); ok {
-		return secrets
+func redactions(cfg *v1alpha2.BundleConfig, vals values.Resolved) []string {
+	if len(vals.Secrets) > 0 {
+		return vals.Secrets
 	}
 	if cfg == nil {
 		return nil
 	}
 	for _, ref := range cfg.ValuesFrom {
 		if ref.Kind == values.KindSecret {
-			return values.AllStrings(vals)
+			return values.AllStrings(vals.Values)
 		}
 	}
 	return nil

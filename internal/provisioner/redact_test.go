@@ -40,9 +40,9 @@ func leakyChart(t *testing.T) string {
 }
 
 // A password read from a Secret through valuesFrom and echoed by fail is
-// redacted from the render error, whether the values were resolved in
-// this process (their Secrets are known) or not (every string of values
-// that name a Secret is hidden).
+// redacted from the render error, whether the values carry their Secrets
+// (resolved with values.Resolve) or not (every string of values whose
+// config names a Secret is hidden).
 func TestSecretValuesRedacted(t *testing.T) {
 	const password = "s3cret-from-a-Secret"
 	ctx := context.Background()
@@ -66,10 +66,10 @@ func TestSecretValuesRedacted(t *testing.T) {
 	prov := Builtin()[v1alpha2.ControllerHelm]
 	tests := []struct {
 		name string
-		vals map[string]any
+		vals values.Resolved
 	}{
-		{"resolved here", resolved.Values},
-		{"resolved elsewhere", map[string]any{"password": password, "other": "x"}},
+		{"resolved here", resolved},
+		{"resolved elsewhere", values.Resolved{Values: map[string]any{"password": password, "other": "x"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,7 +88,7 @@ func TestSecretValuesRedacted(t *testing.T) {
 		})
 	}
 	// Values without a Secret are not redacted.
-	fc, err := prov.FormatConfig("rel", "ns", &v1alpha2.BundleConfig{}, map[string]any{"password": "inline-visible"}, nil)
+	fc, err := prov.FormatConfig("rel", "ns", &v1alpha2.BundleConfig{}, values.Resolved{Values: map[string]any{"password": "inline-visible"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

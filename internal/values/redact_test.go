@@ -68,21 +68,6 @@ func TestRedactError(t *testing.T) {
 	}
 }
 
-func TestSecretsOf(t *testing.T) {
-	vals := map[string]any{"password": "remembered-secret", "n": float64(1)}
-	if _, ok := SecretsOf(vals); ok {
-		t.Fatal("values never resolved are known")
-	}
-	remember("sha256:"+digestOf(t, vals), []string{"remembered-secret"})
-	got, ok := SecretsOf(map[string]any{"n": float64(1), "password": "remembered-secret"})
-	if !ok || !reflect.DeepEqual(got, []string{"remembered-secret"}) {
-		t.Fatalf("SecretsOf = %q, %v", got, ok)
-	}
-	if got, ok := SecretsOf(nil); !ok || got != nil {
-		t.Fatalf("SecretsOf(nil) = %q, %v", got, ok)
-	}
-}
-
 func TestSecretFields(t *testing.T) {
 	got := secretFields([]byte("password: 'hunter22'\nlist: [abc, token-1]\n"))
 	for _, w := range []string{"hunter22", "token-1", "password"} {

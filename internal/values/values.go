@@ -81,7 +81,6 @@ func Resolve(ctx context.Context, r client.Reader, namespace string, cfg *v1alph
 	}
 	sum := sha256.Sum256(b)
 	res := Resolved{Values: merged, Digest: "sha256:" + hex.EncodeToString(sum[:]), Secrets: normalize(secrets)}
-	remember(res.Digest, res.Secrets)
 	return res, nil
 }
 

@@ -191,7 +191,7 @@ func (r *Reconciler) countObjects(ctx context.Context, b *v1alpha2.Bundle, prov 
 			ns = bd.Spec.InstallNamespace
 		}
 	}
-	cfg, err := prov.FormatConfig(release, ns, b.Spec.Config, vals.Values, r.Cluster)
+	cfg, err := prov.FormatConfig(release, ns, b.Spec.Config, vals, r.Cluster)
 	if err != nil {
 		return 0
 	}

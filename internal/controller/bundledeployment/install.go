@@ -18,6 +18,7 @@ import (
 	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/provisioner"
+	"github.com/rukpak/rukpak/internal/values"
 )
 
 // appliedState is what this process last applied for one BundleDeployment:
@@ -33,7 +34,7 @@ type appliedState struct {
 	// was rendered with, so that drift is corrected to exactly what was
 	// applied.
 	config *v1alpha2.BundleConfig
-	values map[string]any
+	values values.Resolved
 	// skipped are optional objects left out because their kind was not
 	// served; the revision is applied again once one is.
 	skipped []inventory.ID
@@ -54,7 +55,7 @@ type revisionRef struct {
 	bundle string
 	digest string
 	config *v1alpha2.BundleConfig
-	values map[string]any
+	values values.Resolved
 	// upgrade is set for a new revision (not a rollback or a re-apply of
 	// the active one): its CRD changes are checked.
 	upgrade bool
@@ -111,7 +112,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		}
 		return false, nil
 	}
-	ref := revisionRef{bundle: s.bundle.Name, digest: s.digest, config: s.bd.Spec.Config, values: s.values.Values, upgrade: true}
+	ref := revisionRef{bundle: s.bundle.Name, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true}
 	res, err := r.applyRevision(ctx, s, st, ref)
 	if err != nil {
 		return false, r.installFailed(ctx, s, err)

@@ -77,7 +77,7 @@ func (r *Reconciler) revisionOf(ctx context.Context, s *scope, bundle string) (r
 	if err != nil {
 		return revisionRef{}, fmt.Errorf("values of revision %s: %w", bundle, err)
 	}
-	return revisionRef{bundle: b.Name, digest: digest, config: b.Spec.Config, values: vals.Values}, nil
+	return revisionRef{bundle: b.Name, digest: digest, config: b.Spec.Config, values: vals}, nil
 }
 
 // rollback re-applies revision target (objects the failed revision pruned
