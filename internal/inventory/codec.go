@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -18,16 +19,26 @@ const maxDecoded = 64 << 20
 // state, and inventories are encoded on every install.
 var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
 
-// encode writes ids one per line as group|version|kind|namespace|name and
-// gzips the result. Kubernetes names and kinds cannot contain '|' or '\n'.
-func encode(ids []ID) ([]byte, error) {
+// encode writes ids one per line as group|version|kind|namespace|name,
+// followed by |hash|resourceVersion|generation for an ID with a record in
+// recs, and gzips the result. Kubernetes names and kinds cannot contain '|'
+// or '\n'; hashes and resourceVersions are written by rukpak.
+func encode(ids []ID, recs map[ID]Record) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := gzipWriters.Get().(*gzip.Writer)
 	defer gzipWriters.Put(zw)
 	zw.Reset(&buf)
 	w := bufio.NewWriter(zw)
 	for _, id := range ids {
-		if _, err := fmt.Fprintf(w, "%s|%s|%s|%s|%s\n", id.Group, id.Version, id.Kind, id.Namespace, id.Name); err != nil {
+		if _, err := fmt.Fprintf(w, "%s|%s|%s|%s|%s", id.Group, id.Version, id.Kind, id.Namespace, id.Name); err != nil {
+			return nil, fmt.Errorf("encoding inventory: %w", err)
+		}
+		if rec, ok := recs[id.Key()]; ok && rec.valid() {
+			if _, err := fmt.Fprintf(w, "|%s|%s|%d", rec.Hash, rec.ResourceVersion, rec.Generation); err != nil {
+				return nil, fmt.Errorf("encoding inventory: %w", err)
+			}
+		}
+		if err := w.WriteByte('\n'); err != nil {
 			return nil, fmt.Errorf("encoding inventory: %w", err)
 		}
 	}
@@ -40,29 +51,40 @@ func encode(ids []ID) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// decode reverses encode.
-func decode(data []byte) ([]ID, error) {
+// decode reverses encode. Lines without a record (written before records
+// existed, or for objects not applied yet) are IDs only.
+func decode(data []byte) ([]ID, map[ID]Record, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("decompressing inventory: %w", err)
+		return nil, nil, fmt.Errorf("decompressing inventory: %w", err)
 	}
 	raw, err := io.ReadAll(io.LimitReader(zr, maxDecoded+1))
 	if err != nil {
-		return nil, fmt.Errorf("decompressing inventory: %w", err)
+		return nil, nil, fmt.Errorf("decompressing inventory: %w", err)
 	}
 	if len(raw) > maxDecoded {
-		return nil, fmt.Errorf("inventory decompresses to more than %d bytes", maxDecoded)
+		return nil, nil, fmt.Errorf("inventory decompresses to more than %d bytes", maxDecoded)
 	}
 	var ids []ID
+	recs := map[ID]Record{}
 	for i, line := range strings.Split(string(raw), "\n") {
 		if line == "" {
 			continue
 		}
 		f := strings.Split(line, "|")
-		if len(f) != 5 || f[2] == "" || f[4] == "" {
-			return nil, fmt.Errorf("inventory line %d is malformed: %q", i+1, line)
+		if (len(f) != 5 && len(f) != 8) || f[2] == "" || f[4] == "" {
+			return nil, nil, fmt.Errorf("inventory line %d is malformed: %q", i+1, line)
 		}
-		ids = append(ids, ID{Group: f[0], Version: f[1], Kind: f[2], Namespace: f[3], Name: f[4]})
+		id := ID{Group: f[0], Version: f[1], Kind: f[2], Namespace: f[3], Name: f[4]}
+		ids = append(ids, id)
+		if len(f) == 8 {
+			gen, err := strconv.ParseInt(f[7], 10, 64)
+			rec := Record{Hash: f[5], ResourceVersion: f[6], Generation: gen}
+			if err != nil || !rec.valid() {
+				return nil, nil, fmt.Errorf("inventory line %d has a malformed record: %q", i+1, line)
+			}
+			recs[id.Key()] = rec
+		}
 	}
-	return ids, nil
+	return ids, recs, nil
 }

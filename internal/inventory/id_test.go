@@ -1,6 +1,8 @@
 package inventory
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"reflect"
 	"testing"
@@ -51,23 +53,30 @@ func TestCodecRoundTrip(t *testing.T) {
 	for _, n := range []int{0, 1, 10000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			ids := make([]ID, n)
+			recs := map[ID]Record{}
 			for i := range ids {
 				ids[i] = ID{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: fmt.Sprintf("ns-%d", i%7), Name: fmt.Sprintf("object-%05d", i)}
+				if i%2 == 0 { // half of them applied, half only recorded before a write
+					recs[ids[i].Key()] = Record{Hash: fmt.Sprintf("%016x", i*7919), ResourceVersion: fmt.Sprint(100000 + i), Generation: int64(i % 3)}
+				}
 			}
-			data, err := encode(ids)
+			data, err := encode(ids, recs)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := decode(data)
+			got, gotRecs, err := decode(data)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(got) != n || (n > 0 && !reflect.DeepEqual(got, ids)) {
 				t.Fatalf("round trip of %d IDs gave %d", n, len(got))
 			}
-			// 10,000 objects must fit one small chunk.
-			if len(data) > 100<<10 {
-				t.Fatalf("%d IDs encode to %d bytes, want < 100 KiB", n, len(data))
+			if len(gotRecs) != len(recs) || (len(recs) > 0 && !reflect.DeepEqual(gotRecs, recs)) {
+				t.Fatalf("round trip of %d records gave %d", len(recs), len(gotRecs))
+			}
+			// 10,000 objects with their records must fit one chunk.
+			if len(data) > defaultChunkSize {
+				t.Fatalf("%d IDs encode to %d bytes, want < %d", n, len(data), defaultChunkSize)
 			}
 		})
 	}
@@ -77,13 +86,35 @@ func TestDecodeRefusesGarbage(t *testing.T) {
 	tests := map[string][]byte{
 		"not gzip": []byte("plain text"),
 	}
-	bad, _ := encode(nil)
+	for name, line := range map[string]string{
+		"six fields":        "apps|v1|Deployment|ns|d|abc\n",
+		"bad generation":    "apps|v1|Deployment|ns|d|abc|12|x\n",
+		"negative gen":      "apps|v1|Deployment|ns|d|abc|12|-1\n",
+		"empty record hash": "apps|v1|Deployment|ns|d||12|1\n",
+	} {
+		tests[name] = gzipped(t, line)
+	}
+	bad, _ := encode(nil, nil)
 	tests["truncated"] = bad[:len(bad)/2]
 	for name, data := range tests {
 		t.Run(name, func(t *testing.T) {
-			if _, err := decode(data); err == nil {
+			if _, _, err := decode(data); err == nil {
 				t.Fatal("decode accepted garbage")
 			}
 		})
 	}
+}
+
+// gzipped compresses s as inventories are stored.
+func gzipped(t *testing.T, s string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -60,6 +60,7 @@ func (o Owner) String() string { return fmt.Sprintf("%s (uid %s)", o.Name, o.UID
 
 type saved struct {
 	ids    []ID
+	recs   map[ID]Record
 	hash   string
 	chunks int
 }
@@ -83,63 +84,105 @@ func chunkName(owner Owner, i int) string {
 
 // Load returns owner's inventory; an owner without one has none.
 func (s *Store) Load(ctx context.Context, owner Owner) ([]ID, error) {
+	k, err := s.load(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	return append([]ID(nil), k.ids...), nil
+}
+
+// Records returns what was last applied of the objects of owner's
+// inventory, by ID.Key(); objects without a record are absent.
+func (s *Store) Records(ctx context.Context, owner Owner) (map[ID]Record, error) {
+	k, err := s.load(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[ID]Record, len(k.recs))
+	for id, rec := range k.recs {
+		out[id] = rec
+	}
+	return out, nil
+}
+
+// load returns what the Store knows of owner's inventory, reading it
+// once.
+func (s *Store) load(ctx context.Context, owner Owner) (saved, error) {
 	if owner.UID == "" {
-		return nil, fmt.Errorf("inventory of %s: no UID", owner.Name)
+		return saved{}, fmt.Errorf("inventory of %s: no UID", owner.Name)
 	}
 	s.mu.Lock()
 	k, ok := s.known[owner.UID]
 	s.mu.Unlock()
 	if ok {
-		return append([]ID(nil), k.ids...), nil
+		return k, nil
 	}
-	ids, chunks, err := s.read(ctx, owner)
+	ids, recs, chunks, err := s.read(ctx, owner)
 	if err != nil {
-		return nil, err
+		return saved{}, err
 	}
-	s.remember(owner, ids, chunks)
-	return append([]ID(nil), ids...), nil
+	return s.remember(owner, ids, recs, chunks), nil
 }
 
-// read returns owner's inventory and how many chunks hold it.
-func (s *Store) read(ctx context.Context, owner Owner) ([]ID, int, error) {
+// read returns owner's inventory, its records and how many chunks hold it.
+func (s *Store) read(ctx context.Context, owner Owner) ([]ID, map[ID]Record, int, error) {
 	first := &corev1.ConfigMap{}
 	if err := s.live.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: chunkName(owner, 0)}, first); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, 0, nil
+			return nil, nil, 0, nil
 		}
-		return nil, 0, fmt.Errorf("reading inventory of %s: %w", owner, err)
+		return nil, nil, 0, fmt.Errorf("reading inventory of %s: %w", owner, err)
 	}
 	if got := first.Labels[labelInventoryUID]; got != string(owner.UID) {
-		return nil, 0, fmt.Errorf("inventory of %s: chunk %s is labelled for uid %q", owner, first.Name, got)
+		return nil, nil, 0, fmt.Errorf("inventory of %s: chunk %s is labelled for uid %q", owner, first.Name, got)
 	}
 	n, err := strconv.Atoi(first.Annotations[annotationChunks])
 	if err != nil || n < 1 {
-		return nil, 0, fmt.Errorf("inventory of %s: bad chunk count %q", owner, first.Annotations[annotationChunks])
+		return nil, nil, 0, fmt.Errorf("inventory of %s: bad chunk count %q", owner, first.Annotations[annotationChunks])
 	}
 	data := append([]byte(nil), first.BinaryData[dataKey]...)
 	gen := first.Annotations[annotationGeneration]
 	for i := 1; i < n; i++ {
 		cm := &corev1.ConfigMap{}
 		if err := s.live.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: chunkName(owner, i)}, cm); err != nil {
-			return nil, 0, fmt.Errorf("reading inventory chunk %d of %s: %w", i, owner, err)
+			return nil, nil, 0, fmt.Errorf("reading inventory chunk %d of %s: %w", i, owner, err)
 		}
 		if cm.Annotations[annotationGeneration] != gen || cm.Labels[labelInventoryUID] != string(owner.UID) {
-			return nil, 0, fmt.Errorf("inventory chunk %d of %s is from another save", i, owner)
+			return nil, nil, 0, fmt.Errorf("inventory chunk %d of %s is from another save", i, owner)
 		}
 		data = append(data, cm.BinaryData[dataKey]...)
 	}
-	ids, err := decode(data)
-	return ids, n, err
+	ids, recs, err := decode(data)
+	return ids, recs, n, err
 }
 
-// Save records ids as owner's inventory. Saving what is recorded already
-// makes no request.
+// Save records ids as owner's inventory, keeping the records it has of
+// those of them that are recorded already (it is saved before a write, so
+// that objects of a revision that fails half-way are known). Saving what
+// is recorded already makes no request.
 func (s *Store) Save(ctx context.Context, owner Owner, ids []ID) error {
+	k, err := s.load(ctx, owner)
+	if err != nil {
+		return err
+	}
+	return s.SaveApplied(ctx, owner, ids, k.recs)
+}
+
+// SaveApplied records ids as owner's inventory with recs, what was applied
+// of them (by ID.Key(); records of objects not in ids are dropped). Saving
+// what is recorded already makes no request.
+func (s *Store) SaveApplied(ctx context.Context, owner Owner, ids []ID, recs map[ID]Record) error {
 	if owner.UID == "" {
 		return fmt.Errorf("saving inventory of %s: no UID", owner.Name)
 	}
 	ids = Sorted(ids)
-	data, err := encode(ids)
+	kept := make(map[ID]Record, len(ids))
+	for _, id := range ids {
+		if rec, ok := recs[id.Key()]; ok && rec.valid() {
+			kept[id.Key()] = rec
+		}
+	}
+	data, err := encode(ids, kept)
 	if err != nil {
 		return err
 	}
@@ -178,7 +221,7 @@ func (s *Store) Save(ctx context.Context, owner Owner, ids []ID) error {
 		}
 	}
 	s.mu.Lock()
-	s.known[owner.UID] = saved{ids: ids, hash: hash, chunks: len(chunks)}
+	s.known[owner.UID] = saved{ids: ids, recs: kept, hash: hash, chunks: len(chunks)}
 	s.mu.Unlock()
 	return nil
 }
@@ -235,16 +278,23 @@ func (s *Store) Forget(owner Owner) {
 	s.mu.Unlock()
 }
 
-func (s *Store) remember(owner Owner, ids []ID, chunks int) {
+// remember keeps what was read of owner's inventory and returns it. The
+// hash is that of the encoding Save would write, so saving it unchanged
+// makes no request.
+func (s *Store) remember(owner Owner, ids []ID, recs map[ID]Record, chunks int) saved {
 	ids = Sorted(ids)
-	data, err := encode(ids)
-	if err != nil {
-		return
+	if recs == nil {
+		recs = map[ID]Record{}
 	}
-	sum := sha256.Sum256(data)
+	k := saved{ids: ids, recs: recs, chunks: chunks}
+	if data, err := encode(ids, recs); err == nil {
+		sum := sha256.Sum256(data)
+		k.hash = hex.EncodeToString(sum[:])
+	}
 	s.mu.Lock()
-	s.known[owner.UID] = saved{ids: ids, hash: hex.EncodeToString(sum[:]), chunks: chunks}
+	s.known[owner.UID] = k
 	s.mu.Unlock()
+	return k
 }
 
 func split(data []byte, size int) [][]byte {

@@ -151,3 +151,61 @@ func TestStoreRefusesChunkOfAnotherUID(t *testing.T) {
 		t.Fatalf("Load = %v; want a refusal naming the other uid", err)
 	}
 }
+
+// TestRecordsSurviveARestart: what was applied is read back by a fresh
+// Store; a save before a write keeps the records of the objects still
+// listed and drops the others'; saving the same records again leaves the
+// chunk as it was (its resourceVersion stays).
+func TestRecordsSurviveARestart(t *testing.T) {
+	ctx := context.Background()
+	owner := Owner{Name: envtest.UniqueName("inv"), UID: uuid.NewUUID()}
+	all := ids(4)
+	recs := map[ID]Record{}
+	for i, id := range all[:3] {
+		recs[id.Key()] = Record{Hash: fmt.Sprintf("h%d", i), ResourceVersion: fmt.Sprint(10 + i), Generation: int64(i)}
+	}
+	w := NewStore(env.Client, env.Client, v1alpha2.SystemNamespace)
+	if err := w.SaveApplied(ctx, owner, all, recs); err != nil {
+		t.Fatal(err)
+	}
+	r := NewStore(env.Client, env.Client, v1alpha2.SystemNamespace)
+	got, err := r.Records(ctx, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, recs) {
+		t.Fatalf("records after a restart = %v, want %v", got, recs)
+	}
+
+	// The next revision drops all[0] and adds a new object: saved before
+	// its write, the records of all[1] and all[2] stay.
+	next := append(append([]ID{}, all[1:]...), ids(5)[4])
+	if err := r.Save(ctx, owner, next); err != nil {
+		t.Fatal(err)
+	}
+	got, err = NewStore(env.Client, env.Client, v1alpha2.SystemNamespace).Records(ctx, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[ID]Record{all[1].Key(): recs[all[1].Key()], all[2].Key(): recs[all[2].Key()]}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("records after a save of the next revision = %v, want %v", got, want)
+	}
+
+	cm := &corev1.ConfigMap{}
+	key := client.ObjectKey{Namespace: v1alpha2.SystemNamespace, Name: chunkName(owner, 0)}
+	if err := env.Client.Get(ctx, key, cm); err != nil {
+		t.Fatal(err)
+	}
+	rv := cm.ResourceVersion
+	fresh := NewStore(env.Client, env.Client, v1alpha2.SystemNamespace)
+	if err := fresh.SaveApplied(ctx, owner, next, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(ctx, key, cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.ResourceVersion != rv {
+		t.Fatalf("saving what was recorded wrote the inventory (resourceVersion %s -> %s)", rv, cm.ResourceVersion)
+	}
+}
