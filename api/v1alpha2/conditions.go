@@ -179,8 +179,6 @@ const (
 	// LabelBundleDeployment on a Bundle names the BundleDeployment that
 	// stamped it out.
 	LabelBundleDeployment = "core.rukpak.io/bundle-deployment"
-	// AnnotationRevision on a managed object is the Bundle that last applied it.
-	AnnotationRevision = "core.rukpak.io/revision"
 	// AnnotationOptional "true" on an object of a bundle makes it optional:
 	// when the cluster does not serve its kind it is skipped (and listed in
 	// status.skippedObjects) instead of failing the revision, and applied

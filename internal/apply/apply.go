@@ -97,13 +97,23 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 	var transient error
 	e.each(ctx, idx, func(i int) bool {
 		it := p.items[i]
-		obj, err := e.patch(ctx, it, true)
+		var obj *metav1.PartialObjectMetadata
+		var err error
+		if p.direct {
+			obj, err = e.existing(ctx, it)
+		} else {
+			obj, err = e.patch(ctx, it, true)
+		}
 		if err == nil {
 			before[i] = obj.GetResourceVersion()
 			if before[i] == "" {
 				return true
 			}
-			why, err := e.collision(ctx, p, it)
+			var current *metav1.PartialObjectMetadata
+			if p.direct {
+				current = obj // read before any write: what is there now
+			}
+			why, err := e.collision(ctx, p, it, current)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -178,7 +188,16 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, after []written)
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if f := classify(err, v1alpha2.ReasonApplyFailed); f != nil {
+		reason := v1alpha2.ReasonApplyFailed
+		if p.direct {
+			// No dry-run came first: the write is the validation, and
+			// its refusals are reported as the dry-run's would be.
+			reason = v1alpha2.ReasonValidationFailed
+			if apierrors.IsForbidden(err) && !terminating(err) {
+				reason = v1alpha2.ReasonMissingPermissions
+			}
+		}
+		if f := classify(err, reason); f != nil {
 			errs = append(errs, failure.New(f.Reason, "applying object %s: %s", it.id, f.Message))
 		} else {
 			errs = append(errs, fmt.Errorf("applying object %s: %w", it.id, err))
@@ -189,6 +208,18 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, after []written)
 		return errs[0]
 	}
 	return ctx.Err()
+}
+
+// existing reads the metadata of it's object as it is; an object that does
+// not exist comes back empty (no resourceVersion).
+func (e *Engine) existing(ctx context.Context, it item) (*metav1.PartialObjectMetadata, error) {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(it.id.GroupVersionKind())
+	err := e.live().Get(ctx, client.ObjectKey{Namespace: it.id.Namespace, Name: it.id.Name}, obj)
+	if apierrors.IsNotFound(err) {
+		return &metav1.PartialObjectMetadata{}, nil
+	}
+	return obj, err
 }
 
 // patch server-side applies one object (or dry-runs it) and returns the
@@ -230,7 +261,7 @@ func (e *Engine) changes(p *Plan, idx []int, before []string, after []written) *
 		}
 		obj := p.items[i].obj
 		cs.add(Change{ID: p.items[i].id, Action: a, Resource: p.items[i].resource, ResourceVersion: after[i].rv, Generation: after[i].generation,
-			Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()})
+			Labels: obj.GetLabels(), Annotations: obj.GetAnnotations(), Hash: p.items[i].hash})
 	}
 	return cs
 }

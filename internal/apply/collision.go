@@ -56,20 +56,23 @@ const (
 )
 
 // collision checks the existing object of it against the plan's collision
-// rules; it returns "" when the plan may apply it, else why not.
-func (e *Engine) collision(ctx context.Context, p *Plan, it item) (string, error) {
+// rules; it returns "" when the plan may apply it, else why not. obj is the
+// object's metadata as read already, or nil to read it.
+func (e *Engine) collision(ctx context.Context, p *Plan, it item, obj *metav1.PartialObjectMetadata) (string, error) {
 	c := p.collisions
 	if c == nil || c.Owned[it.id.Key()] {
 		return "", nil
 	}
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(it.id.GroupVersionKind())
-	err := e.live().Get(ctx, client.ObjectKey{Namespace: it.id.Namespace, Name: it.id.Name}, obj)
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("getting %s to check ownership: %w", it.id, err)
+	if obj == nil {
+		obj = &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(it.id.GroupVersionKind())
+		err := e.live().Get(ctx, client.ObjectKey{Namespace: it.id.Namespace, Name: it.id.Name}, obj)
+		if apierrors.IsNotFound(err) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("getting %s to check ownership: %w", it.id, err)
+		}
 	}
 	labels := obj.GetLabels()
 	other, uid := labels[v1alpha2.LabelOwnerName], types.UID(labels[v1alpha2.LabelOwnerUID])
@@ -85,6 +88,7 @@ func (e *Engine) collision(ctx context.Context, p *Plan, it item) (string, error
 		case other == p.owner.Name:
 			return "", nil
 		case c.Owner != nil:
+			var err error
 			if state, err = c.Owner(ctx, other, uid, it.id); err != nil {
 				return "", err
 			}

@@ -114,6 +114,8 @@ type Change struct {
 	// Labels and Annotations are the ones the bundle sets on the object (not
 	// what others added).
 	Labels, Annotations map[string]string
+	// Hash identifies the configuration applied (see Entry.Hash).
+	Hash string
 }
 
 // ChangeSet is what one Apply or Prune did.

@@ -1,6 +1,9 @@
 package apply
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -34,6 +37,8 @@ type item struct {
 	needsCRD bool
 	// resource is the object's API resource.
 	resource schema.GroupVersionResource
+	// hash identifies the applied configuration (see Entry.Hash).
+	hash string
 }
 
 // Plan is a revision's objects, ready to apply: placed, labelled, checked
@@ -47,6 +52,41 @@ type Plan struct {
 	collisions *Collisions
 	// skipped are optional objects whose kind the cluster does not serve.
 	skipped []inventory.ID
+	// direct skips the dry-run before the first write (see Direct).
+	direct bool
+}
+
+// Direct makes Apply write without a server-side dry-run first: existing
+// objects are still read and checked against the collision rules before
+// anything is written, but content the API server refuses fails the write
+// of that object, after others may have been written. For a first install,
+// which has nothing installed to protect, and whose objects the caller has
+// recorded (in the inventory) before the write.
+func (p *Plan) Direct() *Plan {
+	p.direct = true
+	return p
+}
+
+// Entry is one object of a plan as the caller records it.
+type Entry struct {
+	// ID names the object.
+	ID inventory.ID
+	// Hash identifies the configuration applied for the object: equal
+	// hashes mean the same request body (owner labels included).
+	Hash string
+	// Resource is the object's API resource.
+	Resource schema.GroupVersionResource
+	// Labels and Annotations are the ones the plan sets on the object.
+	Labels, Annotations map[string]string
+}
+
+// Entries returns the plan's objects, in apply order.
+func (p *Plan) Entries() []Entry {
+	out := make([]Entry, len(p.items))
+	for i, it := range p.items {
+		out[i] = Entry{ID: it.id, Hash: it.hash, Resource: it.resource, Labels: it.obj.GetLabels(), Annotations: it.obj.GetAnnotations()}
+	}
+	return out
 }
 
 // Skipped returns the optional objects (annotation core.rukpak.io/optional
@@ -108,7 +148,7 @@ func (p *Plan) Subset(ids []inventory.ID) *Plan {
 	for _, id := range ids {
 		want[id.Key()] = true
 	}
-	out := &Plan{owner: p.owner, namespaces: p.namespaces, collisions: p.collisions}
+	out := &Plan{owner: p.owner, namespaces: p.namespaces, collisions: p.collisions, direct: p.direct}
 	for _, it := range p.items {
 		if want[it.id.Key()] {
 			out.items = append(out.items, it)
@@ -165,7 +205,11 @@ func (e *Engine) Prepare(objs []*unstructured.Unstructured, installNamespace str
 		}
 		seen[id.Key()] = true
 		stamp(obj, owner)
-		it := item{id: id, obj: obj, phase: phaseRest, needsCRD: needsCRD, resource: resource}
+		hash, err := hashOf(obj)
+		if err != nil {
+			return nil, failure.New(v1alpha2.ReasonInvalidContent, "encoding object %s: %v", id, err)
+		}
+		it := item{id: id, obj: obj, phase: phaseRest, needsCRD: needsCRD, resource: resource, hash: hash}
 		if gk := gvk.GroupKind(); gk == crdGK || gk == namespaceGK {
 			it.phase = phaseFirst
 			if gk == namespaceGK {
@@ -227,8 +271,20 @@ func BundleKinds(objs []*unstructured.Unstructured) (map[schema.GroupKind]Bundle
 	return out, nil
 }
 
-// stamp labels obj with its owner, annotates its revision and drops fields
-// that must not be part of an apply request.
+// hashOf identifies obj's configuration: the first 128 bits of the SHA-256
+// of its JSON encoding (map keys sorted, so equal objects hash equal).
+func hashOf(obj *unstructured.Unstructured) (string, error) {
+	body, err := json.Marshal(obj.Object)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:16]), nil
+}
+
+// stamp labels obj with its owner and drops fields that must not be part
+// of an apply request. Nothing revision-specific is set, so an object a new
+// revision leaves as it was is not written again.
 func stamp(obj *unstructured.Unstructured, owner Owner) {
 	labels := obj.GetLabels()
 	if labels == nil {
@@ -240,12 +296,6 @@ func stamp(obj *unstructured.Unstructured, owner Owner) {
 		labels[v1alpha2.LabelOwnerUID] = string(owner.UID)
 	}
 	obj.SetLabels(labels)
-	ann := obj.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[v1alpha2.AnnotationRevision] = owner.Revision
-	obj.SetAnnotations(ann)
 	for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "managedFields", "generation", "selfLink", "deletionTimestamp"} {
 		unstructured.RemoveNestedField(obj.Object, "metadata", f)
 	}

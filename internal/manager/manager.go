@@ -19,9 +19,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -107,6 +109,10 @@ type Options struct {
 	// time, how many at once; see package sandbox); zero fields are
 	// defaults.
 	Render sandbox.Limits
+	// SkipControllerNameValidation lets a process build more than one
+	// manager (one after another, as a restart test does); controller
+	// names are otherwise unique per process.
+	SkipControllerNameValidation bool
 }
 
 // The values of Options.DefaultIdentity.
@@ -168,6 +174,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "rukpak-manager",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		Controller:              ctrlconfig.Controller{SkipNameValidation: ptr.To(opts.SkipControllerNameValidation)},
 		Cache: cache.Options{
 			// managedFields are never read from the cache: dropping them
 			// roughly halves what cached objects cost.

@@ -19,10 +19,22 @@ type appliedObject struct {
 	generation int64
 	// labels and annotations are the ones the bundle sets.
 	labels, annotations map[string]string
+	// hash identifies the configuration applied (apply.Entry.Hash).
+	hash string
 }
 
 func appliedFrom(c apply.Change) appliedObject {
-	return appliedObject{resource: c.Resource, rv: c.ResourceVersion, generation: c.Generation, labels: c.Labels, annotations: c.Annotations}
+	return appliedObject{resource: c.Resource, rv: c.ResourceVersion, generation: c.Generation, labels: c.Labels, annotations: c.Annotations, hash: c.Hash}
+}
+
+// recorded is what the inventory record rec says was applied of e.
+func recorded(e apply.Entry, rec inventory.Record) appliedObject {
+	return appliedObject{resource: e.Resource, rv: rec.ResourceVersion, generation: rec.Generation, labels: e.Labels, annotations: e.Annotations, hash: rec.Hash}
+}
+
+// record is what the inventory keeps of a.
+func (a appliedObject) record() inventory.Record {
+	return inventory.Record{Hash: a.hash, ResourceVersion: a.rv, Generation: a.generation}
 }
 
 // drifted reports whether live (metadata is enough) was changed by someone

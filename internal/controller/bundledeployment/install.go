@@ -273,8 +273,24 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			return nil, fmt.Errorf("saving inventory: %w", err)
 		}
 	}
+	// Objects exactly as applied before (the same configuration, and not
+	// changed since) are neither validated nor written again: after a
+	// restart, or when a new revision leaves them as they were.
+	same, err := r.unchangedSinceApplied(ctx, s, st, plan.Entries())
+	if err != nil {
+		return nil, err
+	}
+	toApply := plan
+	if len(same) > 0 {
+		toApply = plan.Subset(without(ids, same))
+	}
+	if len(old) == 0 && s.bd.Status.ActiveBundle == "" {
+		// A first install has nothing installed to protect, and its
+		// objects are in the inventory already: no dry-run.
+		toApply.Direct()
+	}
 	applyCtx, warnings := apply.CollectWarnings(ctx)
-	cs, err := s.as.engine.Apply(applyCtx, plan.WithCollisions(r.collisions(s, st, old)))
+	cs, err := s.as.engine.Apply(applyCtx, toApply.WithCollisions(r.collisions(s, st, old)))
 	r.reportWarnings(s, ref.bundle, warnings())
 	if err != nil {
 		return nil, err
@@ -283,6 +299,10 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	res := &installResult{objects: len(ids), skipped: plan.Skipped()}
 	next.skipped = plan.Skipped()
 	next.warnings = s.warnings
+	for id, a := range same {
+		next.objects[id] = a
+		countChange(res, apply.Unchanged)
+	}
 	for _, c := range cs.Entries {
 		next.objects[c.ID] = appliedFrom(c)
 		countChange(res, c.Action)
@@ -303,11 +323,64 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			countChange(res, c.Action)
 		}
 	}
-	if err := r.Inventory.Save(ctx, inventoryOf(s.bd), ids); err != nil {
+	if err := r.Inventory.SaveApplied(ctx, inventoryOf(s.bd), ids, records(next.objects)); err != nil {
 		return nil, fmt.Errorf("saving inventory: %w", err)
 	}
 	r.handOver(pcs, s.bd.Name)
 	return res, nil
+}
+
+// unchangedSinceApplied returns the entries that are exactly as applied
+// before, by ID: applied with the same configuration (by what this
+// process applied last, else by the inventory's records) and not changed
+// since (the same generation, or resourceVersion for kinds without one,
+// and the labels and annotations the bundle sets). Reading is all it
+// does: the watch cache, else the API server.
+func (r *Reconciler) unchangedSinceApplied(ctx context.Context, s *scope, st *appliedState, entries []apply.Entry) (map[inventory.ID]appliedObject, error) {
+	recs, err := r.Inventory.Records(ctx, inventoryOf(s.bd))
+	if err != nil {
+		return nil, fmt.Errorf("loading inventory: %w", err)
+	}
+	same := map[inventory.ID]appliedObject{}
+	for _, e := range entries {
+		var a appliedObject
+		if st != nil {
+			a = st.object(&r.mu, e.ID)
+		}
+		if a.hash != e.Hash {
+			rec, ok := recs[e.ID.Key()]
+			if !ok || rec.Hash != e.Hash {
+				continue
+			}
+			a = recorded(e, rec)
+		}
+		if !r.hasDrifted(ctx, s.as, e.ID, a) {
+			same[e.ID] = a
+		}
+	}
+	return same, nil
+}
+
+// without returns ids less those in drop.
+func without(ids []inventory.ID, drop map[inventory.ID]appliedObject) []inventory.ID {
+	out := make([]inventory.ID, 0, len(ids))
+	for _, id := range ids {
+		if _, ok := drop[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// records are the inventory records of applied objects.
+func records(objects map[inventory.ID]appliedObject) map[inventory.ID]inventory.Record {
+	out := make(map[inventory.ID]inventory.Record, len(objects))
+	for id, a := range objects {
+		if a.hash != "" && a.rv != "" {
+			out[id.Key()] = a.record()
+		}
+	}
+	return out
 }
 
 // installFailed records a failed install. A terminal failure is recorded

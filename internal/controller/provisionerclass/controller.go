@@ -36,11 +36,19 @@ var Builtin = []v1alpha2.ProvisionerClass{
 	},
 }
 
-// CreateBuiltin creates the built-in classes that do not exist yet. It runs
-// once when the manager starts.
+// CreateBuiltin creates the built-in classes that do not exist yet (a
+// restart that finds them writes nothing). It runs once when the manager
+// starts.
 func CreateBuiltin(ctx context.Context, c client.Client) error {
 	for i := range Builtin {
 		pc := Builtin[i].DeepCopy()
+		err := c.Get(ctx, client.ObjectKeyFromObject(pc), &v1alpha2.ProvisionerClass{})
+		if err == nil {
+			continue
+		}
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("reading ProvisionerClass %s: %w", pc.Name, err)
+		}
 		if err := c.Create(ctx, pc); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating ProvisionerClass %s: %w", pc.Name, err)
 		}

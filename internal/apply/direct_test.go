@@ -1,0 +1,172 @@
+package apply_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/failure"
+)
+
+// requestLog records the requests an engine sends to the (real) API
+// server, by method and dry-run.
+type requestLog struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (l *requestLog) RoundTrip(next http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		key := req.Method
+		if req.URL.Query().Get("dryRun") != "" {
+			key += " dry-run"
+		}
+		l.mu.Lock()
+		l.seen[key]++
+		l.mu.Unlock()
+		return next.RoundTrip(req)
+	})
+}
+
+func (l *requestLog) count(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seen[key]
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// countingEngine is an engine whose requests go through log.
+func countingEngine(t *testing.T, log *requestLog) *apply.Engine {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(log.RoundTrip)
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := metadata.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{HTTPClient: hc, Mapper: mapper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return apply.New(c, c, md, mapper, apply.Options{FieldManager: "rukpak-test", Concurrency: 4, EstablishTimeout: 30 * time.Second})
+}
+
+// TestDirectPlans: a Direct plan (a first install) writes without a
+// dry-run, still refuses to take over an object it does not own before
+// writing anything, and reports an object the API server refuses as
+// ValidationFailed naming it. Hashes are stable and tell changed objects
+// from unchanged ones.
+func TestDirectPlans(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t, "direct")
+	log := &requestLog{seen: map[string]int{}}
+	e := countingEngine(t, log)
+	owner := apply.Owner{Name: "bd", Revision: "bd-1", UID: "uid-1"}
+
+	p, err := e.Prepare(objs(t, cm("a", "", "1"), cm("b", "", "2")), ns, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(cs); got["ConfigMap/a"] != apply.Created || got["ConfigMap/b"] != apply.Created {
+		t.Fatalf("actions = %v, want both created", got)
+	}
+	if n := log.count("PATCH dry-run"); n != 0 {
+		t.Fatalf("a direct plan made %d dry-run requests", n)
+	}
+	if n := log.count("PATCH"); n != 2 {
+		t.Fatalf("a direct plan of 2 objects made %d apply requests, want 2", n)
+	}
+
+	// An object someone else created is refused before any write.
+	foreign := objs(t, cm("theirs", ns, "x"))[0]
+	if err := env.Client.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	before := log.count("PATCH")
+	p, err = e.Prepare(objs(t, cm("c", "", "3"), cm("theirs", "", "mine")), ns, apply.Owner{Name: "other", Revision: "other-1", UID: "uid-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
+	if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonCollision || !strings.Contains(f.Message, "ConfigMap "+ns+"/theirs") {
+		t.Fatalf("err = %v, want Collision naming the foreign ConfigMap", err)
+	}
+	if n := log.count("PATCH") - before; n != 0 {
+		t.Fatalf("a collision in a direct plan still made %d writes", n)
+	}
+
+	// Content the API server refuses fails as ValidationFailed, naming it.
+	p, err = e.Prepare(objs(t, "apiVersion: v1\nkind: Service\nmetadata:\n  name: broken\nspec:\n  ports:\n  - port: 99999\n"), ns, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Apply(ctx, p.Direct())
+	if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonValidationFailed || !strings.Contains(f.Message, "Service "+ns+"/broken") {
+		t.Fatalf("err = %v, want ValidationFailed naming the Service", err)
+	}
+}
+
+func TestEntryHashes(t *testing.T) {
+	e := newEngine(t)
+	ns := "hashes"
+	hash := func(owner apply.Owner, docs ...string) map[string]string {
+		t.Helper()
+		p, err := e.Prepare(objs(t, docs...), ns, owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, en := range p.Entries() {
+			if len(en.Hash) != 32 {
+				t.Fatalf("hash %q of %s is not 128 bits in hex", en.Hash, en.ID)
+			}
+			out[en.ID.Name] = en.Hash
+		}
+		return out
+	}
+	owner := apply.Owner{Name: "bd", Revision: "bd-1", UID: "uid-1"}
+	first := hash(owner, cm("a", "", "1"), cm("b", "", "2"))
+	tests := []struct {
+		name  string
+		got   map[string]string
+		sameA bool
+		sameB bool
+		why   string
+	}{
+		{"same content, next revision", hash(apply.Owner{Name: "bd", Revision: "bd-2", UID: "uid-1"}, cm("a", "", "1"), cm("b", "", "2")), true, true, "the revision is not part of the object"},
+		{"one object changed", hash(owner, cm("a", "", "1"), cm("b", "", "changed")), true, false, "only b changed"},
+		{"another owner", hash(apply.Owner{Name: "bd", Revision: "bd-1", UID: "uid-2"}, cm("a", "", "1"), cm("b", "", "2")), false, false, "the owner UID label differs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if (tt.got["a"] == first["a"]) != tt.sameA || (tt.got["b"] == first["b"]) != tt.sameB {
+				t.Fatalf("hashes %v against %v: want a same=%v, b same=%v (%s)", tt.got, first, tt.sameA, tt.sameB, tt.why)
+			}
+		})
+	}
+}
