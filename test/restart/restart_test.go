@@ -240,4 +240,3 @@ func waitInstalled(t *testing.T, name string) {
 		return nil
 	})
 }
-
