@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/rukpak/rukpak/internal/manager"
+	"github.com/rukpak/rukpak/internal/memlimit"
 	"github.com/rukpak/rukpak/internal/version"
 )
 
@@ -69,12 +70,24 @@ func run() error {
 	})
 	fs.DurationVar(&opts.Render.Timeout, "render-timeout", opts.Render.Timeout, "how long rendering one bundle (Helm, kustomize, manifests) may take in its child process; a bundle over it fails with ResourceLimit")
 	fs.IntVar(&opts.Render.Concurrency, "render-concurrency", opts.Render.Concurrency, "rendering child processes run at once; more renders wait")
+	var memoryLimit int64
+	fs.Func("memory-limit", fmt.Sprintf("soft memory limit of the manager's Go runtime, as a quantity such as 256Mi; near it the garbage collector works harder instead of the process growing (default: GOMEMLIMIT if set, else 85%% of the cgroup's memory limit, else %s)",
+		resource.NewQuantity(memlimit.Default, resource.BinarySI)), func(v string) error {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return fmt.Errorf("parsing --memory-limit: %w", err)
+		}
+		memoryLimit = q.Value()
+		return nil
+	})
 	fs.Float64Var(&qps, "kube-api-qps", 1000, "client-side request rate limit; the API server's own flow control still applies")
 	fs.IntVar(&burst, "kube-api-burst", 2000, "client-side request burst")
 	zopts := zap.Options{}
 	zopts.BindFlags(fs)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
+	limit, from := memlimit.Set(memoryLimit)
+	ctrl.Log.Info("soft memory limit", "limit", memlimit.String(limit), "from", from)
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {

@@ -1,0 +1,69 @@
+package memlimit
+
+import (
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// Default is the soft limit when neither a flag, GOMEMLIMIT nor a cgroup
+// limit says otherwise (256 MiB: far above what managing thousands of
+// BundleDeployments needs, low enough that a burst does not grow the
+// process without bound).
+const Default int64 = 256 << 20
+
+// cgroupShare is the share of a cgroup memory limit used as the soft
+// limit; the rest is for memory the Go runtime does not count (stacks of
+// threads in C code, the binary's pages) and for headroom.
+const cgroupShare = 0.85
+
+// cgroupFile is the cgroup v2 memory limit of the process's cgroup.
+var cgroupFile = "/sys/fs/cgroup/memory.max"
+
+// Choose returns the soft limit to use and where it came from: flag when
+// positive, else nothing to change when GOMEMLIMIT is set (the runtime
+// read it at start; limit is then the runtime's current value), else
+// cgroupShare of the cgroup's memory.max when it has one, else Default.
+func Choose(flag int64) (limit int64, from string) {
+	switch {
+	case flag > 0:
+		return flag, "flag"
+	case os.Getenv("GOMEMLIMIT") != "":
+		return debug.SetMemoryLimit(-1), "GOMEMLIMIT"
+	}
+	if max, ok := cgroupLimit(); ok {
+		return int64(float64(max) * cgroupShare), "cgroup"
+	}
+	return Default, "default"
+}
+
+// Set applies the soft limit Choose picks and returns it with its origin,
+// for the log.
+func Set(flag int64) (int64, string) {
+	limit, from := Choose(flag)
+	debug.SetMemoryLimit(limit)
+	return limit, from
+}
+
+// cgroupLimit reads the cgroup v2 memory limit; "max" or no file means
+// none.
+func cgroupLimit() (int64, bool) {
+	data, err := os.ReadFile(cgroupFile)
+	if err != nil {
+		return 0, false
+	}
+	v := strings.TrimSpace(string(data))
+	if v == "max" || v == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// String formats a limit in MiB for logs.
+func String(limit int64) string { return fmt.Sprintf("%d MiB", limit>>20) }

@@ -1,0 +1,46 @@
+package memlimit
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestChoose(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name     string
+		flag     int64
+		cgroup   string // content of memory.max; "" means no file
+		wantFrom string
+		want     int64
+	}{
+		{name: "flag wins", flag: 100 << 20, cgroup: "1073741824", wantFrom: "flag", want: 100 << 20},
+		{name: "share of the cgroup limit", cgroup: "1073741824\n", wantFrom: "cgroup", want: shareOfGiB},
+		{name: "cgroup without a limit", cgroup: "max\n", wantFrom: "default", want: Default},
+		{name: "no cgroup file", wantFrom: "default", want: Default},
+		{name: "garbage in the cgroup file", cgroup: "lots", wantFrom: "default", want: Default},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("GOMEMLIMIT", "")
+			cgroupFile = filepath.Join(dir, "missing")
+			if tt.cgroup != "" {
+				cgroupFile = filepath.Join(dir, "memory.max."+string(rune('a'+i)))
+				if err := os.WriteFile(cgroupFile, []byte(tt.cgroup), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, from := Choose(tt.flag)
+			if got != tt.want || from != tt.wantFrom {
+				t.Fatalf("Choose(%d) = %d from %s, want %d from %s", tt.flag, got, from, tt.want, tt.wantFrom)
+			}
+		})
+	}
+}
+
+// shareOfGiB is cgroupShare of 1 GiB, as Choose computes it.
+var shareOfGiB = func() int64 {
+	gib := int64(1) << 30
+	return int64(float64(gib) * cgroupShare)
+}()
