@@ -71,7 +71,7 @@ func run() error {
 	fs.DurationVar(&opts.Render.Timeout, "render-timeout", opts.Render.Timeout, "how long rendering one bundle (Helm, kustomize, manifests) may take in its child process; a bundle over it fails with ResourceLimit")
 	fs.IntVar(&opts.Render.Concurrency, "render-concurrency", opts.Render.Concurrency, "rendering child processes run at once; more renders wait")
 	var memoryLimit int64
-	fs.Func("memory-limit", fmt.Sprintf("soft memory limit of the manager's Go runtime, as a quantity such as 256Mi; near it the garbage collector works harder instead of the process growing (default: GOMEMLIMIT if set, else 85%% of the cgroup's memory limit, else %s)",
+	fs.Func("memory-limit", fmt.Sprintf("soft memory limit of the manager's Go runtime, as a quantity such as 256Mi; near it the garbage collector works harder instead of the process growing (default: GOMEMLIMIT if set, else %s or 85%% of the cgroup's memory limit if that is less)",
 		resource.NewQuantity(memlimit.Default, resource.BinarySI)), func(v string) error {
 		q, err := resource.ParseQuantity(v)
 		if err != nil {

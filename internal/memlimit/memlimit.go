@@ -14,9 +14,10 @@ import (
 // process without bound).
 const Default int64 = 256 << 20
 
-// cgroupShare is the share of a cgroup memory limit used as the soft
-// limit; the rest is for memory the Go runtime does not count (stacks of
-// threads in C code, the binary's pages) and for headroom.
+// cgroupShare is the most of a cgroup memory limit used as the soft
+// limit; the rest is for memory the Go runtime does not count (the
+// binary's pages, rendering child processes, which share the cgroup) and
+// for headroom.
 const cgroupShare = 0.85
 
 // cgroupFile is the cgroup v2 memory limit of the process's cgroup.
@@ -25,7 +26,7 @@ var cgroupFile = "/sys/fs/cgroup/memory.max"
 // Choose returns the soft limit to use and where it came from: flag when
 // positive, else nothing to change when GOMEMLIMIT is set (the runtime
 // read it at start; limit is then the runtime's current value), else
-// cgroupShare of the cgroup's memory.max when it has one, else Default.
+// Default, or cgroupShare of the cgroup's memory.max when that is less.
 func Choose(flag int64) (limit int64, from string) {
 	switch {
 	case flag > 0:
@@ -34,7 +35,9 @@ func Choose(flag int64) (limit int64, from string) {
 		return debug.SetMemoryLimit(-1), "GOMEMLIMIT"
 	}
 	if max, ok := cgroupLimit(); ok {
-		return int64(float64(max) * cgroupShare), "cgroup"
+		if share := int64(float64(max) * cgroupShare); share < Default {
+			return share, "cgroup"
+		}
 	}
 	return Default, "default"
 }

@@ -16,7 +16,8 @@ func TestChoose(t *testing.T) {
 		want     int64
 	}{
 		{name: "flag wins", flag: 100 << 20, cgroup: "1073741824", wantFrom: "flag", want: 100 << 20},
-		{name: "share of the cgroup limit", cgroup: "1073741824\n", wantFrom: "cgroup", want: shareOfGiB},
+		{name: "share of a small cgroup limit", cgroup: "268435456\n", wantFrom: "cgroup", want: shareOf256Mi},
+		{name: "large cgroup limit: the default", cgroup: "1073741824\n", wantFrom: "default", want: Default},
 		{name: "cgroup without a limit", cgroup: "max\n", wantFrom: "default", want: Default},
 		{name: "no cgroup file", wantFrom: "default", want: Default},
 		{name: "garbage in the cgroup file", cgroup: "lots", wantFrom: "default", want: Default},
@@ -39,8 +40,8 @@ func TestChoose(t *testing.T) {
 	}
 }
 
-// shareOfGiB is cgroupShare of 1 GiB, as Choose computes it.
-var shareOfGiB = func() int64 {
-	gib := int64(1) << 30
-	return int64(float64(gib) * cgroupShare)
+// shareOf256Mi is cgroupShare of 256 MiB, as Choose computes it.
+var shareOf256Mi = func() int64 {
+	n := int64(256) << 20
+	return int64(float64(n) * cgroupShare)
 }()
