@@ -82,6 +82,22 @@ type BundleStatus struct {
 	// objectCount is how many objects the content turns into.
 	// +optional
 	ObjectCount int32 `json:"objectCount,omitempty"`
+
+	// installedAt is when the revision was first installed by the
+	// BundleDeployment that stamped it out.
+	// +optional
+	InstalledAt *metav1.Time `json:"installedAt,omitempty"`
+
+	// outcome is what became of the revision: Healthy, Failed or
+	// RolledBack (see the Outcome constants); empty while undecided.
+	// +optional
+	// +kubebuilder:validation:Enum=Healthy;Failed;RolledBack
+	Outcome string `json:"outcome,omitempty"`
+
+	// outcomeMessage says why, for Failed and RolledBack.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	OutcomeMessage string `json:"outcomeMessage,omitempty"`
 }
 
 // Bundle is one immutable revision of content, unpacked into the content
@@ -95,6 +111,7 @@ type BundleStatus struct {
 // +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.spec.provisionerClassName`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.objectCount`
+// +kubebuilder:printcolumn:name="Outcome",type=string,JSONPath=`.status.outcome`
 // +kubebuilder:printcolumn:name="Digest",type=string,priority=1,JSONPath=`.status.contentDigest`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters"

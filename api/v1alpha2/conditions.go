@@ -147,7 +147,7 @@ const (
 	ReasonAccepted = "Accepted"
 )
 
-// Outcomes of a revision, the values of AnnotationOutcome.
+// Outcomes of a revision, the values of a Bundle's status.outcome.
 const (
 	// OutcomeHealthy: the revision was installed and became healthy.
 	OutcomeHealthy = "Healthy"
@@ -189,16 +189,6 @@ const (
 	// otherwise not retried until the spec changes. rukpakctl retry sets it
 	// to the current time.
 	AnnotationRetry = "core.rukpak.io/retry"
-	// AnnotationOutcome on a Bundle is what became of the revision:
-	// Healthy, Failed or RolledBack (see the Outcome constants); set by the
-	// BundleDeployment controller, read by rukpakctl history.
-	AnnotationOutcome = "core.rukpak.io/outcome"
-	// AnnotationOutcomeMessage on a Bundle says why, for Failed and
-	// RolledBack.
-	AnnotationOutcomeMessage = "core.rukpak.io/outcome-message"
-	// AnnotationInstalledAt on a Bundle is when (RFC 3339) the revision was
-	// first installed.
-	AnnotationInstalledAt = "core.rukpak.io/installed-at"
 	// AnnotationRequestedBy on a BundleDeployment or a Bundle is the user
 	// who last created or changed its spec. The MutatingAdmissionPolicy in
 	// config/policy sets it from the request (a value a user writes is

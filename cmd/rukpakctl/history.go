@@ -153,10 +153,14 @@ func printHistory(w io.Writer, bd *v1alpha2.BundleDeployment, revs []v1alpha2.Bu
 	fmt.Fprintln(tw, header)
 	for _, b := range revs {
 		row := []string{b.Name, duration.HumanDuration(now.Sub(b.CreationTimestamp.Time)),
-			sourcesSummary(b.Spec.Sources), b.Annotations[v1alpha2.AnnotationOutcome],
+			sourcesSummary(b.Spec.Sources), b.Status.Outcome,
 			strings.Join(revisionMarkers(bd, b.Name), ",")}
 		if wide {
-			row = append(row, b.Annotations[v1alpha2.AnnotationInstalledAt], oneLine(b.Annotations[v1alpha2.AnnotationOutcomeMessage]))
+			installed := ""
+			if b.Status.InstalledAt != nil {
+				installed = b.Status.InstalledAt.UTC().Format(time.RFC3339)
+			}
+			row = append(row, installed, oneLine(b.Status.OutcomeMessage))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}

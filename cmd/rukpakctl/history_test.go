@@ -77,15 +77,15 @@ func (l lifecycle) create(t *testing.T, name string) []v1alpha2.Bundle {
 		if b.Spec.Sources == nil {
 			b.Spec.Sources = []v1alpha2.BundleSource{imageRev(i + 1)}
 		}
-		if r.outcome != "" {
-			b.Annotations = map[string]string{
-				v1alpha2.AnnotationOutcome:        r.outcome,
-				v1alpha2.AnnotationOutcomeMessage: "because\nof " + r.outcome,
-				v1alpha2.AnnotationInstalledAt:    "2026-01-02T03:04:05Z",
-			}
-		}
 		if err := testEnv.Client.Create(ctx, b); err != nil {
 			t.Fatal(err)
+		}
+		if r.outcome != "" {
+			installed := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+			b.Status.Outcome, b.Status.OutcomeMessage, b.Status.InstalledAt = r.outcome, "because\nof "+r.outcome, &installed
+			if err := testEnv.Client.Status().Update(ctx, b); err != nil {
+				t.Fatal(err)
+			}
 		}
 		out = append(out, *b)
 	}

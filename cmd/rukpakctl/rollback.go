@@ -144,7 +144,7 @@ func rollbackTarget(bd *v1alpha2.BundleDeployment, revs []v1alpha2.Bundle, to st
 		return nil, fmt.Errorf("the active revision %s of bd/%s no longer exists; name one with --to: %w", active, bd.Name, errNoRollbackTarget)
 	}
 	for i--; i >= 0; i-- {
-		switch revs[i].Annotations[v1alpha2.AnnotationOutcome] {
+		switch revs[i].Status.Outcome {
 		case v1alpha2.OutcomeFailed, v1alpha2.OutcomeRolledBack:
 			continue
 		}

@@ -280,6 +280,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Recorder:        mgr.GetEventRecorder("rukpak"),
 		Cluster:         cluster,
 		APIReader:       mgr.GetAPIReader(),
+		ContentURL:      contentURL,
 	}
 	bdr.Approval = checker
 	if err := bdr.SetupWithManager(mgr, ctrlOpts); err != nil {

@@ -103,6 +103,17 @@ func Controlled(bd metav1.Object, b metav1.Object) bool {
 	return ref != nil && isBundleDeployment(ref) && ref.Name == bd.GetName() && ref.UID == bd.GetUID()
 }
 
+// StampedOut reports whether b says it is a revision of a BundleDeployment:
+// its controller ownerReference names one. Such a Bundle is unpacked and
+// reported by that BundleDeployment's controller, which checks that it
+// really is its own (Check) before it uses it; the Bundle controller leaves
+// it alone but for its content when it is deleted. A forged reference only
+// means the Bundle is never unpacked.
+func StampedOut(b metav1.Object) bool {
+	ref := metav1.GetControllerOfNoCopy(b)
+	return ref != nil && isBundleDeployment(ref)
+}
+
 // controllerMismatch says how b's controller differs from bd, or "".
 func controllerMismatch(bd *v1alpha2.BundleDeployment, b *v1alpha2.Bundle) string {
 	ref := metav1.GetControllerOfNoCopy(b)

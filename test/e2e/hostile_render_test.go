@@ -155,7 +155,6 @@ func assertNoLeak(t *testing.T, name, secret string) {
 		t.Fatal(err)
 	}
 	var seen []string
-	seen = append(seen, bd.Annotations[v1alpha2.AnnotationOutcomeMessage])
 	for _, c := range bd.Status.Conditions {
 		seen = append(seen, c.Message)
 	}
@@ -167,6 +166,7 @@ func assertNoLeak(t *testing.T, name, secret string) {
 		for k, v := range b.Annotations {
 			seen = append(seen, k+"="+v)
 		}
+		seen = append(seen, b.Status.OutcomeMessage)
 		for _, c := range b.Status.Conditions {
 			seen = append(seen, c.Message)
 		}

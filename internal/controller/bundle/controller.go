@@ -25,6 +25,7 @@ import (
 	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/contentserver"
 	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/values"
@@ -108,6 +109,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	if !b.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, b)
+	}
+	if ownership.StampedOut(b) {
+		// Its BundleDeployment's controller unpacks it, renders it once
+		// and reports it (status) in the write it makes anyway.
+		return ctrl.Result{}, nil
 	}
 	if !controllerutil.ContainsFinalizer(b, v1alpha2.FinalizerContent) {
 		patch := client.MergeFrom(b.DeepCopy())

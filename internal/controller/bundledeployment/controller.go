@@ -99,6 +99,10 @@ type Reconciler struct {
 	// Cluster tells formats that need it (Helm) what the cluster serves;
 	// nil renders with the formats' defaults.
 	Cluster *clusterinfo.Reader
+	// ContentURL is the content server's external base URL, for the
+	// status.contentURL of the Bundles this controller reports; "" when
+	// there is no content server.
+	ContentURL string
 
 	// watches are the drift watches of managed objects.
 	watches *objectwatch.Watcher
@@ -219,8 +223,8 @@ type scope struct {
 	waitingForHandOff bool
 	// warnings are what the API server warned about during this apply.
 	warnings []string
-	// bundleAnnotations are written to Bundles at the end of the reconcile.
-	bundleAnnotations map[string]map[string]string
+	// reports are written to Bundles' status at the end of the reconcile.
+	reports map[string]*bundleReport
 
 	// statusRefused is why a Bundle a status field named was not trusted
 	// (the field was cleared).
@@ -271,7 +275,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	s := &scope{bd: bd, prov: prov}
 	orig := bd.Status.DeepCopy()
 	defer func() {
-		r.flushAnnotations(ctx, s)
+		r.reportBundles(ctx, s)
 		if err := r.patchStatus(ctx, s, orig); err != nil {
 			retErr = errors.Join(retErr, err)
 		}

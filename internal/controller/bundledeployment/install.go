@@ -124,7 +124,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	}
 	if s.bd.Status.ActiveBundle != s.bundle.Name {
 		s.rolloutStarted = true
-		s.annotate(s.bundle.Name, map[string]string{v1alpha2.AnnotationInstalledAt: time.Now().UTC().Format(time.RFC3339)})
+		s.report(s.bundle.Name).installed = true
 	}
 	s.installed = res
 	s.bd.Status.SkippedObjects = objectRefs(res.skipped)
@@ -297,6 +297,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	}
 	next := &appliedState{uid: s.bd.UID, bundle: ref.bundle, digest: ref.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids)), config: ref.config, values: ref.values}
 	res := &installResult{objects: len(ids), skipped: plan.Skipped()}
+	s.report(ref.bundle).objects = len(ids)
 	next.skipped = plan.Skipped()
 	next.warnings = s.warnings
 	for id, a := range same {
@@ -442,7 +443,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 		}
 	}
 	r.markFailed(s.bd, s.revision, s.installErr)
-	s.annotate(s.revision, map[string]string{v1alpha2.AnnotationOutcome: outcome, v1alpha2.AnnotationOutcomeMessage: shorten(err.Error())})
+	s.decide(s.revision, outcome, err.Error())
 	return nil
 }
 
@@ -477,6 +478,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 		s.installed = &installResult{objects: len(st.ids)}
 		s.warnings = st.warnings
 	}
+	s.report(st.bundle).objects = len(st.ids)
 	if len(drifted) == 0 {
 		return nil
 	}

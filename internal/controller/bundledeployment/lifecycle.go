@@ -2,7 +2,6 @@ package bundledeployment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -12,9 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/failure"
@@ -30,7 +27,7 @@ const (
 	settledRecheck = time.Minute
 	// defaultProgressDeadline applies without spec.healthChecks.
 	defaultProgressDeadline = 600 * time.Second
-	// maxOutcomeMessage bounds the outcome annotation on a Bundle.
+	// maxOutcomeMessage bounds a Bundle's status.outcomeMessage.
 	maxOutcomeMessage = 1024
 )
 
@@ -96,41 +93,6 @@ func (r *Reconciler) rollback(ctx context.Context, s *scope, target string) erro
 	s.bd.Status.ActiveBundle = target
 	s.bd.Status.InstalledObjects = int32(res.objects)
 	return nil
-}
-
-// annotate records annotations for Bundle name, written once at the end of
-// the reconcile (see flushAnnotations).
-func (s *scope) annotate(name string, ann map[string]string) {
-	if s.bundleAnnotations == nil {
-		s.bundleAnnotations = map[string]map[string]string{}
-	}
-	if s.bundleAnnotations[name] == nil {
-		s.bundleAnnotations[name] = map[string]string{}
-	}
-	for k, v := range ann {
-		s.bundleAnnotations[name][k] = v
-	}
-}
-
-// flushAnnotations writes the annotations the reconcile recorded, one
-// patch per Bundle.
-func (r *Reconciler) flushAnnotations(ctx context.Context, s *scope) {
-	for name, ann := range s.bundleAnnotations {
-		r.annotateBundle(ctx, name, ann)
-	}
-}
-
-// annotateBundle merges annotations into Bundle name; a missing Bundle is
-// ignored (history may have removed it).
-func (r *Reconciler) annotateBundle(ctx context.Context, name string, ann map[string]string) {
-	b := &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
-	if err == nil {
-		err = r.Client.Patch(ctx, b, client.RawPatch(types.MergePatchType, body))
-	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		log.FromContext(ctx).Error(err, "annotating Bundle", "bundle", name)
-	}
 }
 
 // checkHealth judges the active revision with the built-in and user probes
@@ -210,7 +172,7 @@ func (r *Reconciler) healthy(ctx context.Context, s *scope, relevant int) {
 		Message: fmt.Sprintf("revision %s is installed and healthy", active)})
 	if bd.Status.LastHealthyBundle != active {
 		bd.Status.LastHealthyBundle = active
-		s.annotate(active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeHealthy, v1alpha2.AnnotationOutcomeMessage: ""})
+		s.decide(active, v1alpha2.OutcomeHealthy, "")
 	}
 	if bd.Status.FailedBundle == active {
 		r.clearFailed(bd)
@@ -247,7 +209,7 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope, summary string) e
 	if onFailure(bd) != v1alpha2.OnFailureRollback || target == "" || target == active {
 		r.markFailed(bd, active, failure.New(v1alpha2.ReasonProgressDeadlineExceeded, "%s; left in place (upgrade.onFailure)", why))
 		r.Recorder.Eventf(bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonProgressDeadlineExceeded, "Health", "%s; left in place", why)
-		s.annotate(active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeFailed, v1alpha2.AnnotationOutcomeMessage: shorten(why)})
+		s.decide(active, v1alpha2.OutcomeFailed, why)
 		return nil
 	}
 	if err := r.rollback(ctx, s, target); err != nil {
@@ -259,17 +221,17 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope, summary string) e
 		s.installErr = fmt.Errorf("%s; not rolled back: %w", why, err)
 		r.markFailed(bd, active, s.installErr)
 		r.Recorder.Eventf(bd, nil, corev1.EventTypeWarning, failure.Reason(err, v1alpha2.ReasonBundleNotOwned), "Health", "%v", s.installErr)
-		s.annotate(active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeFailed, v1alpha2.AnnotationOutcomeMessage: shorten(s.installErr.Error())})
+		s.decide(active, v1alpha2.OutcomeFailed, s.installErr.Error())
 		return nil
 	}
-	s.annotate(active, map[string]string{v1alpha2.AnnotationOutcome: v1alpha2.OutcomeRolledBack, v1alpha2.AnnotationOutcomeMessage: shorten(why)})
+	s.decide(active, v1alpha2.OutcomeRolledBack, why)
 	s.rolledBack = failure.New(v1alpha2.ReasonRolledBack, "%s; rolled back to revision %s", why, target)
 	r.markFailed(bd, active, s.rolledBack)
 	s.requeueWithin(time.Second)
 	return nil
 }
 
-// shorten bounds a message kept in an annotation.
+// shorten bounds a message kept in a Bundle's status.outcomeMessage.
 func shorten(msg string) string {
 	if len(msg) <= maxOutcomeMessage {
 		return msg

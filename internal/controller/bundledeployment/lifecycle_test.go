@@ -90,8 +90,8 @@ func TestUnhealthyUpgradeRollsBack(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: failed}, b); err != nil {
 		t.Fatal(err)
 	}
-	if b.Annotations[v1alpha2.AnnotationOutcome] != v1alpha2.OutcomeRolledBack {
-		t.Fatalf("outcome of %s = %q, want RolledBack", failed, b.Annotations[v1alpha2.AnnotationOutcome])
+	if b.Status.Outcome != v1alpha2.OutcomeRolledBack || b.Status.InstalledAt == nil {
+		t.Fatalf("outcome of %s = %q (installed at %v), want RolledBack, and when it was installed", failed, b.Status.Outcome, b.Status.InstalledAt)
 	}
 	waitCondition(t, bd.Name, v1alpha2.TypeHealthy, metav1.ConditionTrue, v1alpha2.ReasonHealthy)
 
