@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash -o pipefail
 BIN := $(CURDIR)/bin
 CLUSTER_BIN := $(BIN)/cluster
 export KUBEBUILDER_ASSETS ?= $(CLUSTER_BIN)
-GO_TEST_FLAGS ?= -count=1 -timeout=40m
+GO_TEST_FLAGS ?= -count=1 -race -timeout=60m
 
 ##@ General
 

@@ -1,7 +1,6 @@
 package bundledeployment
 
 import (
-	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -67,11 +66,4 @@ func subset(want, got map[string]string) bool {
 		}
 	}
 	return true
-}
-
-// object returns what was applied of id, under mu.
-func (st *appliedState) object(mu *sync.Mutex, id inventory.ID) appliedObject {
-	mu.Lock()
-	defer mu.Unlock()
-	return st.objects[id]
 }

@@ -38,10 +38,8 @@ func (r *Reconciler) collisions(s *scope, st *appliedState, inv []inventory.ID) 
 		Owned:  owned,
 		Owner:  r.ownerState,
 		Blocked: func(_ string, id inventory.ID) {
-			r.mu.Lock()
-			r.claims[id.Key()] = claimant
-			s.waitingForHandOff = true
-			r.mu.Unlock()
+			r.mem.claim(id, claimant)
+			s.handOffWaits.Store(true)
 		},
 	}
 }
@@ -81,12 +79,7 @@ func inventoryOf(bd *v1alpha2.BundleDeployment) inventory.Owner {
 // claimedByOther reports whether a BundleDeployment other than owner waits
 // for the object id.
 func (r *Reconciler) claimedByOther(owner string) func(inventory.ID) bool {
-	return func(id inventory.ID) bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		c, ok := r.claims[id.Key()]
-		return ok && c != owner
-	}
+	return func(id inventory.ID) bool { return r.mem.claimedByOther(owner, id) }
 }
 
 // handOver wakes the BundleDeployments waiting for the kept objects of a
@@ -95,19 +88,7 @@ func (r *Reconciler) handOver(cs *apply.ChangeSet, owner string) {
 	if cs == nil {
 		return
 	}
-	var wake []string
-	r.mu.Lock()
-	for _, c := range cs.Entries {
-		if c.Action != apply.Skipped {
-			continue
-		}
-		if claimant, ok := r.claims[c.ID.Key()]; ok && claimant != owner {
-			delete(r.claims, c.ID.Key())
-			wake = append(wake, claimant)
-		}
-	}
-	r.mu.Unlock()
-	for _, name := range wake {
+	for _, name := range r.mem.release(cs, owner) {
 		bd := &v1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		select {
 		case r.wake <- event.GenericEvent{Object: bd}:
@@ -117,12 +98,4 @@ func (r *Reconciler) handOver(cs *apply.ChangeSet, owner string) {
 }
 
 // dropClaims forgets the claims of BundleDeployment name (it was deleted).
-func (r *Reconciler) dropClaims(name string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for id, c := range r.claims {
-		if c == name {
-			delete(r.claims, id)
-		}
-	}
-}
+func (r *Reconciler) dropClaims(name string) { r.mem.dropClaims(name) }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -107,26 +107,13 @@ type Reconciler struct {
 	// watches are the drift watches of managed objects.
 	watches *objectwatch.Watcher
 	// queue is the controller's work queue (drift events go there).
-	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
-	mu      sync.Mutex
-	applied map[string]*appliedState // by BundleDeployment name
-	// claims are objects (by inventory.ID.Key) that a BundleDeployment was
-	// refused because another one manages them: the claimant's name.
-	claims map[inventory.ID]string
+	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
+	// mem is what this process knows beyond the API server (see memory).
+	mem *memory
 	// wake enqueues BundleDeployments handed an object.
 	wake chan event.GenericEvent
-	// failedMemo are the failed revisions this process recorded, by
-	// BundleDeployment (see heldBack).
-	failedMemo map[string]failedRevision
-	// retries count the retries of revisions that failed for a reason the
-	// world can fix, by BundleDeployment (see failure.PolicyOf).
-	retries map[string]retryCount
 	// healthCache holds compiled health probes.
 	healthCache *health.Cache
-	// approvals are requesters found allowed, by BundleDeployment.
-	approvals map[string]approvedRequester
-	// identities are the install identities in use, by BundleDeployment.
-	identities map[string]identity.Identity
 }
 
 // managedSelector selects the objects rukpak manages.
@@ -143,14 +130,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha2.BundleDeployment{}, indexClass, classIndex); err != nil {
 		return fmt.Errorf("indexing BundleDeployments by class: %w", err)
 	}
-	r.applied = map[string]*appliedState{}
-	r.claims = map[inventory.ID]string{}
-	r.failedMemo = map[string]failedRevision{}
-	r.retries = map[string]retryCount{}
+	r.mem = newMemory()
 	r.healthCache = health.NewCache(1024)
 	r.wake = make(chan event.GenericEvent, 1024)
-	r.approvals = map[string]approvedRequester{}
-	r.identities = map[string]identity.Identity{}
 	_, err := ctrl.NewControllerManagedBy(mgr).
 		// Spec changes, and annotation changes (core.rukpak.io/retry).
 		For(&v1alpha2.BundleDeployment{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -218,9 +200,10 @@ type scope struct {
 	rolloutStarted bool
 	// rolledBack is why the active revision was rolled back, if it was.
 	rolledBack error
-	// waitingForHandOff is set when the revision was refused only because
+	// handOffWaits is set when the revision was refused only because
 	// another BundleDeployment still manages some of its objects.
-	waitingForHandOff bool
+	// It is set from the apply's goroutines.
+	handOffWaits atomic.Bool
 	// warnings are what the API server warned about during this apply.
 	warnings []string
 	// reports are written to Bundles' status at the end of the reconcile.

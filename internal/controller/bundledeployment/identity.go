@@ -71,25 +71,9 @@ func (r *Reconciler) actorFor(id identity.Identity) (*actor, error) {
 // clients of an identity it used before are dropped when no other
 // BundleDeployment uses that one.
 func (r *Reconciler) useIdentity(name string, id identity.Identity) {
-	r.mu.Lock()
-	prev, had := r.identities[name]
-	r.identities[name] = id
-	unused := had && prev != id && !r.identityInUseLocked(prev)
-	r.mu.Unlock()
-	if unused {
+	if prev, unused := r.mem.useIdentity(name, id); unused {
 		r.Identities.Forget(prev)
 	}
-}
-
-// identityInUseLocked reports whether a BundleDeployment installs as id;
-// the caller holds r.mu.
-func (r *Reconciler) identityInUseLocked(id identity.Identity) bool {
-	for _, other := range r.identities {
-		if other == id {
-			return true
-		}
-	}
-	return false
 }
 
 // approvedRequester is a requester found allowed, and when.
@@ -111,9 +95,7 @@ func (r *Reconciler) authorize(ctx context.Context, s *scope) (bool, error) {
 	}
 	bd := s.bd
 	memo := approvedRequester{generation: bd.Generation, user: bd.Annotations[v1alpha2.AnnotationRequestedBy], groups: bd.Annotations[v1alpha2.AnnotationRequestedByGroups]}
-	r.mu.Lock()
-	prev, ok := r.approvals[bd.Name]
-	r.mu.Unlock()
+	prev, ok := r.mem.approval(bd.Name)
 	if ok && prev.generation == memo.generation && prev.user == memo.user && prev.groups == memo.groups && time.Since(prev.at) < r.approvalTTL() {
 		return true, nil
 	}
@@ -126,9 +108,7 @@ func (r *Reconciler) authorize(ctx context.Context, s *scope) (bool, error) {
 		return false, nil
 	}
 	memo.at = time.Now()
-	r.mu.Lock()
-	r.approvals[bd.Name] = memo
-	r.mu.Unlock()
+	r.mem.setApproval(bd.Name, memo)
 	return true, nil
 }
 

@@ -202,9 +202,7 @@ func objectRefs(ids []inventory.ID) []v1alpha2.ObjectReference {
 func (r *Reconciler) heldBack(s *scope) bool {
 	bd := s.bd
 	f := failedRevision{bundle: bd.Status.FailedBundle, retry: bd.Status.FailedRetry, generation: bd.Status.FailedGeneration}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if m, ok := r.failedMemo[bd.Name]; ok && m.generation >= f.generation {
+	if m, ok := r.mem.failedRevision(bd.Name); ok && m.generation >= f.generation {
 		f = m
 	}
 	if f.bundle == "" || f.bundle != s.revision || bd.Annotations[v1alpha2.AnnotationRetry] != f.retry || bd.Generation > f.generation {
@@ -224,18 +222,13 @@ func (r *Reconciler) markFailed(bd *v1alpha2.BundleDeployment, revision string, 
 	bd.Status.FailedBundle = revision
 	bd.Status.FailedRetry = bd.Annotations[v1alpha2.AnnotationRetry]
 	bd.Status.FailedGeneration = bd.Generation
-	r.mu.Lock()
-	r.failedMemo[bd.Name] = failedRevision{bundle: revision, retry: bd.Status.FailedRetry, generation: bd.Generation, err: why}
-	r.mu.Unlock()
+	r.mem.setFailed(bd.Name, failedRevision{bundle: revision, retry: bd.Status.FailedRetry, generation: bd.Generation, err: why})
 }
 
 // clearFailed forgets a failed revision that became healthy or installed.
 func (r *Reconciler) clearFailed(bd *v1alpha2.BundleDeployment) {
 	bd.Status.FailedBundle, bd.Status.FailedRetry, bd.Status.FailedGeneration = "", "", 0
-	r.mu.Lock()
-	delete(r.failedMemo, bd.Name)
-	delete(r.retries, bd.Name)
-	r.mu.Unlock()
+	r.mem.clearFailed(bd.Name)
 }
 
 // applyRevision applies one revision's objects (checking collisions),
@@ -346,7 +339,7 @@ func (r *Reconciler) unchangedSinceApplied(ctx context.Context, s *scope, st *ap
 	for _, e := range entries {
 		var a appliedObject
 		if st != nil {
-			a = st.object(&r.mu, e.ID)
+			a = r.mem.object(st, e.ID)
 		}
 		if a.hash != e.Hash {
 			rec, ok := recs[e.ID.Key()]
@@ -418,7 +411,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 		}
 		return nil
 	}
-	if s.waitingForHandOff && failure.Reason(err, "") == v1alpha2.ReasonCollision {
+	if s.handOffWaits.Load() && failure.Reason(err, "") == v1alpha2.ReasonCollision {
 		// Not a failed revision: it waits for the other BundleDeployment
 		// to release the objects. The owner wakes it when it does; looking
 		// again now and then covers a restart in between.
@@ -470,7 +463,7 @@ func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, re
 func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedState) error {
 	var drifted []inventory.ID
 	for _, id := range st.ids {
-		if r.hasDrifted(ctx, s.as, id, st.object(&r.mu, id)) {
+		if r.hasDrifted(ctx, s.as, id, r.mem.object(st, id)) {
 			drifted = append(drifted, id)
 		}
 	}
@@ -490,15 +483,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if err != nil {
 		return fmt.Errorf("correcting drift of revision %s: %w", st.bundle, err)
 	}
-	var restored []inventory.ID
-	r.mu.Lock()
-	for _, c := range cs.Entries {
-		st.objects[c.ID] = appliedFrom(c)
-		if c.Action == apply.Created || c.Action == apply.Configured {
-			restored = append(restored, c.ID)
-		}
-	}
-	r.mu.Unlock()
+	restored := r.mem.reapplied(st, cs)
 	// Changes that did not touch what the bundle sets (status, fields
 	// other managers own) need no event.
 	if len(restored) > 0 {
@@ -549,27 +534,15 @@ func deleteCRDs(bd *v1alpha2.BundleDeployment) bool {
 	return bd.Spec.DeletionPolicy != nil && bd.Spec.DeletionPolicy.CRDs == v1alpha2.CRDDeletionPolicyDelete
 }
 
-func (r *Reconciler) state(name string) *appliedState {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.applied[name]
-}
+func (r *Reconciler) state(name string) *appliedState { return r.mem.appliedState(name) }
 
-func (r *Reconciler) setState(name string, st *appliedState) {
-	r.mu.Lock()
-	r.applied[name] = st
-	r.mu.Unlock()
-}
+func (r *Reconciler) setState(name string, st *appliedState) { r.mem.setApplied(name, st) }
 
 // forgetOtherUID forgets what this process knows of a BundleDeployment of
 // bd's name that had another UID (deleted, and created again before this
 // process saw it gone): nothing it applied is bd's.
 func (r *Reconciler) forgetOtherUID(bd *v1alpha2.BundleDeployment) {
-	r.mu.Lock()
-	st := r.applied[bd.Name]
-	stale := st != nil && st.uid != bd.UID
-	r.mu.Unlock()
-	if stale {
+	if r.mem.otherUID(bd.Name, bd.UID) {
 		r.forget(bd.Name)
 	}
 }
@@ -578,16 +551,7 @@ func (r *Reconciler) forget(name string) {
 	if r.watches != nil {
 		r.watches.Release(name)
 	}
-	r.mu.Lock()
-	delete(r.applied, name)
-	delete(r.failedMemo, name)
-	delete(r.retries, name)
-	delete(r.approvals, name)
-	id, had := r.identities[name]
-	delete(r.identities, name)
-	inUse := r.identityInUseLocked(id)
-	r.mu.Unlock()
-	if had && !inUse {
+	if id, unused := r.mem.forget(name); unused {
 		r.Identities.Forget(id)
 	}
 }
@@ -598,13 +562,7 @@ func (r *Reconciler) forget(name string) {
 func (r *Reconciler) isUnchanged(gvk schema.GroupVersionKind, obj client.Object) bool {
 	owner := obj.GetLabels()[v1alpha2.LabelOwnerName]
 	id := inventory.ID{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	st := r.applied[owner]
-	if st == nil {
-		return false
-	}
-	a, ok := st.objects[id]
+	a, ok := r.mem.appliedObject(owner, id)
 	return ok && !a.drifted(obj)
 }
 

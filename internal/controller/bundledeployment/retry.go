@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
 )
 
 // retryCount is how often one revision of a BundleDeployment was retried
@@ -25,23 +24,11 @@ type retryCount struct {
 // nextRetry counts one more retry of bd's revision and returns when to try
 // again (failure.RetryBackoff); a new revision starts from the first.
 func (r *Reconciler) nextRetry(bd string, revision string) time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c := r.retries[bd]
-	if c.revision != revision {
-		c = retryCount{revision: revision}
-	}
-	c.attempts++
-	r.retries[bd] = c
-	return failure.RetryBackoff(c.attempts)
+	return r.mem.nextRetry(bd, revision)
 }
 
 // resetRetries forgets the retries of bd (installed, or gone).
-func (r *Reconciler) resetRetries(bd string) {
-	r.mu.Lock()
-	delete(r.retries, bd)
-	r.mu.Unlock()
-}
+func (r *Reconciler) resetRetries(bd string) { r.mem.resetRetries(bd) }
 
 // waitingForKinds returns the BundleDeployments whose newest revision
 // waits for a kind to be served (Installed=False, UnknownKind): a CRD or

@@ -1,0 +1,85 @@
+package bundledeployment
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/identity"
+	"github.com/rukpak/rukpak/internal/inventory"
+)
+
+// TestMemoryUnderConcurrentReconciles drives every method of memory from
+// many goroutines at once, as concurrent reconciles and drift events do;
+// run with -race (make test does) it shows that all access is locked.
+func TestMemoryUnderConcurrentReconciles(t *testing.T) {
+	m := newMemory()
+	id := func(i int) inventory.ID {
+		return inventory.ID{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: fmt.Sprint("cm", i%5)}
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprint("bd", g%3)
+			for i := range 200 {
+				st := &appliedState{bundle: "r", objects: map[inventory.ID]appliedObject{id(i): {rv: "1"}}}
+				m.setApplied(name, st)
+				if cur := m.appliedState(name); cur != nil {
+					_ = m.object(cur, id(i))
+					m.reapplied(cur, &apply.ChangeSet{Entries: []apply.Change{{ID: id(i), Action: apply.Configured, ResourceVersion: "2"}}})
+				}
+				m.appliedObject(name, id(i))
+				m.otherUID(name, "uid")
+				m.claim(id(i), name)
+				m.claimedByOther(name, id(i+1))
+				m.release(&apply.ChangeSet{Entries: []apply.Change{{ID: id(i), Action: apply.Skipped}}}, "bd9")
+				m.setFailed(name, failedRevision{bundle: "r", generation: int64(i)})
+				m.failedRevision(name)
+				m.nextRetry(name, "r")
+				m.setApproval(name, approvedRequester{generation: int64(i)})
+				m.approval(name)
+				m.useIdentity(name, identity.Identity{Namespace: "ns", Name: fmt.Sprint("sa", i%2)})
+				if i%50 == 0 {
+					m.clearFailed(name)
+					m.resetRetries(name)
+					m.dropClaims(name)
+					m.forget(name)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestMemoryIdentitiesInUse(t *testing.T) {
+	m := newMemory()
+	a := identity.Identity{Namespace: "ns", Name: "a"}
+	b := identity.Identity{Namespace: "ns", Name: "b"}
+	steps := []struct {
+		name, bd   string
+		use        *identity.Identity // nil: forget bd
+		wantUnused *identity.Identity
+	}{
+		{name: "first use", bd: "x", use: &a},
+		{name: "a second BundleDeployment shares it", bd: "y", use: &a},
+		{name: "x moves on: a is still used by y", bd: "x", use: &b},
+		{name: "y moves on: a is unused", bd: "y", use: &b, wantUnused: &a},
+		{name: "x is forgotten: y still uses b", bd: "x"},
+		{name: "y is forgotten: b is unused", bd: "y", wantUnused: &b},
+	}
+	for _, st := range steps {
+		var got identity.Identity
+		var unused bool
+		if st.use != nil {
+			got, unused = m.useIdentity(st.bd, *st.use)
+		} else {
+			got, unused = m.forget(st.bd)
+		}
+		if (st.wantUnused != nil) != unused || (unused && got != *st.wantUnused) {
+			t.Fatalf("%s: unused = %v (%v), want %v", st.name, unused, got, st.wantUnused)
+		}
+	}
+}
