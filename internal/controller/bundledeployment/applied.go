@@ -1,7 +1,6 @@
 package bundledeployment
 
 import (
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 

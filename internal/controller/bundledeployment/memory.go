@@ -247,4 +247,3 @@ func (m *memory) identityInUse(id identity.Identity) bool {
 	}
 	return false
 }
-
