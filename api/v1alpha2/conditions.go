@@ -16,6 +16,12 @@ const (
 	TypeProgressing = "Progressing"
 	// TypePaused is True while spec.paused is set.
 	TypePaused = "Paused"
+	// TypeReady summarises the others for tools that read one condition
+	// (kubectl wait, kstatus, Flux, Argo CD, rukpak's own probe of a nested
+	// BundleDeployment): True when the newest revision is installed,
+	// healthy and settled, every condition describes the current
+	// generation, and the BundleDeployment is not paused.
+	TypeReady = "Ready"
 	// TypeAccepted is True on a ProvisionerClass its provisioner serves.
 	TypeAccepted = "Accepted"
 )
@@ -135,6 +141,21 @@ const (
 	// cost on objects of the largest size the API server stores exceeds
 	// the limit, so it is refused before it runs.
 	ReasonProbeTooExpensive = "ProbeTooExpensive"
+)
+
+// Reasons of the Ready condition. When Ready is False because of another
+// condition, its reason is that condition's (for example ApplyFailed,
+// Unhealthy, RollingOut or Paused); these are the others.
+const (
+	// ReasonReady: installed, healthy and settled, for the current
+	// generation.
+	ReasonReady = "Ready"
+	// ReasonReconciling: a condition still describes an older generation
+	// (the spec changed and the reconcile has not caught up).
+	ReasonReconciling = "Reconciling"
+	// ReasonNotInstalled: nothing is installed yet and no condition says
+	// why (the first reconcile has not got that far).
+	ReasonNotInstalled = "NotInstalled"
 )
 
 // Reasons of the Paused and Accepted conditions.

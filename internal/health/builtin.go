@@ -1,8 +1,11 @@
 package health
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 )
 
 // probeFunc is a built-in probe for one group/kind.
@@ -64,8 +67,10 @@ func builtinProbe(obj *unstructured.Unstructured) Result {
 	return genericProbe(obj)
 }
 
-// genericProbe trusts a Ready condition, else an Available one, else
-// nothing: a kind without either condition has no health semantics.
+// genericProbe trusts a Ready condition, else an Available one, else what
+// kstatus (sigs.k8s.io/cli-utils) makes of the object: its rules for
+// well-known kinds and its generic ones (Reconciling or Stalled True means
+// not done). Kinds none of these say anything about are healthy.
 func genericProbe(obj *unstructured.Unstructured) Result {
 	if r := generationObserved(obj, false); !r.Healthy {
 		return r
@@ -74,6 +79,14 @@ func genericProbe(obj *unstructured.Unstructured) Result {
 		if _, ok := findCondition(obj, t); ok {
 			return conditionTrue(obj, t)
 		}
+	}
+	res, err := kstatus.Compute(obj)
+	if err != nil {
+		return healthy()
+	}
+	switch res.Status {
+	case kstatus.InProgressStatus, kstatus.FailedStatus, kstatus.TerminatingStatus:
+		return unhealthy("%s: %s", strings.ToLower(res.Status.String()), orDefault(res.Message, "no message"))
 	}
 	return healthy()
 }

@@ -361,6 +361,41 @@ func TestGenericProbe(t *testing.T) {
 			healthy: true,
 		},
 		{
+			name: "kstatus: Reconciling True",
+			manifest: `
+				apiVersion: example.com/v1
+				kind: Widget
+				metadata: {name: w, namespace: ns, generation: 1}
+				status:
+				  conditions:
+				  - {type: Reconciling, status: "True", reason: Provisioning, message: creating the volume}
+			`,
+			reason: "inprogress: creating the volume",
+		},
+		{
+			name: "kstatus: Stalled True",
+			manifest: `
+				apiVersion: example.com/v1
+				kind: Widget
+				metadata: {name: w, namespace: ns, generation: 1}
+				status:
+				  conditions:
+				  - {type: Stalled, status: "True", reason: QuotaExceeded, message: quota exceeded}
+			`,
+			reason: "failed: quota exceeded",
+		},
+		{
+			name: "kstatus: a kind it knows (ReplicaSet short of replicas)",
+			manifest: `
+				apiVersion: apps/v1
+				kind: ReplicaSet
+				metadata: {name: rs, namespace: ns, generation: 1}
+				spec: {replicas: 2}
+				status: {observedGeneration: 1, replicas: 2, readyReplicas: 1, availableReplicas: 1, fullyLabeledReplicas: 2}
+			`,
+			reason: "inprogress: Available: 1/2",
+		},
+		{
 			name: "no status at all",
 			manifest: `
 				apiVersion: v1

@@ -33,9 +33,12 @@
 //   - apiregistration.k8s.io/APIService: Available is True.
 //   - PersistentVolumeClaim: status.phase is Bound.
 //   - Pod: the Ready condition is True, or status.phase is Succeeded.
-//   - any other kind: a Ready condition, if there is one, must be True;
-//     otherwise an Available condition, if there is one, must be True;
-//     otherwise the kind has no health semantics and is healthy.
+//   - any other kind: a Ready condition, if there is one, must be True
+//     (a nested BundleDeployment's Ready summary included); otherwise an
+//     Available condition, if there is one, must be True; otherwise kstatus
+//     (sigs.k8s.io/cli-utils) decides: its rules for kinds it knows (such
+//     as ReplicaSets) and its generic ones (Reconciling or Stalled True
+//     means not done); a kind it says nothing about is healthy.
 //
 // User probes select objects by group (empty for the core group), kind and
 // optionally name and labels. Each probe's CEL expression is evaluated with

@@ -12,19 +12,20 @@ import (
 )
 
 // computeStatus sets observedGeneration and the conditions from what one
-// reconcile found. A paused reconcile changes nothing but Paused.
+// reconcile found, and last the Ready summary of them all. A paused
+// reconcile changes nothing but Paused (and so Ready).
 func computeStatus(bd *v1alpha2.BundleDeployment, s *scope) {
 	bd.Status.ObservedGeneration = bd.Generation
 	setCondition(bd, pausedCondition(bd.Spec.Paused))
-	if bd.Spec.Paused {
-		return
+	if !bd.Spec.Paused {
+		if c := unpackedCondition(s); c != nil {
+			setCondition(bd, *c)
+		}
+		if c := installedCondition(s, bd.Status.ActiveBundle, meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled)); c != nil {
+			setCondition(bd, *c)
+		}
 	}
-	if c := unpackedCondition(s); c != nil {
-		setCondition(bd, *c)
-	}
-	if c := installedCondition(s, bd.Status.ActiveBundle, meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled)); c != nil {
-		setCondition(bd, *c)
-	}
+	setCondition(bd, readyCondition(bd.Status.Conditions, bd.Generation))
 }
 
 func setCondition(bd *v1alpha2.BundleDeployment, c metav1.Condition) {
