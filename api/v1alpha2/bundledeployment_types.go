@@ -378,10 +378,11 @@ type ObjectReference struct {
 // +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.spec.provisionerClassName`
 // +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.spec.installNamespace`
 // +kubebuilder:printcolumn:name="Active Bundle",type=string,JSONPath=`.status.activeBundle`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Installed",type=string,JSONPath=`.status.conditions[?(@.type=="Installed")].status`
 // +kubebuilder:printcolumn:name="Healthy",type=string,JSONPath=`.status.conditions[?(@.type=="Healthy")].status`
 // +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`
-// +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Installed")].reason`
+// +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="metadata.name must be at most 52 characters, so that generated Bundle names stay within 63"
 type BundleDeployment struct {

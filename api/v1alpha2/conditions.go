@@ -30,8 +30,6 @@ const (
 const (
 	// ReasonUnpacked: the content is in the store.
 	ReasonUnpacked = "Unpacked"
-	// ReasonUnpackPending: the Bundle has not been unpacked yet.
-	ReasonUnpackPending = "UnpackPending"
 	// ReasonSourceNotFound: a source (ConfigMap, image, ref) does not exist.
 	ReasonSourceNotFound = "SourceNotFound"
 	// ReasonSourceMutable: a ConfigMap source is not immutable.
@@ -121,8 +119,6 @@ const (
 	// ReasonRolledBack: the new revision failed and the last healthy one was
 	// restored.
 	ReasonRolledBack = "RolledBack"
-	// ReasonDeleting: the BundleDeployment is being deleted.
-	ReasonDeleting = "Deleting"
 )
 
 // Reasons of the Healthy and Progressing conditions.

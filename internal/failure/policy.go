@@ -36,6 +36,10 @@ var retryReasons = map[string]bool{
 	v1alpha2.ReasonMissingPermissions: true,
 	// The requester lacks rights an admin can grant.
 	v1alpha2.ReasonNotAuthorized: true,
+	// The revision is applied but an object it no longer has could not be
+	// deleted (a finalizer, a webhook, the API server): deleting it again
+	// later usually works, and nothing about the revision is wrong.
+	v1alpha2.ReasonPruneFailed: true,
 }
 
 // PolicyOf returns the policy for a failure with reason.

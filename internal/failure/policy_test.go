@@ -16,6 +16,7 @@ func TestPolicyOf(t *testing.T) {
 		{v1alpha2.ReasonNamespaceNotFound, Retry},
 		{v1alpha2.ReasonMissingPermissions, Retry},
 		{v1alpha2.ReasonNotAuthorized, Retry},
+		{v1alpha2.ReasonPruneFailed, Retry},
 		{v1alpha2.ReasonInvalidContent, Hold},
 		{v1alpha2.ReasonRenderFailed, Hold},
 		{v1alpha2.ReasonCRDUpgradeUnsafe, Hold},

@@ -311,7 +311,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	if len(stale) > 0 {
 		pcs, err = s.as.engine.Prune(ctx, s.bd.Name, stale, apply.PruneOptions{DeleteCRDs: deleteCRDs(s.bd), Keep: r.claimedByOther(s.bd.Name), OwnerUID: s.bd.UID})
 		if err != nil {
-			return nil, fmt.Errorf("pruning objects revision %s no longer has: %w", ref.bundle, err)
+			return nil, failure.New(v1alpha2.ReasonPruneFailed, "revision %s is applied, but deleting the objects it no longer has failed: %v", ref.bundle, err)
 		}
 		for _, c := range pcs.Entries {
 			countChange(res, c.Action)
