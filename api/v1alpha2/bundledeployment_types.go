@@ -84,6 +84,17 @@ type BundleDeploymentSpec struct {
 	// +optional
 	DeletionPolicy *DeletionPolicy `json:"deletionPolicy,omitempty"`
 
+	// driftIgnore names fields other controllers own: rukpak sets them when
+	// it creates an object, and from then on never reverts them, never
+	// claims them on later applies and does not count their changes as
+	// drift (for example a Deployment's spec.replicas that an autoscaler
+	// sets). A HorizontalPodAutoscaler of the bundle adds its target's
+	// /spec/replicas by itself.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	DriftIgnore []DriftIgnoreRule `json:"driftIgnore,omitempty"`
+
 	// revisionHistoryLimit is how many earlier Bundles are kept besides the
 	// active one.
 	// +optional
@@ -247,6 +258,35 @@ type UpgradePolicy struct {
 	// +optional
 	// +kubebuilder:default=Rollback
 	OnFailure OnFailure `json:"onFailure,omitempty"`
+}
+
+// DriftIgnoreRule selects objects of the bundle and the fields of theirs
+// that another controller owns once the object exists.
+type DriftIgnoreRule struct {
+	// group of the objects; empty for the core group.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Group string `json:"group,omitempty"`
+	// kind of the objects.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind"`
+	// name of the object; empty selects every object of the kind.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+	// namespace of the object; empty selects every namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+	// paths are JSON pointers (RFC 6901) to the fields, through objects
+	// only (no list indices), such as /spec/replicas.
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:Pattern=`^(/[^/]+)+$`
+	Paths []string `json:"paths"`
 }
 
 // CollisionProtection is the policy for objects that exist but are not

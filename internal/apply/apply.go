@@ -230,7 +230,11 @@ func (e *Engine) patch(ctx context.Context, it item, dryRun bool) (*metav1.Parti
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(it.obj.Object)
+	obj, err := e.withLiveIgnored(ctx, it)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(obj.Object)
 	if err != nil {
 		return nil, failure.New(v1alpha2.ReasonInvalidContent, "encoding object %s: %v", it.id, err)
 	}

@@ -39,6 +39,8 @@ type item struct {
 	resource schema.GroupVersionResource
 	// hash identifies the applied configuration (see Entry.Hash).
 	hash string
+	// ignore are fields other controllers own (see IgnoreRule).
+	ignore []FieldPath
 }
 
 // Plan is a revision's objects, ready to apply: placed, labelled, checked

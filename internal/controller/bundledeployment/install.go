@@ -455,7 +455,32 @@ func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, re
 	if err != nil {
 		return nil, err
 	}
-	return r.Engine.Prepare(objs, bd.Spec.InstallNamespace, apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID})
+	plan, err := r.Engine.Prepare(objs, bd.Spec.InstallNamespace, apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID})
+	if err != nil {
+		return nil, err
+	}
+	rules, err := driftIgnoreRules(bd.Spec.DriftIgnore)
+	if err != nil {
+		return nil, err
+	}
+	return plan.WithIgnored(append(rules, plan.AutoscalerRules()...)), nil
+}
+
+// driftIgnoreRules turns spec.driftIgnore into the apply engine's rules.
+func driftIgnoreRules(in []v1alpha2.DriftIgnoreRule) ([]apply.IgnoreRule, error) {
+	out := make([]apply.IgnoreRule, 0, len(in))
+	for i, r := range in {
+		rule := apply.IgnoreRule{Group: r.Group, Kind: r.Kind, Name: r.Name, Namespace: r.Namespace}
+		for j, p := range r.Paths {
+			path, err := apply.ParsePointer(p)
+			if err != nil {
+				return nil, failure.New(v1alpha2.ReasonInvalidConfig, "spec.driftIgnore[%d].paths[%d]: %v", i, j, err)
+			}
+			rule.Paths = append(rule.Paths, path)
+		}
+		out = append(out, rule)
+	}
+	return out, nil
 }
 
 // correctDrift re-applies objects of the applied revision that were deleted
