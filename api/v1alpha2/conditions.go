@@ -196,6 +196,12 @@ const (
 	// LabelBundleDeployment on a Bundle names the BundleDeployment that
 	// stamped it out.
 	LabelBundleDeployment = "core.rukpak.io/bundle-deployment"
+	// AnnotationRevision on a Job that deletes itself when it finishes
+	// (spec.ttlSecondsAfterFinished) is the revision that created it: such
+	// a Job runs once per revision, and is not created again for the same
+	// one after its TTL removed it. Other objects carry no revision, so a
+	// revision that leaves them as they were does not write them.
+	AnnotationRevision = "core.rukpak.io/revision"
 	// AnnotationOptional "true" on an object of a bundle makes it optional:
 	// when the cluster does not serve its kind it is skipped (and listed in
 	// status.skippedObjects) instead of failing the revision, and applied

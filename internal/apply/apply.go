@@ -265,7 +265,7 @@ func (e *Engine) changes(p *Plan, idx []int, before []string, after []written) *
 		}
 		obj := p.items[i].obj
 		cs.add(Change{ID: p.items[i].id, Action: a, Resource: p.items[i].resource, ResourceVersion: after[i].rv, Generation: after[i].generation,
-			Labels: obj.GetLabels(), Annotations: obj.GetAnnotations(), Hash: p.items[i].hash})
+			Labels: obj.GetLabels(), Annotations: obj.GetAnnotations(), Hash: p.items[i].hash, RunOnce: p.items[i].runOnce})
 	}
 	return cs
 }

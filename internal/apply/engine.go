@@ -116,6 +116,8 @@ type Change struct {
 	Labels, Annotations map[string]string
 	// Hash identifies the configuration applied (see Entry.Hash).
 	Hash string
+	// RunOnce is Entry.RunOnce.
+	RunOnce bool
 }
 
 // ChangeSet is what one Apply or Prune did.

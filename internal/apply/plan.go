@@ -41,6 +41,9 @@ type item struct {
 	hash string
 	// ignore are fields other controllers own (see IgnoreRule).
 	ignore []FieldPath
+	// runOnce marks a Job that removes itself when it finishes (see
+	// Entry.RunOnce).
+	runOnce bool
 }
 
 // Plan is a revision's objects, ready to apply: placed, labelled, checked
@@ -80,13 +83,18 @@ type Entry struct {
 	Resource schema.GroupVersionResource
 	// Labels and Annotations are the ones the plan sets on the object.
 	Labels, Annotations map[string]string
+	// RunOnce is set for a Job with spec.ttlSecondsAfterFinished: once it
+	// finishes, the TTL controller deletes it, and it must not be created
+	// again for the same revision. Such a Job carries the revision in an
+	// annotation (core.rukpak.io/revision), so each revision runs it once.
+	RunOnce bool
 }
 
 // Entries returns the plan's objects, in apply order.
 func (p *Plan) Entries() []Entry {
 	out := make([]Entry, len(p.items))
 	for i, it := range p.items {
-		out[i] = Entry{ID: it.id, Hash: it.hash, Resource: it.resource, Labels: it.obj.GetLabels(), Annotations: it.obj.GetAnnotations()}
+		out[i] = Entry{ID: it.id, Hash: it.hash, Resource: it.resource, Labels: it.obj.GetLabels(), Annotations: it.obj.GetAnnotations(), RunOnce: it.runOnce}
 	}
 	return out
 }
@@ -207,11 +215,20 @@ func (e *Engine) Prepare(objs []*unstructured.Unstructured, installNamespace str
 		}
 		seen[id.Key()] = true
 		stamp(obj, owner)
+		runOnce := isRunOnce(obj)
+		if runOnce {
+			ann := obj.GetAnnotations()
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			ann[v1alpha2.AnnotationRevision] = owner.Revision
+			obj.SetAnnotations(ann)
+		}
 		hash, err := hashOf(obj)
 		if err != nil {
 			return nil, failure.New(v1alpha2.ReasonInvalidContent, "encoding object %s: %v", id, err)
 		}
-		it := item{id: id, obj: obj, phase: phaseRest, needsCRD: needsCRD, resource: resource, hash: hash}
+		it := item{id: id, obj: obj, phase: phaseRest, needsCRD: needsCRD, resource: resource, hash: hash, runOnce: runOnce}
 		if gk := gvk.GroupKind(); gk == crdGK || gk == namespaceGK {
 			it.phase = phaseFirst
 			if gk == namespaceGK {
@@ -271,6 +288,16 @@ func BundleKinds(objs []*unstructured.Unstructured) (map[schema.GroupKind]Bundle
 		out[schema.GroupKind{Group: group, Kind: kind}] = def
 	}
 	return out, nil
+}
+
+// isRunOnce reports whether obj is a Job that deletes itself after it
+// finishes (spec.ttlSecondsAfterFinished is set).
+func isRunOnce(obj *unstructured.Unstructured) bool {
+	if obj.GroupVersionKind().GroupKind() != (schema.GroupKind{Group: "batch", Kind: "Job"}) {
+		return false
+	}
+	_, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "ttlSecondsAfterFinished")
+	return found
 }
 
 // hashOf identifies obj's configuration: the first 128 bits of the SHA-256

@@ -19,15 +19,18 @@ type appliedObject struct {
 	labels, annotations map[string]string
 	// hash identifies the configuration applied (apply.Entry.Hash).
 	hash string
+	// runOnce is a Job that removes itself when it finishes
+	// (apply.Entry.RunOnce): once applied, its absence is not drift.
+	runOnce bool
 }
 
 func appliedFrom(c apply.Change) appliedObject {
-	return appliedObject{resource: c.Resource, rv: c.ResourceVersion, generation: c.Generation, labels: c.Labels, annotations: c.Annotations, hash: c.Hash}
+	return appliedObject{resource: c.Resource, rv: c.ResourceVersion, generation: c.Generation, labels: c.Labels, annotations: c.Annotations, hash: c.Hash, runOnce: c.RunOnce}
 }
 
 // recorded is what the inventory record rec says was applied of e.
 func recorded(e apply.Entry, rec inventory.Record) appliedObject {
-	return appliedObject{resource: e.Resource, rv: rec.ResourceVersion, generation: rec.Generation, labels: e.Labels, annotations: e.Annotations, hash: rec.Hash}
+	return appliedObject{resource: e.Resource, rv: rec.ResourceVersion, generation: rec.Generation, labels: e.Labels, annotations: e.Annotations, hash: rec.Hash, runOnce: e.RunOnce}
 }
 
 // record is what the inventory keeps of a.

@@ -518,23 +518,53 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	return nil
 }
 
-// hasDrifted reports whether the object differs from what was applied. The
-// cache may lag behind a write just made, so a difference it shows is
-// confirmed against the API server.
+// hasDrifted reports whether the object differs from what was applied
+// and needs applying again. A finished Job that removed itself (see
+// apply.Entry.RunOnce) does not: it ran for this revision.
 func (r *Reconciler) hasDrifted(ctx context.Context, as *actor, id inventory.ID, a appliedObject) bool {
+	switch r.driftOf(ctx, as, id, a) {
+	case asApplied:
+		return false
+	case gone:
+		return !(a.runOnce && a.rv != "")
+	}
+	return true
+}
+
+// driftState is what became of an applied object.
+type driftState int
+
+const (
+	// asApplied: nothing the bundle sets changed since the apply.
+	asApplied driftState = iota
+	// changed: someone changed what the bundle sets.
+	changed
+	// gone: the object was deleted, or is being deleted.
+	gone
+)
+
+// driftOf tells what became of the object since a was applied. The cache
+// may lag behind a write just made, so a difference it shows is confirmed
+// against the API server.
+func (r *Reconciler) driftOf(ctx context.Context, as *actor, id inventory.ID, a appliedObject) driftState {
 	if a.rv == "" {
-		return true
+		return changed
 	}
 	if seen, ok := r.watches.Get(watchKey(as.id, id, a.resource), id.Namespace, id.Name); ok && !a.drifted(seen) {
-		return false
+		return asApplied
 	}
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(id.GroupVersionKind())
 	err := as.engine.Reader().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
-	if apierrors.IsNotFound(err) {
-		return true
+	switch {
+	case apierrors.IsNotFound(err):
+		return gone
+	case err != nil || !a.drifted(obj):
+		return asApplied
+	case !obj.GetDeletionTimestamp().IsZero():
+		return gone
 	}
-	return err == nil && a.drifted(obj)
+	return changed
 }
 
 func countChange(res *installResult, a apply.Action) {
