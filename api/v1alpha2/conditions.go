@@ -80,6 +80,11 @@ const (
 	ReasonNamespaceNotFound = "NamespaceNotFound"
 	// ReasonValidationFailed: the server-side dry-run refused an object.
 	ReasonValidationFailed = "ValidationFailed"
+	// ReasonImmutableFieldChanged: a revision changes a field of an
+	// existing object that cannot change, and the object may not be
+	// replaced (see AnnotationReplaceOnImmutable); the message names the
+	// object and the field.
+	ReasonImmutableFieldChanged = "ImmutableFieldChanged"
 	// ReasonApplyFailed: applying an object failed.
 	ReasonApplyFailed = "ApplyFailed"
 	// ReasonPruneFailed: removing objects the revision no longer has failed.
@@ -202,6 +207,12 @@ const (
 	// one after its TTL removed it. Other objects carry no revision, so a
 	// revision that leaves them as they were does not write them.
 	AnnotationRevision = "core.rukpak.io/revision"
+	// AnnotationReplaceOnImmutable "true" on an object of a bundle lets
+	// rukpak delete and re-create it when a revision changes a field the
+	// API server does not let change (a Job's pod template, a Service's
+	// clusterIP). Helm hooks with the before-hook-creation delete policy
+	// (Helm's default) are replaced without it.
+	AnnotationReplaceOnImmutable = "core.rukpak.io/replace-on-immutable"
 	// AnnotationOptional "true" on an object of a bundle makes it optional:
 	// when the cluster does not serve its kind it is skipped (and listed in
 	// status.skippedObjects) instead of failing the revision, and applied

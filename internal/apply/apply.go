@@ -93,7 +93,7 @@ func (e *Engine) deferred(ctx context.Context, p *Plan) ([]bool, error) {
 // names all (up to maxReported) refused objects.
 func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []string) error {
 	var mu sync.Mutex
-	var refused, collided, forbidden []string
+	var refused, collided, forbidden, immutable []string
 	var transient error
 	e.each(ctx, idx, func(i int) bool {
 		it := p.items[i]
@@ -103,6 +103,18 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 			obj, err = e.existing(ctx, it)
 		} else {
 			obj, err = e.patch(ctx, it, true)
+		}
+		if fields := immutableFields(err); fields != nil {
+			if !replaceable(it) {
+				mu.Lock()
+				immutable = append(immutable, immutableRefusal(it, fields))
+				mu.Unlock()
+				return true
+			}
+			// It will be deleted and created again: validated as it
+			// stands (exists, and whose it is).
+			p.items[i].replace = true
+			obj, err = e.existing(ctx, it)
 		}
 		if err == nil {
 			before[i] = obj.GetResourceVersion()
@@ -147,6 +159,10 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 	if len(forbidden) > 0 {
 		return failure.New(v1alpha2.ReasonMissingPermissions, "the API server forbade %d object(s), nothing was applied: %s", len(forbidden), list(forbidden))
 	}
+	if len(immutable) > 0 && len(refused) == 0 {
+		return failure.New(v1alpha2.ReasonImmutableFieldChanged, "%d object(s) cannot be updated in place, nothing was applied: %s", len(immutable), list(immutable))
+	}
+	refused = append(refused, immutable...)
 	if len(refused) > 0 {
 		return failure.New(v1alpha2.ReasonValidationFailed, "server-side validation refused %d object(s), nothing was applied: %s", len(refused), list(refused))
 	}
@@ -181,7 +197,24 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, after []written)
 	var errs []error
 	e.each(ctx, idx, func(i int) bool {
 		it := p.items[i]
+		if it.replace {
+			if err := e.replace(ctx, it); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				return false
+			}
+		}
 		obj, err := e.patch(ctx, it, false)
+		if fields := immutableFields(err); fields != nil && !it.replace && replaceable(it) {
+			// Not seen by a dry-run (a first install over an existing
+			// object): replaced now.
+			if err = e.replace(ctx, it); err == nil {
+				obj, err = e.patch(ctx, it, false)
+			}
+		} else if fields != nil {
+			err = failure.New(v1alpha2.ReasonImmutableFieldChanged, "%s", immutableRefusal(it, fields))
+		}
 		if err == nil {
 			after[i] = written{rv: obj.GetResourceVersion(), generation: obj.GetGeneration()}
 			return true

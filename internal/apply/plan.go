@@ -44,6 +44,9 @@ type item struct {
 	// runOnce marks a Job that removes itself when it finishes (see
 	// Entry.RunOnce).
 	runOnce bool
+	// replace is set by validation when the object must be deleted and
+	// created again (an immutable field changes; see replaceable).
+	replace bool
 }
 
 // Plan is a revision's objects, ready to apply: placed, labelled, checked

@@ -60,8 +60,12 @@
 // as an ordinary object of the revision: applied with the rest, kept,
 // pruned when a later revision no longer has it, and re-applied if it
 // drifts. These hooks come after the other objects, ordered by
-// helm.sh/hook-weight, then name. helm.sh/hook-delete-policy is not
-// honoured. Hooks only for test, pre-delete, post-delete, pre-rollback or
+// helm.sh/hook-weight, then name. Of helm.sh/hook-delete-policy, only
+// before-hook-creation (Helm's default) has an effect: a hook whose
+// immutable fields change (a Job's pod template) is deleted and created
+// again by the apply engine; hook-succeeded and hook-failed are not
+// honoured. A hook Job with ttlSecondsAfterFinished runs once per
+// revision. Hooks only for test, pre-delete, post-delete, pre-rollback or
 // post-rollback, and hooks naming an unknown event, are skipped.
 //
 // lookup: templates never read the cluster. lookup returns an empty map,
