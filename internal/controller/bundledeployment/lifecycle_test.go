@@ -334,3 +334,23 @@ func TestSettledRevisionThatTurnsUnhealthy(t *testing.T) {
 		t.Fatalf("active %s, last healthy %s: a settled revision was changed", got.Status.ActiveBundle, got.Status.LastHealthyBundle)
 	}
 }
+
+// TestSameCRDInTwoBundlesIsACollision: a second BundleDeployment shipping
+// a CRD the first one installed, with a schema that would be an unsafe
+// change of it, is refused as a Collision naming the first owner (the
+// more precise reason), not as CRDUpgradeUnsafe.
+func TestSameCRDInTwoBundlesIsACollision(t *testing.T) {
+	plural := envtest.UniqueName("gadgets")
+	kind := "G" + strings.ReplaceAll(plural[len("gadgets-"):], "-", "")
+	first := fmt.Sprintf(widgetCRD, plural, kind, plural[:len(plural)-1], "              size: {type: integer}\n              color: {type: string}\n")
+	owner := newBD(t, envtest.UniqueName("crd-a"), manifests(t, map[string]string{"crd.yaml": first}))
+	waitCondition(t, owner.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+
+	// The same CRD without size: an unsafe change of the installed one.
+	second := fmt.Sprintf(widgetCRD, plural, kind, plural[:len(plural)-1], "              color: {type: string}\n")
+	other := newBD(t, envtest.UniqueName("crd-b"), manifests(t, map[string]string{"crd.yaml": second}))
+	got := waitCondition(t, other.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonCollision)
+	if msg := installedMessage(got); !strings.Contains(msg, owner.Name) || !strings.Contains(msg, plural+".example.com") {
+		t.Fatalf("message %q should name the CRD and its owner %s", msg, owner.Name)
+	}
+}
