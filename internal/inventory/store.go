@@ -211,7 +211,7 @@ func (s *Store) SaveApplied(ctx context.Context, owner Owner, ids []ID, recs map
 		if i == 0 {
 			cm.Annotations[annotationChunks] = strconv.Itoa(len(chunks))
 		}
-		if err := s.put(ctx, cm); err != nil {
+		if err := s.put(ctx, cm, ok && i < k.chunks); err != nil {
 			return fmt.Errorf("saving inventory of %s: %w", owner, err)
 		}
 	}
@@ -226,11 +226,14 @@ func (s *Store) SaveApplied(ctx context.Context, owner Owner, ids []ID, recs map
 	return nil
 }
 
-// put creates cm or replaces the existing one.
-func (s *Store) put(ctx context.Context, cm *corev1.ConfigMap) error {
-	err := s.c.Create(ctx, cm)
-	if !apierrors.IsAlreadyExists(err) {
-		return err
+// put creates cm or replaces the existing one; exists says which to try
+// first (a chunk this Store read or wrote is there).
+func (s *Store) put(ctx context.Context, cm *corev1.ConfigMap, exists bool) error {
+	if !exists {
+		err := s.c.Create(ctx, cm)
+		if !apierrors.IsAlreadyExists(err) {
+			return err
+		}
 	}
 	cur := &corev1.ConfigMap{}
 	if err := s.live.Get(ctx, client.ObjectKeyFromObject(cm), cur); err != nil {

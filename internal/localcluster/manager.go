@@ -3,8 +3,10 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -70,7 +72,7 @@ func startManager(ctx context.Context, stateDir string, s *state, path string, a
 	if err := waitAPIServer(ctx, stateDir, s); err != nil {
 		return fmt.Errorf("starting manager: %w", err)
 	}
-	picked, err := freePorts(2)
+	picked, err := managerPorts(s)
 	if err != nil {
 		return err
 	}
@@ -129,4 +131,25 @@ func managerProbe(s *state) string {
 		return ""
 	}
 	return "http://" + loopback(s.Ports.Manager) + "/readyz"
+}
+
+// managerPorts returns the manager's health probe and content server
+// ports: those it had before when they are still free (so that a manager
+// started again serves the content URLs Bundles already name), else new
+// ones.
+func managerPorts(s *state) ([]int, error) {
+	if s.Ports.Manager != 0 && s.Ports.Content != 0 && portFree(s.Ports.Manager) && portFree(s.Ports.Content) {
+		return []int{s.Ports.Manager, s.Ports.Content}, nil
+	}
+	return freePorts(2)
+}
+
+// portFree reports whether 127.0.0.1 can listen on port now.
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	_ = l.Close()
+	return true
 }

@@ -46,6 +46,12 @@ type config struct {
 	churn                                     int
 	churnRounds                               int
 	churnSettle                               time.Duration
+	// after are the scenarios run once everything is installed.
+	after       string
+	idle        time.Duration
+	driftEdits  int
+	managerPath string
+	metricsAddr string
 }
 
 func main() {
@@ -62,6 +68,9 @@ func main() {
 	flag.IntVar(&c.churn, "churn", 0, "instead: create and delete this many BundleDeployments, each as its own ServiceAccount, and compare the manager's memory before and after")
 	flag.IntVar(&c.churnRounds, "churn-rounds", 1, "with -churn: how many times to create and delete them")
 	flag.DurationVar(&c.churnSettle, "churn-settle", 2*time.Minute, "with -churn: how long the manager is left alone before each measurement (idle connections close after 90s)")
+	flag.StringVar(&c.after, "after", "", "scenarios to run, in order, once the install is measured: drift, restart, idle (comma-separated)")
+	flag.DurationVar(&c.idle, "idle", 5*time.Minute, "with -after idle: how long to leave the cluster alone")
+	flag.IntVar(&c.driftEdits, "drift-edits", 200, "with -after drift: managed objects edited or deleted, one every 50 ms")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -90,7 +99,14 @@ func run(c config) error {
 		}
 		c.pprof = addr
 	}
-	managerArgs := []string{fmt.Sprintf("--max-concurrent-reconciles=%d", c.concurrency), "--pprof-bind-address=" + c.pprof}
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	c.metricsAddr = metricsAddr
+	c.managerPath = filepath.Join(c.binDir, "rukpak")
+	managerArgs := []string{fmt.Sprintf("--max-concurrent-reconciles=%d", c.concurrency), "--pprof-bind-address=" + c.pprof,
+		"--metrics-bind-address=" + c.metricsAddr}
 	if c.applyConcurrency > 0 {
 		managerArgs = append(managerArgs, fmt.Sprintf("--apply-concurrency=%d", c.applyConcurrency))
 	}
@@ -208,6 +224,26 @@ func run(c config) error {
 	fmt.Printf("CPU seconds, floor run:  %s\n", cpuFloor)
 	fmt.Printf("API requests, rukpak run: %s\n", req1.top(req0, 12))
 	fmt.Printf("API requests, floor run:  %s\n", req2.top(req1, 4))
+	figure("install", "ratio", fmt.Sprintf("%.2f", rukpak.Seconds()/floor.Seconds()), "<=2.0", rukpak.Seconds()/floor.Seconds() <= 2.0)
+	figure("install", "peak-rss-mib", fmt.Sprintf("%.0f", float64(rss)/1024), "<=150", float64(rss)/1024 <= 150)
+	for _, s := range strings.Split(c.after, ",") {
+		var err error
+		switch strings.TrimSpace(s) {
+		case "":
+			continue
+		case "drift":
+			err = driftScenario(ctx, c, k, c.driftEdits, 50*time.Millisecond)
+		case "restart":
+			err = restartScenario(ctx, c, cl, cs, managerArgs)
+		case "idle":
+			err = idleScenario(ctx, cs, c.idle)
+		default:
+			err = fmt.Errorf("unknown scenario %q (want drift, restart or idle)", s)
+		}
+		if err != nil {
+			return fmt.Errorf("scenario %s: %w", s, err)
+		}
+	}
 	return nil
 }
 

@@ -277,9 +277,11 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	if len(same) > 0 {
 		toApply = plan.Subset(without(ids, same))
 	}
-	if len(old) == 0 && s.bd.Status.ActiveBundle == "" {
+	if (len(old) == 0 && s.bd.Status.ActiveBundle == "") || ref.bundle == s.bd.Status.ActiveBundle {
 		// A first install has nothing installed to protect, and its
-		// objects are in the inventory already: no dry-run.
+		// objects are in the inventory already; the active revision
+		// applied again (after a restart, to correct drift) was validated
+		// when it was installed: no dry-run.
 		toApply.Direct()
 	}
 	applyCtx, warnings := apply.CollectWarnings(ctx)
@@ -514,6 +516,11 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if len(restored) > 0 {
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, "DriftCorrected", "Install",
 			"Restored %d object(s) changed or deleted outside rukpak, e.g. %s", len(restored), restored[0])
+	}
+	// The records follow, so that a restarted manager finds the corrected
+	// objects as applied and writes nothing.
+	if err := r.Inventory.SaveApplied(ctx, inventoryOf(s.bd), st.ids, r.mem.records(st)); err != nil {
+		return fmt.Errorf("saving inventory: %w", err)
 	}
 	return nil
 }

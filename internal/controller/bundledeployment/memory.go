@@ -87,6 +87,13 @@ func (m *memory) reapplied(st *appliedState, cs *apply.ChangeSet) []inventory.ID
 	return restored
 }
 
+// records returns the inventory records of what st says was applied.
+func (m *memory) records(st *appliedState) map[inventory.ID]inventory.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return records(st.objects)
+}
+
 // appliedObject returns what BundleDeployment owner last applied of id.
 func (m *memory) appliedObject(owner string, id inventory.ID) (appliedObject, bool) {
 	m.mu.Lock()

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/internal/localcluster"
+)
+
+// figure prints one grep-able line of a scenario: its name, the figure,
+// and whether it meets its goal.
+func figure(scenario, name, value, goal string, met bool) {
+	verdict := "NOT MET"
+	if met {
+		verdict = "MET"
+	}
+	fmt.Printf("bench %s %s=%s goal %s %s\n", scenario, name, value, goal, verdict)
+}
+
+// writes sums the write requests (anything but get, list and watch) of
+// d for the resources rukpak manages or keeps its books in.
+func writes(after, before requestCounts) (int, string) {
+	n := 0.0
+	var parts []string
+	for k, v := range after {
+		diff := v - before[k]
+		verb, resource, _ := strings.Cut(k, " ")
+		if diff <= 0 || verb == "GET" || verb == "LIST" || verb == "WATCH" {
+			continue
+		}
+		r := strings.TrimSuffix(resource, " (dry-run)")
+		if !strings.HasPrefix(r, "configmaps") && !strings.HasPrefix(r, "bundles") && !strings.HasPrefix(r, "bundledeployments") {
+			continue
+		}
+		n += diff
+		parts = append(parts, fmt.Sprintf("%s %.0f", k, diff))
+	}
+	sort.Strings(parts)
+	return int(n), strings.Join(parts, "; ")
+}
+
+// reconcileCount reads controller-runtime's reconcile total of the
+// BundleDeployment controller and its work queue depth from the
+// manager's metrics endpoint.
+func reconcileCount(ctx context.Context, metricsAddr string) (total, depth float64, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+metricsAddr+"/metrics", nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		value := func() float64 {
+			v, _ := strconv.ParseFloat(strings.TrimSpace(line[strings.LastIndexByte(line, ' ')+1:]), 64)
+			return v
+		}
+		switch {
+		case strings.HasPrefix(line, "controller_runtime_reconcile_total{") && strings.Contains(line, `controller="bundledeployment"`):
+			total += value()
+		case strings.HasPrefix(line, "workqueue_depth{") && strings.Contains(line, `name="bundledeployment"`):
+			depth += value()
+		}
+	}
+	return total, depth, nil
+}
+
+// restartScenario kills the manager (SIGKILL), starts it again as the
+// local cluster does, and measures how long the new one takes to go
+// through every BundleDeployment once and how many writes it makes.
+func restartScenario(ctx context.Context, c config, cl *localcluster.Cluster, cs kubernetes.Interface, managerArgs []string) error {
+	pid, err := cl.PID("rukpak")
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing the manager: %w", err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err := syscall.Kill(pid, 0); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the manager (pid %d) did not exit", pid)
+		}
+	}
+	before, err := readRequestCounts(ctx, cs)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := cl.StartManager(ctx, c.managerPath, managerArgs...); err != nil {
+		return fmt.Errorf("starting the manager again: %w", err)
+	}
+	// Every BundleDeployment has been reconciled once the reconcile count
+	// reaches their number and the queue is empty.
+	var took time.Duration
+	for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		total, depth, err := reconcileCount(ctx, c.metricsAddr)
+		if err == nil && total >= float64(c.bundles) && depth == 0 {
+			took = time.Since(start)
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the restarted manager did not reconcile every BundleDeployment in 10 minutes (reconciles %v, queue %v, err %v)", total, depth, err)
+		}
+	}
+	after, err := readRequestCounts(ctx, cs)
+	if err != nil {
+		return err
+	}
+	n, detail := writes(after, before)
+	figure("restart", "converged", took.Round(time.Millisecond).String(), "<=30s", took <= 30*time.Second)
+	figure("restart", "writes", strconv.Itoa(n), "==0", n == 0)
+	if detail != "" {
+		fmt.Printf("  writes after the restart: %s\n", detail)
+	}
+	return nil
+}
+
+// idleScenario leaves the installed BundleDeployments alone for d and
+// counts the requests made meanwhile.
+func idleScenario(ctx context.Context, cs kubernetes.Interface, d time.Duration) error {
+	before, err := readRequestCounts(ctx, cs)
+	if err != nil {
+		return err
+	}
+	time.Sleep(d)
+	after, err := readRequestCounts(ctx, cs)
+	if err != nil {
+		return err
+	}
+	n, detail := writes(after, before)
+	total := 0.0
+	for k, v := range after {
+		total += v - before[k]
+	}
+	figure("idle", "writes", strconv.Itoa(n), "==0", n == 0)
+	fmt.Printf("bench idle requests-per-minute=%.0f (%s)\n", total/d.Minutes(), after.top(before, 6))
+	if detail != "" {
+		fmt.Printf("  writes while idle: %s\n", detail)
+	}
+	return nil
+}
+
+// driftScenario edits or deletes edits managed ConfigMaps at random, one
+// every interval, and measures the time until each is restored.
+func driftScenario(ctx context.Context, c config, k client.Client, edits int, interval time.Duration) error {
+	rng := rand.New(rand.NewSource(1))
+	var mu sync.Mutex
+	var took []time.Duration
+	var failures []string
+	var wg sync.WaitGroup
+	for i := 0; i < edits; i++ {
+		b, o := rng.Intn(c.bundles), rng.Intn(c.objects)
+		key := client.ObjectKey{Namespace: fmt.Sprintf("bench-%d", b%c.namespaces), Name: fmt.Sprintf("b%d-o%d", b, o)}
+		del := rng.Intn(2) == 0
+		cm := &corev1.ConfigMap{}
+		if err := k.Get(ctx, key, cm); err != nil {
+			return fmt.Errorf("reading %s: %w", key, err)
+		}
+		want := cm.Data["index"]
+		start := time.Now()
+		if del {
+			err := k.Delete(ctx, cm)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+		} else {
+			cm.Data["index"] = "tampered"
+			if err := k.Update(ctx, cm); err != nil && !apierrors.IsConflict(err) {
+				return err
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for deadline := start.Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				cur := &corev1.ConfigMap{}
+				if err := k.Get(ctx, key, cur); err == nil && cur.Data["index"] == want && cur.DeletionTimestamp.IsZero() {
+					mu.Lock()
+					took = append(took, time.Since(start))
+					mu.Unlock()
+					return
+				}
+			}
+			mu.Lock()
+			failures = append(failures, key.String())
+			mu.Unlock()
+		}()
+		time.Sleep(interval)
+	}
+	wg.Wait()
+	if len(failures) > 0 {
+		return fmt.Errorf("%d objects not restored within a minute, e.g. %s", len(failures), failures[0])
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	p50, p99 := percentile(took, 50), percentile(took, 99)
+	figure("drift", "p50", p50.Round(time.Millisecond).String(), "(report)", true)
+	figure("drift", "p99", p99.Round(time.Millisecond).String(), "<=2s", p99 <= 2*time.Second)
+	return nil
+}
+
+// percentile returns the p-th percentile of sorted durations.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100
+	return sorted[min(max(i-1, 0), len(sorted)-1)]
+}
+
