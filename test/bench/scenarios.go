@@ -229,4 +229,3 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 	i := (len(sorted)*p + 99) / 100
 	return sorted[min(max(i-1, 0), len(sorted)-1)]
 }
-

@@ -51,18 +51,8 @@ func waitReady(t *testing.T, name string, namespaces ...string) {
 			return fmt.Errorf("bd/%s Ready = %+v", name, c)
 		}
 		for _, ns := range namespaces {
-			deps := &appsv1.DeploymentList{}
-			if err := suite.client.List(ctx, deps, client.InNamespace(ns)); err != nil {
+			if err := deploymentsAvailable(ctx, ns); err != nil {
 				return err
-			}
-			for _, d := range deps.Items {
-				want := int32(1)
-				if d.Spec.Replicas != nil {
-					want = *d.Spec.Replicas
-				}
-				if d.Status.ObservedGeneration != d.Generation || d.Status.AvailableReplicas < want {
-					return fmt.Errorf("deployment %s/%s: %d/%d available", ns, d.Name, d.Status.AvailableReplicas, want)
-				}
 			}
 			sets := &appsv1.StatefulSetList{}
 			if err := suite.client.List(ctx, sets, client.InNamespace(ns)); err != nil {
