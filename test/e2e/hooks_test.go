@@ -1,0 +1,147 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/testutil/envtest"
+)
+
+// hookChart writes a chart whose pre-install/pre-upgrade hook is a Job
+// that removes itself as soon as it finishes (ttlSecondsAfterFinished: 0)
+// and whose pod template carries the value "migration".
+func hookChart(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "hooked")
+	files := map[string]string{
+		"Chart.yaml":  "apiVersion: v2\nname: hooked\nversion: 0.1.0\n",
+		"values.yaml": "migration: v1\n",
+		"templates/migrate.yaml": `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-migrate
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+spec:
+  ttlSecondsAfterFinished: 0
+  template:
+    metadata:
+      labels: {migration: {{ .Values.migration | quote }}}
+    spec:
+      restartPolicy: Never
+      nodeSelector: {type: kwok}
+      tolerations:
+      - {key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}
+      containers:
+      - {name: migrate, image: registry.k8s.io/pause:3.10}
+`,
+		"templates/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\ndata:\n  migration: {{ .Values.migration | quote }}\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// jobRuns watches the Jobs of namespace ns named name and records the UID
+// of every one created, in order, until the test ends.
+func jobRuns(t *testing.T, ns, name string) func() []types.UID {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", suite.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: envtest.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := wc.Watch(ctx, &batchv1.JobList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var uids []types.UID
+	seen := map[types.UID]bool{}
+	go func() {
+		for ev := range w.ResultChan() {
+			j, ok := ev.Object.(*batchv1.Job)
+			if !ok || j.Name != name || seen[j.UID] {
+				continue
+			}
+			mu.Lock()
+			seen[j.UID] = true
+			uids = append(uids, j.UID)
+			mu.Unlock()
+		}
+	}()
+	return func() []types.UID {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]types.UID(nil), uids...)
+	}
+}
+
+// TestHookJobRunsOncePerRevision: a chart's hook Job with
+// ttlSecondsAfterFinished 0 runs once for the install and once for an
+// upgrade that changes its pod template (an immutable field: the hook is
+// replaced, as Helm's before-hook-creation default does), counted by the
+// distinct Job UIDs a watch sees over a minute after each.
+func TestHookJobRunsOncePerRevision(t *testing.T) {
+	t.Parallel()
+	host := startRegistry(t)
+	ref := host + "/charts/hooked:0.1.0"
+	pushHelmChart(t, ref, hookChart(t))
+	name, ns := envtest.UniqueName("hooked"), envtest.UniqueName("hooked")
+	runs := jobRuns(t, ns, name+"-migrate")
+	createFormatBD(t, name, v1alpha2.ClassHelm, ns, "oci://"+ref, &v1alpha2.BundleConfig{Values: &apiextensionsv1.JSON{Raw: []byte(`{"migration": "v1"}`)}})
+	t.Cleanup(func() { deleteBD(t, name) })
+	waitInstalled(t, name)
+	envtest.Eventually(t, 60*time.Second, func() error {
+		if n := len(runs()); n == 0 {
+			return fmt.Errorf("the hook Job has not run")
+		}
+		return nil
+	})
+	time.Sleep(time.Minute) // the minute over which the runs are counted
+	if n := len(runs()); n != 1 {
+		t.Fatalf("the hook Job ran %d times in the minute after the install, want once", n)
+	}
+
+	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) {
+		s.Config.Values = &apiextensionsv1.JSON{Raw: []byte(`{"migration": "v2"}`)}
+	})
+	envtest.Eventually(t, 60*time.Second, func() error {
+		if v := configMapData(t, ns, name+"-config")["migration"]; v != "v2" {
+			return fmt.Errorf("migration = %q, want v2", v)
+		}
+		if n := len(runs()); n < 2 {
+			return fmt.Errorf("the hook Job has not run for the upgrade (%d runs)", n)
+		}
+		return nil
+	})
+	waitInstalled(t, name)
+	time.Sleep(time.Minute)
+	if n := len(runs()); n != 2 {
+		t.Fatalf("the hook Job ran %d times over the install and the upgrade, want twice", n)
+	}
+}
