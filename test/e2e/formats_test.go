@@ -190,6 +190,10 @@ func TestFormatExamples(t *testing.T) {
 		return nil
 	})
 
+	// Its CRD goes with it (kept by default), so that a later install of
+	// the example (TestExamplesStayHealthy) does not meet a CRD labelled
+	// for this deleted BundleDeployment: a stale owner, refused.
+	kubectl(t, "patch", "bd", "memo-operator", "--type=merge", "-p", `{"spec":{"deletionPolicy":{"crds":"Delete"}}}`)
 	deleteBD(t, "webapp")
 	deleteBD(t, "memo-operator")
 	waitGone(t, &appsv1.Deployment{}, "webapp", "webapp")
