@@ -3,10 +3,12 @@ package bundledeployment
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,24 +64,51 @@ func (r *Reconciler) checkCRDUpgrades(ctx context.Context, s *scope, plan *apply
 	return nil
 }
 
-// refusedAsCollision reports whether the apply's collision check will
-// refuse the installed CRD: another BundleDeployment holds it, or no
-// BundleDeployment manages it and bd's collisionProtection is Prevent.
-// Such a CRD is not compared for upgrade safety.
+// refusedAsCollision reports whether the apply's collision check (see
+// apply.Collisions) will certainly refuse the installed CRD: it is not in
+// bd's inventory nor in what bd last applied, and another BundleDeployment
+// holds it, or no live BundleDeployment manages it and bd's
+// collisionProtection does not adopt it. Such a CRD is not compared for
+// upgrade safety; in any doubt it is.
 func (r *Reconciler) refusedAsCollision(ctx context.Context, bd *v1alpha2.BundleDeployment, installed *apiextensionsv1.CustomResourceDefinition) (bool, error) {
-	labels := installed.GetLabels()
-	owner, uid := labels[v1alpha2.LabelOwnerName], types.UID(labels[v1alpha2.LabelOwnerUID])
-	if labels[v1alpha2.LabelOwnerKind] != v1alpha2.BundleDeploymentKind || owner == "" {
-		return bd.Spec.CollisionProtection == "" || bd.Spec.CollisionProtection == v1alpha2.CollisionProtectionPrevent, nil
-	}
-	if owner == bd.Name {
-		// Its own (or a deleted namesake's, which it may take): checked.
+	id := inventory.ID{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: installed.Name}
+	if _, ok := r.mem.appliedObject(bd.Name, id); ok {
 		return false, nil
 	}
-	id := inventory.ID{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: installed.Name}
-	state, err := r.ownerState(ctx, owner, uid, id)
+	own, err := r.Inventory.Load(ctx, inventoryOf(bd))
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("loading inventory: %w", err)
 	}
-	return state == apply.OwnerHolds, nil
+	key := id.Key()
+	if slices.ContainsFunc(own, func(x inventory.ID) bool { return x.Key() == key }) {
+		return false, nil
+	}
+	labels := installed.GetLabels()
+	owner, uid := labels[v1alpha2.LabelOwnerName], types.UID(labels[v1alpha2.LabelOwnerUID])
+	switch {
+	case labels[v1alpha2.LabelOwnerKind] != v1alpha2.BundleDeploymentKind || owner == "":
+		// Managed by no BundleDeployment.
+	case owner == bd.Name && uid != "" && uid == bd.UID:
+		return false, nil
+	case owner == bd.Name:
+		// Left by a deleted BundleDeployment of the same name: stale.
+	default:
+		state, err := r.ownerState(ctx, owner, uid, id)
+		if err != nil {
+			return false, err
+		}
+		switch state {
+		case apply.OwnerHolds:
+			return true, nil
+		case apply.OwnerReleased:
+			return false, nil
+		}
+	}
+	switch bd.Spec.CollisionProtection {
+	case v1alpha2.CollisionProtectionNone:
+		return false, nil
+	case v1alpha2.CollisionProtectionIfNoController:
+		return metav1.GetControllerOfNoCopy(installed) != nil, nil
+	}
+	return true, nil
 }
