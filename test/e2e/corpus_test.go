@@ -38,7 +38,8 @@ const corpusDeadline = 2 * time.Minute
 
 // waitReady waits until BundleDeployment name is Ready for its current
 // generation and every Deployment and StatefulSet in namespaces is
-// available, within corpusDeadline.
+// available (each namespace given must hold at least one), within
+// corpusDeadline.
 func waitReady(t *testing.T, name string, namespaces ...string) {
 	t.Helper()
 	ctx := context.Background()
@@ -51,7 +52,8 @@ func waitReady(t *testing.T, name string, namespaces ...string) {
 			return fmt.Errorf("bd/%s Ready = %+v", name, c)
 		}
 		for _, ns := range namespaces {
-			if err := deploymentsAvailable(ctx, ns); err != nil {
+			n, err := deploymentsAvailable(ctx, ns)
+			if err != nil {
 				return err
 			}
 			sets := &appsv1.StatefulSetList{}
@@ -62,6 +64,9 @@ func waitReady(t *testing.T, name string, namespaces ...string) {
 				if s.Status.ObservedGeneration != s.Generation || s.Status.ReadyReplicas < *s.Spec.Replicas {
 					return fmt.Errorf("statefulset %s/%s: %d/%d ready", ns, s.Name, s.Status.ReadyReplicas, *s.Spec.Replicas)
 				}
+			}
+			if n+len(sets.Items) == 0 {
+				return fmt.Errorf("no Deployment or StatefulSet in namespace %s", ns)
 			}
 		}
 		return nil
