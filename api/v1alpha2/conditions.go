@@ -87,6 +87,9 @@ const (
 	ReasonImmutableFieldChanged = "ImmutableFieldChanged"
 	// ReasonApplyFailed: applying an object failed.
 	ReasonApplyFailed = "ApplyFailed"
+	// ReasonHookFailed: a Helm hook Job or Pod of the revision failed, or
+	// did not finish in time; the message names it.
+	ReasonHookFailed = "HookFailed"
 	// ReasonPruneFailed: removing objects the revision no longer has failed.
 	ReasonPruneFailed = "PruneFailed"
 	// ReasonCRDUpgradeUnsafe: the revision changes a CRD in a way that can

@@ -36,16 +36,25 @@ func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
 		return nil, err
 	}
 	before := make([]string, len(p.items)) // resourceVersion before the write; "" if absent
-	var now, later, first, rest []int
+	var now, later, first, pre, rest, post []int
 	for i, it := range p.items {
+		st := stageOf(it, p.hookRun)
+		if st == notRun {
+			continue
+		}
 		if deferred[i] {
 			later = append(later, i)
 		} else {
 			now = append(now, i)
 		}
-		if it.phase == phaseFirst {
+		switch {
+		case it.phase == phaseFirst:
 			first = append(first, i)
-		} else {
+		case st == preHook:
+			pre = append(pre, i)
+		case st == postHook:
+			post = append(post, i)
+		default:
 			rest = append(rest, i)
 		}
 	}
@@ -53,17 +62,31 @@ func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
 		return nil, err
 	}
 	after := make([]written, len(p.items))
+	done := first
 	if err := e.write(ctx, p, first, after); err != nil {
-		return e.changes(p, first, before, after), err
+		return e.changes(p, done, before, after), err
 	}
 	if err := e.waitEstablished(ctx, p, first); err != nil {
-		return e.changes(p, first, before, after), err
+		return e.changes(p, done, before, after), err
 	}
 	if err := e.validate(ctx, p, later, before); err != nil {
-		return e.changes(p, first, before, after), err
+		return e.changes(p, done, before, after), err
 	}
-	err = e.write(ctx, p, rest, after)
-	return e.changes(p, append(first, rest...), before, after), err
+	for _, stage := range []struct {
+		idx  []int
+		hook bool
+	}{{pre, true}, {rest, false}, {post, true}} {
+		done = append(done, stage.idx...)
+		if stage.hook {
+			err = e.runHooks(ctx, p, stage.idx, after)
+		} else {
+			err = e.write(ctx, p, stage.idx, after)
+		}
+		if err != nil {
+			break
+		}
+	}
+	return e.changes(p, done, before, after), err
 }
 
 // deferred marks the objects that cannot be validated before the first
@@ -120,6 +143,11 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 			before[i] = obj.GetResourceVersion()
 			if before[i] == "" {
 				return true
+			}
+			if it.hook != nil && it.hook.policies[beforeHookCreation] {
+				// A hook left by an earlier run: created afresh, so
+				// that it runs again.
+				p.items[i].replace = true
 			}
 			var current *metav1.PartialObjectMetadata
 			if p.direct {
@@ -298,7 +326,7 @@ func (e *Engine) changes(p *Plan, idx []int, before []string, after []written) *
 		}
 		obj := p.items[i].obj
 		cs.add(Change{ID: p.items[i].id, Action: a, Resource: p.items[i].resource, ResourceVersion: after[i].rv, Generation: after[i].generation,
-			Labels: obj.GetLabels(), Annotations: obj.GetAnnotations(), Hash: p.items[i].hash, RunOnce: p.items[i].runOnce})
+			Labels: obj.GetLabels(), Annotations: obj.GetAnnotations(), Hash: p.items[i].hash, RunOnce: p.items[i].runOnce, Hook: p.items[i].hook != nil})
 	}
 	return cs
 }

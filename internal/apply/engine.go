@@ -20,6 +20,9 @@ type Options struct {
 	Concurrency int
 	// EstablishTimeout bounds the wait for a bundle's CRDs to be Established.
 	EstablishTimeout time.Duration
+	// HookTimeout bounds the wait for one hook Job or Pod to finish (see
+	// Plan.RunHooks); Helm's default, 5 minutes, when zero.
+	HookTimeout time.Duration
 }
 
 // Engine applies and prunes objects.
@@ -43,6 +46,9 @@ func New(c client.Client, reader client.Reader, md metadata.Interface, mapper me
 	}
 	if opts.EstablishTimeout <= 0 {
 		opts.EstablishTimeout = time.Minute
+	}
+	if opts.HookTimeout <= 0 {
+		opts.HookTimeout = 5 * time.Minute
 	}
 	return &Engine{c: c, reader: reader, meta: md, mapper: mapper, opts: opts}
 }
@@ -118,6 +124,8 @@ type Change struct {
 	Hash string
 	// RunOnce is Entry.RunOnce.
 	RunOnce bool
+	// Hook is Entry.Hook.
+	Hook bool
 }
 
 // ChangeSet is what one Apply or Prune did.

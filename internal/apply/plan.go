@@ -45,8 +45,11 @@ type item struct {
 	// Entry.RunOnce).
 	runOnce bool
 	// replace is set by validation when the object must be deleted and
-	// created again (an immutable field changes; see replaceable).
+	// created again (an immutable field changes; see replaceable), or
+	// for a hook left by an earlier revision (before-hook-creation).
 	replace bool
+	// hook is set for a Helm hook (see RunHooks).
+	hook *hookSpec
 }
 
 // Plan is a revision's objects, ready to apply: placed, labelled, checked
@@ -62,6 +65,8 @@ type Plan struct {
 	skipped []inventory.ID
 	// direct skips the dry-run before the first write (see Direct).
 	direct bool
+	// hookRun is which hooks Apply runs (see RunHooks).
+	hookRun HookRun
 }
 
 // Direct makes Apply write without a server-side dry-run first: existing
@@ -91,13 +96,17 @@ type Entry struct {
 	// again for the same revision. Such a Job carries the revision in an
 	// annotation (core.rukpak.io/revision), so each revision runs it once.
 	RunOnce bool
+	// Hook is set for a Helm hook (see Plan.RunHooks): it runs once per
+	// revision, at its phase, and is never corrected for drift. It carries
+	// the revision too.
+	Hook bool
 }
 
 // Entries returns the plan's objects, in apply order.
 func (p *Plan) Entries() []Entry {
 	out := make([]Entry, len(p.items))
 	for i, it := range p.items {
-		out[i] = Entry{ID: it.id, Hash: it.hash, Resource: it.resource, Labels: it.obj.GetLabels(), Annotations: it.obj.GetAnnotations(), RunOnce: it.runOnce}
+		out[i] = Entry{ID: it.id, Hash: it.hash, Resource: it.resource, Labels: it.obj.GetLabels(), Annotations: it.obj.GetAnnotations(), RunOnce: it.runOnce, Hook: it.hook != nil}
 	}
 	return out
 }
@@ -161,7 +170,7 @@ func (p *Plan) Subset(ids []inventory.ID) *Plan {
 	for _, id := range ids {
 		want[id.Key()] = true
 	}
-	out := &Plan{owner: p.owner, namespaces: p.namespaces, collisions: p.collisions, direct: p.direct}
+	out := &Plan{owner: p.owner, namespaces: p.namespaces, collisions: p.collisions, direct: p.direct, hookRun: p.hookRun}
 	for _, it := range p.items {
 		if want[it.id.Key()] {
 			out.items = append(out.items, it)
@@ -218,8 +227,8 @@ func (e *Engine) Prepare(objs []*unstructured.Unstructured, installNamespace str
 		}
 		seen[id.Key()] = true
 		stamp(obj, owner)
-		runOnce := isRunOnce(obj)
-		if runOnce {
+		runOnce, hook := isRunOnce(obj), hookOf(obj)
+		if runOnce || hook != nil {
 			ann := obj.GetAnnotations()
 			if ann == nil {
 				ann = map[string]string{}
@@ -231,9 +240,10 @@ func (e *Engine) Prepare(objs []*unstructured.Unstructured, installNamespace str
 		if err != nil {
 			return nil, failure.New(v1alpha2.ReasonInvalidContent, "encoding object %s: %v", id, err)
 		}
-		it := item{id: id, obj: obj, phase: phaseRest, needsCRD: needsCRD, resource: resource, hash: hash, runOnce: runOnce}
+		it := item{id: id, obj: obj, phase: phaseRest, needsCRD: needsCRD, resource: resource, hash: hash, runOnce: runOnce, hook: hook}
 		if gk := gvk.GroupKind(); gk == crdGK || gk == namespaceGK {
-			it.phase = phaseFirst
+			// Written before anything else, hook or not.
+			it.phase, it.hook = phaseFirst, nil
 			if gk == namespaceGK {
 				p.namespaces[obj.GetName()] = true
 			}

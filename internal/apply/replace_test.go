@@ -44,19 +44,20 @@ func TestImmutableFieldChanges(t *testing.T) {
 	}{
 		{name: "annotated replace-on-immutable", annotations: `core.rukpak.io/replace-on-immutable: "true"`, replaced: true},
 		{name: "Helm hook, default delete policy", annotations: `helm.sh/hook: pre-upgrade`, replaced: true},
-		{name: "Helm hook, before-hook-creation among others", annotations: `helm.sh/hook: pre-upgrade, helm.sh/hook-delete-policy: "hook-succeeded,before-hook-creation"`, replaced: true},
-		{name: "Helm hook deleted only on success", annotations: `helm.sh/hook: pre-upgrade, helm.sh/hook-delete-policy: hook-succeeded`},
+		{name: "Helm hook, before-hook-creation among others", annotations: `helm.sh/hook: pre-upgrade, helm.sh/hook-delete-policy: "hook-failed,before-hook-creation"`, replaced: true},
+		{name: "Helm hook deleted only on failure", annotations: `helm.sh/hook: pre-upgrade, helm.sh/hook-delete-policy: hook-failed`},
 		{name: "plain Job", annotations: ``},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := env.Namespace(t, "immutable")
+			startJobs(t, ns) // the hooks among them are waited for
 			applyImage := func(image string) error {
 				p, err := e.Prepare(objs(t, jobWith(tt.annotations, image), cm("other", "", image)), ns, apply.Owner{Name: "bd", Revision: "r-" + image, UID: "uid-1"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = e.Apply(ctx, p)
+				_, err = e.Apply(ctx, p.RunHooks(apply.HooksUpgrade))
 				return err
 			}
 			if err := applyImage("one"); err != nil {

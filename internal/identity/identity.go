@@ -149,7 +149,8 @@ func (p *Pool) build(id Identity) (*Clients, error) {
 		Transport: transport.NewImpersonatingRoundTripper(imp, p.base.Transport),
 		Timeout:   p.base.Timeout,
 	}
-	c, err := client.New(p.cfg, client.Options{HTTPClient: hc, Scheme: p.scheme, Mapper: p.mapper})
+	// It can watch: the apply engine watches hook Jobs it waits for.
+	c, err := client.NewWithWatch(p.cfg, client.Options{HTTPClient: hc, Scheme: p.scheme, Mapper: p.mapper})
 	if err != nil {
 		return nil, fmt.Errorf("creating client for %s: %w", id, err)
 	}

@@ -258,7 +258,13 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := br.SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, fmt.Errorf("setting up Bundle controller: %w", err)
 	}
-	engine := apply.New(mgr.GetClient(), mgr.GetAPIReader(), md, mgr.GetRESTMapper(), apply.Options{
+	// Managed objects are read uncached, with a client that can also
+	// watch (the engine watches the hook Jobs it waits for).
+	live, err := client.NewWithWatch(mgr.GetConfig(), client.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, fmt.Errorf("creating the apply engine's client: %w", err)
+	}
+	engine := apply.New(mgr.GetClient(), live, md, mgr.GetRESTMapper(), apply.Options{
 		FieldManager:     v1alpha2.FieldManager,
 		Concurrency:      opts.ApplyConcurrency,
 		EstablishTimeout: time.Minute,

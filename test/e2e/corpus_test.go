@@ -10,7 +10,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,6 +112,7 @@ func TestPublicContent(t *testing.T) {
 		name, ns := envtest.UniqueName("cert-manager"), envtest.UniqueName("cert-manager")
 		ref := host + "/charts/cert-manager:v0.0.0"
 		pushHelmChart(t, ref, corpus(t, "charts", "cert-manager"))
+		checks := jobRuns(t, ns, name+"-startupapicheck")
 		corpusBD(t, name, v1alpha2.ClassHelm, ns, []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeImage,
 			Image: &v1alpha2.ImageSource{Ref: "oci://" + ref, InsecureSkipTLSVerify: true}}},
 			&v1alpha2.BundleConfig{Values: &apiextensionsv1.JSON{Raw: []byte(`{"crds": {"enabled": true}}`)}})
@@ -124,17 +124,14 @@ func TestPublicContent(t *testing.T) {
 		if len(deps.Items) != 3 {
 			t.Fatalf("%d Deployments, want cert-manager's 3", len(deps.Items))
 		}
-		// Its post-install hook Job ran (kwok completes the Pods of Jobs).
-		jobs := &batchv1.JobList{}
-		if err := suite.client.List(context.Background(), jobs, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
+		// Its post-install hook Job ran to completion (kwok completes the
+		// Pods of Jobs) and was deleted, as its hook-succeeded policy asks.
+		ran := checks()
+		if len(ran) != 1 || ran[0].completed.IsZero() {
+			t.Fatalf("the startupapicheck hook Job did not run once to completion: %+v", ran)
 		}
-		ran := false
-		for _, j := range jobs.Items {
-			ran = ran || (strings.Contains(j.Name, "startupapicheck") && j.Status.Succeeded > 0)
-		}
-		if !ran {
-			t.Fatalf("the startupapicheck hook Job did not run: %d Jobs", len(jobs.Items))
+		if jobExists(t, ns, name+"-startupapicheck") {
+			t.Fatal("the startupapicheck hook Job (hook-succeeded) is still there")
 		}
 	})
 

@@ -22,15 +22,17 @@ type appliedObject struct {
 	// runOnce is a Job that removes itself when it finishes
 	// (apply.Entry.RunOnce): once applied, its absence is not drift.
 	runOnce bool
+	// hook is a Helm hook (apply.Entry.Hook): never drift.
+	hook bool
 }
 
 func appliedFrom(c apply.Change) appliedObject {
-	return appliedObject{resource: c.Resource, rv: c.ResourceVersion, generation: c.Generation, labels: c.Labels, annotations: c.Annotations, hash: c.Hash, runOnce: c.RunOnce}
+	return appliedObject{resource: c.Resource, rv: c.ResourceVersion, generation: c.Generation, labels: c.Labels, annotations: c.Annotations, hash: c.Hash, runOnce: c.RunOnce, hook: c.Hook}
 }
 
 // recorded is what the inventory record rec says was applied of e.
 func recorded(e apply.Entry, rec inventory.Record) appliedObject {
-	return appliedObject{resource: e.Resource, rv: rec.ResourceVersion, generation: rec.Generation, labels: e.Labels, annotations: e.Annotations, hash: rec.Hash, runOnce: e.RunOnce}
+	return appliedObject{resource: e.Resource, rv: rec.ResourceVersion, generation: rec.Generation, labels: e.Labels, annotations: e.Annotations, hash: rec.Hash, runOnce: e.RunOnce, hook: e.Hook}
 }
 
 // record is what the inventory keeps of a.

@@ -277,6 +277,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	if len(same) > 0 {
 		toApply = plan.Subset(without(ids, same))
 	}
+	toApply.RunHooks(hookRun(s.bd, ref))
 	if (len(old) == 0 && s.bd.Status.ActiveBundle == "") || ref.bundle == s.bd.Status.ActiveBundle {
 		// A first install has nothing installed to protect, and its
 		// objects are in the inventory already; the active revision
@@ -303,6 +304,13 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		next.objects[c.ID] = appliedFrom(c)
 		countChange(res, c.Action)
 	}
+	for _, e := range plan.Entries() {
+		if _, ok := next.objects[e.ID]; !ok && e.Hook {
+			// A hook this run did not write (not of its event): known,
+			// never drift.
+			next.objects[e.ID] = appliedObject{resource: e.Resource, hash: e.Hash, hook: true}
+		}
+	}
 	r.setState(s.bd.Name, next)
 	if err := r.watches.Ensure(s.bd.Name, watchKeys(s.as.id, plan.Resources())); err != nil {
 		return nil, fmt.Errorf("watching managed objects: %w", err)
@@ -324,6 +332,22 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	}
 	r.handOver(pcs, s.bd.Name)
 	return res, nil
+}
+
+// hookRun is which hooks applying ref runs: install hooks while nothing
+// is installed, upgrade hooks for a new revision over an installed one,
+// and none when a revision is applied again (the active one after a
+// restart, or the last healthy one for a rollback).
+func hookRun(bd *v1alpha2.BundleDeployment, ref revisionRef) apply.HookRun {
+	switch {
+	case ref.bundle == bd.Status.ActiveBundle:
+		return apply.HooksNone
+	case bd.Status.ActiveBundle == "":
+		return apply.HooksInstall
+	case ref.upgrade:
+		return apply.HooksUpgrade
+	}
+	return apply.HooksNone
 }
 
 // unchangedSinceApplied returns the entries that are exactly as applied
@@ -421,7 +445,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 		return nil
 	}
 	outcome := v1alpha2.OutcomeFailed
-	if failure.Reason(err, "") == v1alpha2.ReasonApplyFailed && onFailure(s.bd) == v1alpha2.OnFailureRollback {
+	if reason := failure.Reason(err, ""); (reason == v1alpha2.ReasonApplyFailed || reason == v1alpha2.ReasonHookFailed) && onFailure(s.bd) == v1alpha2.OnFailureRollback {
 		if target := s.bd.Status.LastHealthyBundle; target != "" {
 			rbErr := r.rollback(ctx, s, target)
 			switch {
@@ -529,6 +553,11 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 // and needs applying again. A finished Job that removed itself (see
 // apply.Entry.RunOnce) does not: it ran for this revision.
 func (r *Reconciler) hasDrifted(ctx context.Context, as *actor, id inventory.ID, a appliedObject) bool {
+	if a.hook {
+		// Run once for its revision, by Helm's rules; what became of it
+		// since (deleted by its policy, edited) is not rukpak's to undo.
+		return false
+	}
 	switch r.driftOf(ctx, as, id, a) {
 	case asApplied:
 		return false

@@ -120,7 +120,9 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 	var unhealthy []health.Unhealthy
 	relevant := 0
 	for _, id := range st.ids {
-		if !checker.Relevant(schema.GroupKind{Group: id.Group, Kind: id.Kind}) {
+		a := r.mem.object(st, id)
+		if a.hook || !checker.Relevant(schema.GroupKind{Group: id.Group, Kind: id.Kind}) {
+			// A hook is judged when it runs (HookFailed), not after.
 			continue
 		}
 		relevant++
@@ -128,6 +130,8 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 		obj.SetGroupVersionKind(id.GroupVersionKind())
 		err := s.as.engine.Reader().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
 		switch {
+		case apierrors.IsNotFound(err) && a.runOnce && a.rv != "":
+			continue // a Job its TTL removed once it finished
 		case apierrors.IsNotFound(err):
 			unhealthy = append(unhealthy, health.Unhealthy{Object: id.String(), Reason: "not found"})
 			continue
