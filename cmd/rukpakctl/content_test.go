@@ -23,8 +23,8 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/contentserver"
 	"github.com/rukpak/rukpak/internal/store"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
 	"github.com/rukpak/rukpak/internal/upload"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 // contentFixture is a real content server (with uploads into

@@ -74,6 +74,7 @@ on stdout, is "export KUBECONFIG=...". Does nothing if the cluster is up.`,
 	f.StringVar(&opts.ManagerPath, "manager", "", "rukpak manager binary (default <dir of rukpakctl>/rukpak)")
 	f.BoolVar(&opts.NoManager, "no-manager", false, "do not start the manager")
 	f.StringArrayVar(&opts.ManagerArgs, "manager-arg", nil, "extra manager flag (repeatable)")
+	f.StringArrayVar(&opts.Provisioners, "provisioner", nil, "binary of another provisioner (built on pkg/manager) to run next to the manager, with the manager's flags (repeatable)")
 	return cmd
 }
 

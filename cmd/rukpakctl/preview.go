@@ -17,10 +17,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/builtins"
 	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/permissions"
-	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/values"
+	"github.com/rukpak/rukpak/pkg/provisioner"
 )
 
 func init() { register(newPreviewCmd) }
@@ -231,7 +232,7 @@ func (o *previewOptions) render(ctx context.Context, cl *cluster, bd *v1alpha2.B
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := prov.FormatConfig(bd.Name, bd.Spec.InstallNamespace, bd.Spec.Config, vals, info)
+	cfg, err := builtins.FormatConfig(prov, bd.Name, bd.Spec.InstallNamespace, bd.Spec.Config, vals, info)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +261,7 @@ func provisionerFor(ctx context.Context, cl *cluster, class string) (provisioner
 	if err == nil || cl == nil {
 		return prov, err
 	}
-	prov, ok, lookupErr := provisioner.Builtin().ForClass(ctx, cl.client, class)
+	prov, ok, lookupErr := builtins.Builtin().ForClass(ctx, cl.client, class)
 	if lookupErr != nil {
 		return prov, lookupErr
 	}

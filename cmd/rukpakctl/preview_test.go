@@ -25,8 +25,8 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/permissions"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
 	"github.com/rukpak/rukpak/internal/upload"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 // preview runs `rukpakctl preview args...` in-process.

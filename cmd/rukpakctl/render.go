@@ -16,12 +16,13 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/archive"
+	"github.com/rukpak/rukpak/internal/builtins"
 	"github.com/rukpak/rukpak/internal/controller/provisionerclass"
-	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/internal/format/helm"
-	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/source/image"
 	"github.com/rukpak/rukpak/internal/values"
+	"github.com/rukpak/rukpak/pkg/format"
+	"github.com/rukpak/rukpak/pkg/provisioner"
 )
 
 func init() { register(newRenderCmd) }
@@ -120,7 +121,7 @@ func (o *renderOptions) formatConfig(prov provisioner.Provisioner) (format.Confi
 	if err := prov.CheckConfig(bc); err != nil {
 		return format.Config{}, err
 	}
-	cfg, err := prov.FormatConfig(o.name, o.namespace, bc, values.Resolved{Values: vals}, nil)
+	cfg, err := builtins.FormatConfig(prov, o.name, o.namespace, bc, values.Resolved{Values: vals}, nil)
 	if err != nil {
 		return format.Config{}, err
 	}
@@ -137,7 +138,7 @@ func (o *renderOptions) formatConfig(prov provisioner.Provisioner) (format.Confi
 
 // builtinForClass returns the built-in provisioner serving class.
 func builtinForClass(class string) (provisioner.Provisioner, error) {
-	set := provisioner.Builtin()
+	set := builtins.Builtin()
 	var known []string
 	for _, pc := range provisionerclass.Builtin {
 		if pc.Name == class {

@@ -15,8 +15,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
 	"github.com/rukpak/rukpak/internal/upload"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 // render runs `rukpakctl render args...` in-process.

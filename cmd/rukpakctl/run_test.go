@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
 	"github.com/rukpak/rukpak/internal/upload"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 var testEnv *envtest.Env

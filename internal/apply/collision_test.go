@@ -12,9 +12,9 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/inventory"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // TestCollisionsWithStaleOwners: an object labelled for a BundleDeployment

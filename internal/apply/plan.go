@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // Phases of a plan: phaseFirst holds CRDs and Namespaces, which the rest may

@@ -12,7 +12,7 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/config"
 	"github.com/rukpak/rukpak/internal/admission"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 // alice may create BundleDeployments and use the class, but not impersonate

@@ -10,9 +10,9 @@ import (
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/permissions"
 	"github.com/rukpak/rukpak/internal/refs"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // The identity a BundleDeployment without spec.serviceAccount installs as,

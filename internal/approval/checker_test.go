@@ -10,8 +10,8 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/approval"
-	"github.com/rukpak/rukpak/internal/failure"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 func checker(t *testing.T) *approval.Checker {

@@ -14,7 +14,7 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/admission"
 	"github.com/rukpak/rukpak/internal/refs"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 const digest0 = "sha256:0000000000000000000000000000000000000000000000000000000000000000"

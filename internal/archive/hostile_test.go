@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // The committed corpus testdata/hostile/*.tar.gz is made from the cases of

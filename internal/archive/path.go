@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // refuse returns the terminal failure of the entry named name (as the

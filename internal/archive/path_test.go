@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 func TestCleanEntryPath(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"io"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // sourceReader reads the caller's stream. It fails reads once ctx is done,

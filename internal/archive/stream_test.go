@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // failingReader returns data, then err.

@@ -10,7 +10,7 @@ import (
 	"os"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // Untar extracts the tar stream r into dir (an existing directory).

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 const (

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 
-	"github.com/rukpak/rukpak/internal/format"
+	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // DefaultTTL is how long a discovery answer is reused.

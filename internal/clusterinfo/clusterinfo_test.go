@@ -8,7 +8,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/rukpak/rukpak/internal/clusterinfo"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 // TestCapabilities asks a real API server and checks that answers are

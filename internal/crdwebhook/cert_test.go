@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 type pems struct{ cert, key, ca []byte }

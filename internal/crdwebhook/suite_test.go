@@ -3,7 +3,7 @@ package crdwebhook
 import (
 	"testing"
 
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 var env *envtest.Env

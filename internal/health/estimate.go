@@ -9,7 +9,7 @@ import (
 	"github.com/google/cel-go/common/types"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // Limits of the static cost estimate, priced the way the API server prices

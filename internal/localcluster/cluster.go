@@ -114,6 +114,14 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 			return nil, err
 		}
 		fmt.Fprintf(o.Out, "already up: %s\n", s.Server)
+		for _, path := range o.Provisioners {
+			if p, ok := s.process(ProvisionerName(path)); ok && p.alive() {
+				continue
+			}
+			if err := startProvisioner(ctx, o.StateDir, s, path, nil); err != nil {
+				return nil, err
+			}
+		}
 		return clusterFrom(o.StateDir, s), nil
 	}
 	if s != nil {
@@ -189,6 +197,12 @@ func up(ctx context.Context, o Options, began time.Time) (_ *Cluster, err error)
 			return nil, err
 		}
 		fmt.Fprintf(o.Out, "manager ready (%s)\n", since(began))
+	}
+	for _, path := range o.Provisioners {
+		if err := startProvisioner(ctx, o.StateDir, s, path, nil); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(o.Out, "%s ready (%s)\n", ProvisionerName(path), since(began))
 	}
 	return clusterFrom(o.StateDir, s), nil
 }

@@ -27,6 +27,9 @@ type Options struct {
 	NoManager bool
 	// ManagerArgs are extra flags for the manager, after ManagerFlags.
 	ManagerArgs []string
+	// Provisioners are binaries of other provisioners (built on package
+	// pkg/manager) started next to the manager (see StartProvisioner).
+	Provisioners []string
 	// Out receives progress lines; nil discards them.
 	Out io.Writer
 }
@@ -105,6 +108,14 @@ func (o Options) complete() (Options, error) {
 	for _, p := range []*string{&o.StateDir, &o.BinDir, &o.ManagerPath} {
 		if *p, err = filepath.Abs(*p); err != nil {
 			return o, fmt.Errorf("resolving %q: %w", *p, err)
+		}
+	}
+	for i, p := range o.Provisioners {
+		if o.Provisioners[i], err = filepath.Abs(p); err != nil {
+			return o, fmt.Errorf("resolving %q: %w", p, err)
+		}
+		if _, err := os.Stat(o.Provisioners[i]); err != nil {
+			return o, fmt.Errorf("provisioner binary: %w", err)
 		}
 	}
 	need := []string{"etcd", "kube-apiserver"}

@@ -6,6 +6,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -32,6 +33,7 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/approval"
+	"github.com/rukpak/rukpak/internal/builtins"
 	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/controller/bundle"
@@ -41,12 +43,12 @@ import (
 	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/permissions"
-	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/sandbox"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/builtin"
 	"github.com/rukpak/rukpak/internal/store"
 	"github.com/rukpak/rukpak/internal/upload"
+	"github.com/rukpak/rukpak/pkg/provisioner"
 )
 
 // Options configure the manager.
@@ -109,6 +111,16 @@ type Options struct {
 	// time, how many at once; see package sandbox); zero fields are
 	// defaults.
 	Render sandbox.Limits
+	// Provisioners are the provisioners this manager runs; nil means
+	// rukpak's built-in ones (plain, registry+v1, Helm), rendering in
+	// sandboxed children bounded by Render.
+	Provisioners provisioner.Set
+	// Classes are ProvisionerClasses created at start when missing; nil
+	// means the built-in classes, when Provisioners is nil.
+	Classes []v1alpha2.ProvisionerClass
+	// LeaderElectionID names the leader-election lease; "" means
+	// rukpak-manager. Managers of other provisioners need their own.
+	LeaderElectionID string
 	// SkipControllerNameValidation lets a process build more than one
 	// manager (one after another, as a restart test does); controller
 	// names are otherwise unique per process.
@@ -172,7 +184,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		PprofBindAddress:        opts.PprofBindAddress,
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		LeaderElection:          opts.LeaderElection,
-		LeaderElectionID:        "rukpak-manager",
+		LeaderElectionID:        cmp.Or(opts.LeaderElectionID, "rukpak-manager"),
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		Controller:              ctrlconfig.Controller{SkipNameValidation: ptr.To(opts.SkipControllerNameValidation)},
 		Cache: cache.Options{
@@ -212,11 +224,17 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := addUploadGC(mgr, uploads); err != nil {
 		return nil, err
 	}
-	renderer, err := sandbox.New(opts.Render)
-	if err != nil {
-		return nil, err
+	provisioners, classes := opts.Provisioners, opts.Classes
+	if provisioners == nil {
+		renderer, err := sandbox.New(opts.Render)
+		if err != nil {
+			return nil, err
+		}
+		provisioners = builtins.BuiltinWith(renderer)
+		if classes == nil {
+			classes = provisionerclass.Builtin
+		}
 	}
-	provisioners := provisioner.BuiltinWith(renderer)
 	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("creating discovery client: %w", err)
@@ -230,7 +248,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("setting up ProvisionerClass controller: %w", err)
 	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		return provisionerclass.CreateBuiltin(ctx, mgr.GetClient())
+		return provisionerclass.CreateClasses(ctx, mgr.GetClient(), classes)
 	})); err != nil {
 		return nil, fmt.Errorf("adding built-in classes: %w", err)
 	}

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/rukpak/rukpak/internal/identity"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 // env is the API server the watches list and watch; its Config is an

@@ -9,8 +9,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/ownership"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 func TestCheck(t *testing.T) {

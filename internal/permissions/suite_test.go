@@ -3,7 +3,7 @@ package permissions
 import (
 	"testing"
 
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 // env is the API server (with RBAC) the tests of Checker ask.

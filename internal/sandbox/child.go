@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // Environment of a child: the job it runs and its limits.

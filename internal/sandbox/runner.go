@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // Runner starts children of the current executable within Limits. It is

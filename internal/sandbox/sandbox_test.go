@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // The jobs of the tests' children: this test binary is its own sandbox.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // DefaultDeadline is how long resolving or unpacking one source may take

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // CleanPath cleans p, a slash-separated path inside the unpacked tree (a

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // content returns a tree of one file name holding n bytes.

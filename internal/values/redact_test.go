@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 func TestSecretStrings(t *testing.T) {

@@ -35,7 +35,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/localcluster"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 type config struct {

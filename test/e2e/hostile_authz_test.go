@@ -22,7 +22,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/refs"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 // Attacks on other teams' Secrets and ConfigMaps in rukpak-system, and on

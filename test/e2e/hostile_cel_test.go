@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 // Attacks with CEL health probes: a probe is evaluated by the manager on

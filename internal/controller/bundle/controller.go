@@ -21,14 +21,15 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/approval"
+	"github.com/rukpak/rukpak/internal/builtins"
 	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/contentserver"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/ownership"
-	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/values"
+	"github.com/rukpak/rukpak/pkg/failure"
+	"github.com/rukpak/rukpak/pkg/provisioner"
 )
 
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles,verbs=get;list;watch;update;patch
@@ -197,7 +198,7 @@ func (r *Reconciler) countObjects(ctx context.Context, b *v1alpha2.Bundle, prov 
 			ns = bd.Spec.InstallNamespace
 		}
 	}
-	cfg, err := prov.FormatConfig(release, ns, b.Spec.Config, vals, r.Cluster)
+	cfg, err := builtins.FormatConfig(prov, release, ns, b.Spec.Config, vals, r.Cluster)
 	if err != nil {
 		return 0
 	}

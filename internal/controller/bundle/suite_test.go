@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rukpak/rukpak/internal/manager"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 var env *envtest.Env

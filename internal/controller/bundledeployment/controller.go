@@ -34,9 +34,9 @@ import (
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/objectwatch"
 	"github.com/rukpak/rukpak/internal/permissions"
-	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/values"
+	"github.com/rukpak/rukpak/pkg/provisioner"
 )
 
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundledeployments,verbs=get;list;watch;update;patch

@@ -16,8 +16,8 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/crdsafety"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // checkCRDUpgrades refuses a plan that changes an installed CRD unsafely

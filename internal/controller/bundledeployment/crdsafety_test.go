@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
+	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 // TestCRDCollisionBeforeUpgradeSafety: a bundle shipping a CRD that exists

@@ -14,8 +14,8 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/ownership"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // deletionRecheck is how often a deletion that waits for its install

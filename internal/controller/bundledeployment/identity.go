@@ -13,11 +13,11 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/objectwatch"
 	"github.com/rukpak/rukpak/internal/permissions"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // Recheck intervals of refusals an admin fixes outside the

@@ -7,10 +7,10 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/objectwatch"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 func TestIdentityOf(t *testing.T) {

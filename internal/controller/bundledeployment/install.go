@@ -15,10 +15,11 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/internal/builtins"
 	"github.com/rukpak/rukpak/internal/inventory"
-	"github.com/rukpak/rukpak/internal/provisioner"
 	"github.com/rukpak/rukpak/internal/values"
+	"github.com/rukpak/rukpak/pkg/failure"
+	"github.com/rukpak/rukpak/pkg/provisioner"
 )
 
 // appliedState is what this process last applied for one BundleDeployment:
@@ -473,7 +474,7 @@ func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, re
 	if err != nil {
 		return nil, fmt.Errorf("opening content %s: %w", ref.digest, err)
 	}
-	cfg, err := prov.FormatConfig(bd.Name, bd.Spec.InstallNamespace, ref.config, ref.values, r.Cluster)
+	cfg, err := builtins.FormatConfig(prov, bd.Name, bd.Spec.InstallNamespace, ref.config, ref.values, r.Cluster)
 	if err != nil {
 		return nil, err
 	}

@@ -7,9 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rukpak/rukpak/internal/apply"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // memory is what this process knows of the BundleDeployments it

@@ -13,8 +13,8 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/contentserver"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/ownership"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // bundleReport is what one reconcile learned about one of the

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/ownership"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // trustStatus checks the Bundles the status names (activeBundle,

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/provisioner"
+	"github.com/rukpak/rukpak/pkg/provisioner"
 )
 
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=provisionerclasses,verbs=get;list;watch;create
@@ -36,12 +36,12 @@ var Builtin = []v1alpha2.ProvisionerClass{
 	},
 }
 
-// CreateBuiltin creates the built-in classes that do not exist yet (a
-// restart that finds them writes nothing). It runs once when the manager
-// starts.
-func CreateBuiltin(ctx context.Context, c client.Client) error {
-	for i := range Builtin {
-		pc := Builtin[i].DeepCopy()
+// CreateClasses creates the classes that do not exist yet (a restart that
+// finds them writes nothing): the built-in ones (Builtin) for rukpak's
+// manager. It runs once when the manager starts.
+func CreateClasses(ctx context.Context, c client.Client, classes []v1alpha2.ProvisionerClass) error {
+	for i := range classes {
+		pc := classes[i].DeepCopy()
 		err := c.Get(ctx, client.ObjectKeyFromObject(pc), &v1alpha2.ProvisionerClass{})
 		if err == nil {
 			continue

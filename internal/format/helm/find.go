@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // chartFile is the file that makes a directory a chart.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/internal/format/formattest"
+	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // Regenerate the golden files with: go test ./internal/format/helm -update

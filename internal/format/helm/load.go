@@ -15,7 +15,7 @@ import (
 	"helm.sh/helm/v4/pkg/ignore"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // utf8BOM is stripped from the start of files, as Helm's loaders do.

@@ -10,7 +10,7 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // notesFile is the template whose output is shown to the user by helm

@@ -10,7 +10,7 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // schemaFile is the file of a chart that holds the JSON schema of its

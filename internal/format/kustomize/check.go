@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // cost is what a kustomization makes the build read: files and bytes,

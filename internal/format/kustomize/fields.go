@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // kustomization checks every field of k that names a file or directory.

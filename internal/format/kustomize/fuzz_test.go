@@ -8,7 +8,7 @@ import (
 	"testing/fstest"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // FuzzBuild feeds arbitrary bytes as the root kustomization of a bundle

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/sandbox"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // mountDir is where the bundle lands in the in-memory file system. It is

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // hostile serves a ConfigMap for any path and counts requests, and puts a

@@ -9,7 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // kust returns a kustomization with resources cm.yaml and more, and the

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/internal/format/formattest"
+	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // Regenerate the golden files with: go test ./internal/format/plain -update

@@ -7,9 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
-	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/internal/format/kustomize"
+	"github.com/rukpak/rukpak/pkg/failure"
+	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // kustomizeObjects builds the kustomization at the root of fsys, whose

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // maxListed is how many items a message lists before "and N more".

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/internal/format/formattest"
+	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // Regenerate the golden files with: go test ./internal/format/registryv1 -update

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/format"
+	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // testCSV describes a ClusterServiceVersion for tests; empty fields take

@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
-	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/internal/format/plain"
+	"github.com/rukpak/rukpak/pkg/failure"
+	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // Format reads registry+v1 bundles. It holds no state between calls and is

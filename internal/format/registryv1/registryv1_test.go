@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/rukpak/rukpak/internal/failure"
-	"github.com/rukpak/rukpak/internal/format"
+	"github.com/rukpak/rukpak/pkg/failure"
+	"github.com/rukpak/rukpak/pkg/format"
 )
 
 func TestSelectInstallMode(t *testing.T) {

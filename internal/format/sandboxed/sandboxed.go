@@ -13,13 +13,13 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/internal/format/helm"
 	"github.com/rukpak/rukpak/internal/format/kustomize"
 	"github.com/rukpak/rukpak/internal/format/plain"
 	"github.com/rukpak/rukpak/internal/format/registryv1"
 	"github.com/rukpak/rukpak/internal/sandbox"
 	"github.com/rukpak/rukpak/internal/values"
+	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // Names of the built-in formats.

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
-	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/internal/sandbox"
+	"github.com/rukpak/rukpak/pkg/failure"
+	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // testLimits are small, so that attacks end fast.

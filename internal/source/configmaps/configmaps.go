@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // Source reads bundle content from immutable ConfigMaps in one namespace.

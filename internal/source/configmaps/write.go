@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 const (

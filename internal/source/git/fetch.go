@@ -16,7 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // maxTagDepth bounds the chain of tags pointing to tags that peel follows.

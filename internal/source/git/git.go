@@ -9,9 +9,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/credentials"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // Default caps of one unpacked source.

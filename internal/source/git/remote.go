@@ -22,8 +22,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/source/credentials"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // TokenKey is the key of an auth Secret holding a token, used as the

@@ -13,9 +13,9 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/archive"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/credentials"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // Source reads bundle content from images in container registries.

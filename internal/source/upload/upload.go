@@ -6,9 +6,9 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/archive"
-	"github.com/rukpak/rukpak/internal/failure"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/upload"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // Source reads uploads from a Store.

@@ -1,4 +1,4 @@
-package provisioner
+package builtins
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/failure"
-	"github.com/rukpak/rukpak/internal/testutil/envtest"
 	"github.com/rukpak/rukpak/internal/values"
+	"github.com/rukpak/rukpak/pkg/envtest"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 var env *envtest.Env

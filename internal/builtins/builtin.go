@@ -1,12 +1,17 @@
-package provisioner
+// Package builtins holds the provisioners rukpak ships — plain manifests
+// (and kustomizations), OLM registry+v1 bundles and Helm charts, each
+// rendering in a sandboxed child process — and how a revision's format
+// configuration is put together for any provisioner.
+package builtins
 
 import (
 	"sync"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/internal/format/sandboxed"
 	"github.com/rukpak/rukpak/internal/sandbox"
+	"github.com/rukpak/rukpak/pkg/format"
+	"github.com/rukpak/rukpak/pkg/provisioner"
 )
 
 // Builtin returns the provisioners rukpak ships, by controllerName: plain
@@ -14,24 +19,24 @@ import (
 // rendering in sandboxed children with the default limits (see package
 // sandboxed). Only if the running executable cannot be found do they
 // render in this process.
-func Builtin() Set {
+func Builtin() provisioner.Set {
 	return BuiltinWith(defaultRunner())
 }
 
 // BuiltinWith returns the provisioners rukpak ships, rendering in children
 // of runner; a nil runner renders in this process.
-func BuiltinWith(runner *sandbox.Runner) Set {
-	return Set{
+func BuiltinWith(runner *sandbox.Runner) provisioner.Set {
+	return provisioner.Set{
 		v1alpha2.ControllerPlain: {ControllerName: v1alpha2.ControllerPlain, Format: must(sandboxed.New(sandboxed.Plain, runner))},
 		v1alpha2.ControllerRegistry: {
 			ControllerName: v1alpha2.ControllerRegistry,
 			Format:         must(sandboxed.New(sandboxed.RegistryV1, runner)),
-			Takes:          ConfigFields{WatchNamespaces: true},
+			Takes:          provisioner.ConfigFields{WatchNamespaces: true},
 		},
 		v1alpha2.ControllerHelm: {
 			ControllerName: v1alpha2.ControllerHelm,
 			Format:         must(sandboxed.New(sandboxed.Helm, runner)),
-			Takes:          ConfigFields{Values: true},
+			Takes:          provisioner.ConfigFields{Values: true},
 			Capabilities:   true,
 		},
 	}

@@ -1,6 +1,11 @@
-// Package format defines how a provisioner turns an unpacked bundle (an
-// fs.FS) into the objects it installs. Each bundle format (plain+v0,
-// registry+v1, Helm) implements Format in a package of its own.
+// Package format is the contract between a provisioner and the rukpak
+// engine: a Format turns an unpacked bundle (an fs.FS, read-only) and its
+// Config into the objects to install. rukpak's own formats (plain+v0,
+// registry+v1, Helm) implement it, and so can a format outside this
+// repository. Content that is the bundle's fault is reported as a
+// *failure.Error (package github.com/rukpak/rukpak/pkg/failure), which
+// the engine shows as the reason and message of the BundleDeployment's
+// Installed condition.
 package format
 
 import (
@@ -20,6 +25,9 @@ type Config struct {
 	ReleaseName string
 	// Bundle is the format-specific spec.config; it may be nil.
 	Bundle *v1alpha2.BundleConfig
+	// Parameters are the spec.parameters of the ProvisionerClass (nil when
+	// it sets none), for formats whose classes are configured there.
+	Parameters map[string]any
 	// Values are the Helm values to render with, already resolved by the
 	// caller: spec.config.valuesFrom in order, then spec.config.values,
 	// deep-merged (see package values). nil means none. Formats other than
@@ -50,9 +58,10 @@ type Capabilities struct {
 type Format interface {
 	// Objects returns the bundle's objects in apply order. Content that is
 	// the bundle's fault (invalid YAML, no objects, duplicates) is reported
-	// as a *failure.Error with a reason of api/v1alpha2 (InvalidContent,
-	// RenderFailed, UnsupportedInstallMode, UnsupportedFeature,
-	// InvalidConfig) and a message naming the file or object. Objects may
+	// as a *failure.Error (failure.New) with a reason of api/v1alpha2
+	// (InvalidContent, RenderFailed, UnsupportedInstallMode,
+	// UnsupportedFeature, InvalidConfig) and a message naming the file or
+	// object; any other error is taken as transient and retried. Objects may
 	// lack a namespace; the apply engine places namespaced ones in the
 	// install namespace.
 	Objects(ctx context.Context, fsys fs.FS, cfg Config) ([]*unstructured.Unstructured, error)

@@ -41,7 +41,7 @@ type Env struct {
 // RepoRoot returns the repository root (the directory holding go.mod).
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
 // clusterBins are the files hack/build-cluster-bins.sh produces.

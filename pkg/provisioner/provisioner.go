@@ -1,21 +1,23 @@
-// Package provisioner composes what one provisioner is made of — the
-// ProvisionerClass it serves (by controllerName), the sources it can read and
-// the format it turns content into objects with — and answers, for a class
-// name, whether this manager serves it.
+// Package provisioner is what a provisioner is made of: the
+// ProvisionerClass controllerName it serves and the format (package
+// github.com/rukpak/rukpak/pkg/format) that turns its bundles' content into
+// objects, with the spec.config fields that format reads. A Set of them is
+// what one manager (package github.com/rukpak/rukpak/pkg/manager) runs; the
+// rest — sources, content store, preflights, apply, drift, health,
+// rollback — is the manager's.
 package provisioner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/clusterinfo"
-	"github.com/rukpak/rukpak/internal/failure"
-	"github.com/rukpak/rukpak/internal/format"
-	"github.com/rukpak/rukpak/internal/values"
+	"github.com/rukpak/rukpak/pkg/failure"
+	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // Provisioner is one served controllerName and the format its content is in.
@@ -31,39 +33,10 @@ type Provisioner struct {
 	// Capabilities is set when the format's output depends on what the
 	// cluster serves (Helm's .Capabilities).
 	Capabilities bool
-}
-
-// FormatConfig is what p's format renders a revision with: the install's
-// name and namespace, spec.config, the resolved Helm values and, when the
-// format needs them and cluster is not nil, the cluster's capabilities.
-// The values read from Secrets are to be redacted from errors: vals.Secrets,
-// or, when vals carries none and cfg names a Secret, every string of vals.
-func (p Provisioner) FormatConfig(release, installNamespace string, cfg *v1alpha2.BundleConfig, vals values.Resolved, cluster *clusterinfo.Reader) (format.Config, error) {
-	fc := format.Config{InstallNamespace: installNamespace, ReleaseName: release, Bundle: cfg, Values: vals.Values, Redact: redactions(cfg, vals)}
-	if p.Capabilities && cluster != nil {
-		caps, err := cluster.Capabilities()
-		if err != nil {
-			return format.Config{}, fmt.Errorf("reading cluster capabilities: %w", err)
-		}
-		fc.Capabilities = caps
-	}
-	return fc, nil
-}
-
-// redactions returns the strings of vals that came from Secrets.
-func redactions(cfg *v1alpha2.BundleConfig, vals values.Resolved) []string {
-	if len(vals.Secrets) > 0 {
-		return vals.Secrets
-	}
-	if cfg == nil {
-		return nil
-	}
-	for _, ref := range cfg.ValuesFrom {
-		if ref.Kind == values.KindSecret {
-			return values.AllStrings(vals.Values)
-		}
-	}
-	return nil
+	// Parameters are the spec.parameters of the ProvisionerClass a
+	// BundleDeployment or Bundle names, as ForClass found them (nil when
+	// unset); the format receives them as format.Config.Parameters.
+	Parameters map[string]any
 }
 
 // ConfigFields are spec.config fields a format reads.
@@ -100,8 +73,8 @@ func (s Set) Serves(controllerName string) bool {
 	return ok
 }
 
-// ForClass returns the provisioner serving the ProvisionerClass className.
-// ok is false when the class does not exist or names a controller this
+// ForClass returns the provisioner serving the ProvisionerClass className,
+// with the class's spec.parameters. ok is false when the class does not exist or names a controller this
 // manager does not run: such objects belong to someone else and are left
 // alone.
 func (s Set) ForClass(ctx context.Context, r client.Reader, className string) (p Provisioner, ok bool, err error) {
@@ -113,5 +86,11 @@ func (s Set) ForClass(ctx context.Context, r client.Reader, className string) (p
 		return Provisioner{}, false, fmt.Errorf("getting ProvisionerClass %q: %w", className, err)
 	}
 	p, ok = s[pc.Spec.ControllerName]
-	return p, ok, nil
+	if !ok || pc.Spec.Parameters == nil || len(pc.Spec.Parameters.Raw) == 0 {
+		return p, ok, nil
+	}
+	if err := json.Unmarshal(pc.Spec.Parameters.Raw, &p.Parameters); err != nil {
+		return Provisioner{}, false, failure.New(v1alpha2.ReasonInvalidConfig, "ProvisionerClass %s: spec.parameters: %v", className, err)
+	}
+	return p, true, nil
 }
