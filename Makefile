@@ -74,6 +74,7 @@ run: build cluster-bins ## Start a local control plane with rukpak and install t
 test: build cluster-bins lint ## Run all tests: unit, envtest integration and end to end (with the race detector).
 	go test $(GO_TEST_FLAGS) -race $$(go list ./... | grep -v -x -F $(foreach p,$(NO_RACE_PKGS),-e github.com/rukpak/rukpak/$(patsubst ./%,%,$(p))))
 	go test $(GO_TEST_FLAGS) $(NO_RACE_PKGS)
+	cd provisioners/appspec && go vet ./... && go test $(GO_TEST_FLAGS) -race ./...
 
 .PHONY: bench
 bench: build cluster-bins ## Measure install throughput against the server-side apply floor.

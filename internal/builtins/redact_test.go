@@ -73,7 +73,7 @@ func TestSecretValuesRedacted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fc, err := prov.FormatConfig("rel", "ns", cfg, tt.vals, nil)
+			fc, err := FormatConfig(prov, "rel", "ns", cfg, tt.vals, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestSecretValuesRedacted(t *testing.T) {
 		})
 	}
 	// Values without a Secret are not redacted.
-	fc, err := prov.FormatConfig("rel", "ns", &v1alpha2.BundleConfig{}, values.Resolved{Values: map[string]any{"password": "inline-visible"}}, nil)
+	fc, err := FormatConfig(prov, "rel", "ns", &v1alpha2.BundleConfig{}, values.Resolved{Values: map[string]any{"password": "inline-visible"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,11 +31,11 @@ import (
 const (
 	// IdentityNone: each BundleDeployment names its spec.serviceAccount,
 	// whose RBAC bounds what it installs (least privilege).
-	IdentityNone = internal.IdentityNone
+	IdentityNone = "none"
 	// IdentityManager: BundleDeployments without spec.serviceAccount
 	// install as the manager itself, which then needs the RBAC of
 	// everything they install.
-	IdentityManager = internal.IdentityManager
+	IdentityManager = "manager"
 )
 
 // Options configure a manager.

@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,5 +150,52 @@ func TestInstallDriftAndRefusal(t *testing.T) {
 			return nil
 		}
 		return fmt.Errorf("the Deployment is still there (err %v)", err)
+	})
+}
+
+// TestClassParameters: a second class of the same controller with
+// spec.parameters reaches the format: its maxReplicas refuses an app the
+// default class installs, and its labels land on the objects.
+func TestClassParameters(t *testing.T) {
+	ctx := context.Background()
+	small := appspec.Class()
+	small.Name = envtest.UniqueName("appspec-small")
+	small.Spec.Parameters = &apiextensionsv1.JSON{Raw: []byte(`{"maxReplicas": 1, "labels": {"team": "small"}}`)}
+	if err := env.Client.Create(ctx, &small); err != nil {
+		t.Fatal(err)
+	}
+	ns := env.Namespace(t, "appspec-params")
+	create := func(app string) string {
+		bd := &v1alpha2.BundleDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("small")},
+			Spec:       v1alpha2.BundleDeploymentSpec{ProvisionerClassName: small.Name, InstallNamespace: ns, Sources: bundle(t, app)},
+		}
+		if err := env.Client.Create(ctx, bd); err != nil {
+			t.Fatal(err)
+		}
+		return bd.Name
+	}
+	refused := create("name: big\nimage: nginx:1.27\nreplicas: 2\n")
+	create("name: tiny\nimage: nginx:1.27\nreplicas: 1\n")
+	envtest.Eventually(t, 30*time.Second, func() error {
+		cur := &v1alpha2.BundleDeployment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: refused}, cur); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha2.TypeInstalled)
+		if c == nil || c.Reason != v1alpha2.ReasonInvalidContent || !strings.Contains(c.Message, "replicas 2: must be between 0 and 1") {
+			return fmt.Errorf("Installed = %v, want InvalidContent naming the class's maxReplicas", c)
+		}
+		return nil
+	})
+	envtest.Eventually(t, 30*time.Second, func() error {
+		d := &appsv1.Deployment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "tiny"}, d); err != nil {
+			return err
+		}
+		if d.Labels["team"] != "small" {
+			return fmt.Errorf("labels %v lack the class's team=small", d.Labels)
+		}
+		return nil
 	})
 }
