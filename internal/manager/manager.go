@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -42,6 +43,7 @@ import (
 	"github.com/rukpak/rukpak/internal/crdwebhook"
 	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/permissions"
 	"github.com/rukpak/rukpak/internal/sandbox"
 	"github.com/rukpak/rukpak/internal/source"
@@ -64,6 +66,14 @@ type Options struct {
 	HealthProbeBindAddress string
 	// MetricsBindAddress serves metrics; "0" turns it off.
 	MetricsBindAddress string
+	// MetricsInsecure serves metrics over plain HTTP to anyone; by default
+	// they are served over HTTPS (a self-signed certificate unless
+	// MetricsCertDir holds tls.crt and tls.key) to clients whose token the
+	// API server authenticates (TokenReview) and authorizes for GET on
+	// the non-resource URL /metrics (SubjectAccessReview).
+	MetricsInsecure bool
+	// MetricsCertDir holds the metrics server's tls.crt and tls.key.
+	MetricsCertDir string
 	// PprofBindAddress serves Go's pprof profiles; "" or "0" turns it off.
 	PprofBindAddress string
 	// ContentBindAddress serves Bundle content (see package
@@ -145,7 +155,7 @@ func DefaultOptions() Options {
 		MaxConcurrentReconciles: 16,
 		ApplyConcurrency:        8,
 		HealthProbeBindAddress:  ":8081",
-		MetricsBindAddress:      "0",
+		MetricsBindAddress:      ":8443",
 		LeaderElectionNamespace: v1alpha2.SystemNamespace,
 		DefaultIdentity:         IdentityNone,
 		RequireApproval:         true,
@@ -182,7 +192,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Scheme:                  scheme,
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		PprofBindAddress:        opts.PprofBindAddress,
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		Metrics:                 metricsOptions(opts),
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        cmp.Or(opts.LeaderElectionID, "rukpak-manager"),
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
@@ -240,6 +250,9 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("creating discovery client: %w", err)
 	}
 	cluster := clusterinfo.New(dc, clusterinfo.DefaultTTL)
+	if err := metrics.RegisterState(mgr.GetClient(), st.Usage); err != nil {
+		return nil, err
+	}
 	unpacker := content.NewUnpacker(st, sources)
 	st.SetInUse(unpacker.InUse(mgr.GetClient()))
 	ctrlOpts := controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}
@@ -327,6 +340,20 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("adding ready check: %w", err)
 	}
 	return mgr, nil
+}
+
+// metricsOptions serves metrics as opts say: by default over HTTPS,
+// authenticated and authorized by the API server.
+func metricsOptions(opts Options) metricsserver.Options {
+	if opts.MetricsInsecure {
+		return metricsserver.Options{BindAddress: opts.MetricsBindAddress}
+	}
+	return metricsserver.Options{
+		BindAddress:    opts.MetricsBindAddress,
+		SecureServing:  true,
+		CertDir:        opts.MetricsCertDir,
+		FilterProvider: filters.WithAuthenticationAndAuthorization,
+	}
 }
 
 // setupCRDWebhook serves the CRD upgrade-safety webhook, trusting the

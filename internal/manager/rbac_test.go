@@ -79,6 +79,7 @@ func TestManagerRunsWithItsOwnRBAC(t *testing.T) {
 	opts := manager.DefaultOptions()
 	opts.StorageDir = dir
 	opts.HealthProbeBindAddress = "0"
+	opts.MetricsBindAddress = "0"
 	mgr, err := manager.New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)

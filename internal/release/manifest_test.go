@@ -68,8 +68,8 @@ func TestManifest(t *testing.T) {
 	// Everything the release must carry.
 	for kind, n := range map[string]int{
 		"Namespace": 1, "CustomResourceDefinition": 3, "ServiceAccount": 1,
-		"ClusterRole": 3, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
-		"Deployment": 1, "Service": 1,
+		"ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
+		"Deployment": 1, "Service": 2, // the webhook and the metrics
 		"MutatingAdmissionPolicy": 1, "MutatingAdmissionPolicyBinding": 1,
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	} {

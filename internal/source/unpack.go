@@ -3,10 +3,13 @@ package source
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/metrics"
 )
 
 // Unpack writes every pinned source into dir (an existing empty directory), each at its Destination sub-path.
@@ -48,8 +51,26 @@ func (r Registry) unpackOne(ctx context.Context, m *merger, i int, src *v1alpha2
 		return fmt.Errorf("source %d (%s): creating temporary directory: %w", i, src.Type, err)
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
-	if err := s.Unpack(ctx, *src, tmp); err != nil {
+	began := time.Now()
+	err = s.Unpack(ctx, *src, tmp)
+	metrics.Since(metrics.SourceFetchSeconds.WithLabelValues(string(src.Type), metrics.Result(err)), began)
+	if err != nil {
 		return fmt.Errorf("source %d (%s): %w", i, src.Type, err)
 	}
+	metrics.SourceFetchBytes.WithLabelValues(string(src.Type)).Add(float64(treeSize(tmp)))
 	return m.merge(tmp, dest, claim{index: i, typ: src.Type})
+}
+
+// treeSize is the bytes of the regular files under dir.
+func treeSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

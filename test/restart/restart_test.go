@@ -70,6 +70,7 @@ func startManager(t *testing.T, storeDir string, log *writeLog) func() {
 	opts := manager.DefaultOptions()
 	opts.StorageDir = storeDir
 	opts.HealthProbeBindAddress = "0"
+	opts.MetricsBindAddress = "0"
 	opts.DefaultIdentity = manager.IdentityManager
 	opts.SkipControllerNameValidation = true
 	mgr, err := manager.New(cfg, opts)

@@ -35,6 +35,7 @@ func run(m *testing.M) int {
 	opts := manager.DefaultOptions()
 	opts.StorageDir = dir
 	opts.HealthProbeBindAddress = "0"
+	opts.MetricsBindAddress = "0"
 	mgr, err := manager.New(env.Config, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

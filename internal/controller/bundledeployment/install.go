@@ -17,6 +17,7 @@ import (
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/builtins"
 	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/values"
 	"github.com/rukpak/rukpak/pkg/failure"
 	"github.com/rukpak/rukpak/pkg/provisioner"
@@ -124,6 +125,11 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 			s.bundle.Name, res.objects, res.created, res.configured, res.unchanged, res.deleted)
 	}
 	if s.bd.Status.ActiveBundle != s.bundle.Name {
+		op := metrics.OperationUpgrade
+		if s.bd.Status.ActiveBundle == "" {
+			op = metrics.OperationInstall
+		}
+		metrics.RevisionsTotal.WithLabelValues(s.bd.Spec.ProvisionerClassName, op).Inc()
 		s.rolloutStarted = true
 		s.report(s.bundle.Name).installed = true
 	}
@@ -287,7 +293,9 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		toApply.Direct()
 	}
 	applyCtx, warnings := apply.CollectWarnings(ctx)
+	began := time.Now()
 	cs, err := s.as.engine.Apply(applyCtx, toApply.WithCollisions(r.collisions(s, st, old)))
+	metrics.Since(metrics.ApplySeconds.WithLabelValues(s.bd.Spec.ProvisionerClassName, metrics.Result(err)), began)
 	r.reportWarnings(s, ref.bundle, warnings())
 	if err != nil {
 		return nil, err
@@ -417,6 +425,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 	}
 	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, failure.Reason(err, v1alpha2.ReasonApplyFailed), "Install",
 		"Revision %s not installed: %v", s.revision, err)
+	metrics.FailuresTotal.WithLabelValues(s.bd.Spec.ProvisionerClassName, failure.Reason(err, v1alpha2.ReasonApplyFailed)).Inc()
 	if waitsForAdmin(err) {
 		// Not a failed revision: nothing was applied, and an admin's RBAC
 		// change (which triggers no reconcile) lets it through. Meanwhile
@@ -453,6 +462,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 			case rbErr == nil:
 				s.installErr = failure.New(v1alpha2.ReasonRolledBack, "revision %s failed to apply (%v); rolled back to %s", s.revision, err, target)
 				outcome = v1alpha2.OutcomeRolledBack
+				metrics.RollbacksTotal.WithLabelValues(s.bd.Spec.ProvisionerClassName, failure.Reason(err, v1alpha2.ReasonApplyFailed)).Inc()
 			case failure.As(rbErr) != nil:
 				// status.lastHealthyBundle names a Bundle this
 				// BundleDeployment did not create.
@@ -539,6 +549,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	// Changes that did not touch what the bundle sets (status, fields
 	// other managers own) need no event.
 	if len(restored) > 0 {
+		metrics.DriftCorrectionsTotal.WithLabelValues(s.bd.Spec.ProvisionerClassName).Add(float64(len(restored)))
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, "DriftCorrected", "Install",
 			"Restored %d object(s) changed or deleted outside rukpak, e.g. %s", len(restored), restored[0])
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/health"
+	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/values"
 	"github.com/rukpak/rukpak/pkg/failure"
@@ -229,6 +230,7 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope, summary string) e
 		return nil
 	}
 	s.decide(active, v1alpha2.OutcomeRolledBack, why)
+	metrics.RollbacksTotal.WithLabelValues(bd.Spec.ProvisionerClassName, v1alpha2.ReasonProgressDeadlineExceeded).Inc()
 	s.rolledBack = failure.New(v1alpha2.ReasonRolledBack, "%s; rolled back to revision %s", why, target)
 	r.markFailed(bd, active, s.rolledBack)
 	s.requeueWithin(time.Second)

@@ -3,6 +3,7 @@ package bundledeployment_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -21,6 +22,19 @@ import (
 
 var env *envtest.Env
 
+// metricsAddr is where the manager serves metrics.
+var metricsAddr string
+
+// freeAddr returns a loopback address with a port free now.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
 // TestMain starts a real API server and runs the whole manager in-process
 // against it.
 func TestMain(m *testing.M) {
@@ -38,6 +52,13 @@ func TestMain(m *testing.M) {
 	opts := manager.DefaultOptions()
 	opts.StorageDir = dir
 	opts.HealthProbeBindAddress = "0"
+	// Metrics are served as by default (HTTPS, authenticated and
+	// authorized by the API server), on a port of this test's own.
+	if metricsAddr, err = freeAddr(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	opts.MetricsBindAddress = metricsAddr
 	// Most tests install as the manager; identity_test.go names
 	// ServiceAccounts.
 	opts.DefaultIdentity = manager.IdentityManager

@@ -44,6 +44,7 @@ func TestMain(m *testing.M) {
 	opts := manager.DefaultOptions()
 	opts.StorageDir = dir
 	opts.HealthProbeBindAddress = "0"
+	opts.MetricsBindAddress = "0"
 	opts.DefaultIdentity = manager.IdentityManager
 	opts.Provisioners = []provisioner.Provisioner{appspec.Provisioner()}
 	opts.Classes = []v1alpha2.ProvisionerClass{appspec.Class()}
