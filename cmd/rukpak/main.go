@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -51,6 +52,10 @@ func run() error {
 	fs.StringVar(&opts.DefaultIdentity, "default-identity", opts.DefaultIdentity, "who installs BundleDeployments without spec.serviceAccount: none (they are refused with ServiceAccountRequired) or manager (the manager itself: the cluster-admin mode, see docs/security.md)")
 	fs.BoolVar(&opts.RequireApproval, "require-approval", opts.RequireApproval, "re-check at reconcile time that the user who last changed a BundleDeployment's spec may impersonate its identity and use its class, Secrets and ConfigMaps, and that whoever wrote a Bundle (other than the manager) may use its class, Secrets and ConfigMaps (needs the admission policies of config/policy)")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect one active replica")
+	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", opts.LeaderElectionNamespace, "namespace of the leader-election lease")
+	fs.DurationVar(&opts.LeaseDuration, "leader-election-lease-duration", 8*time.Second, "how long a leader's lease lasts unrenewed: a replica takes over about that long after the leader dies")
+	fs.DurationVar(&opts.RenewDeadline, "leader-election-renew-deadline", 6*time.Second, "how long the leader tries to renew its lease before it stops leading")
+	fs.DurationVar(&opts.RetryPeriod, "leader-election-retry-period", time.Second, "how often replicas try to acquire or renew the lease")
 	fs.DurationVar(&opts.SourceTimeout, "source-timeout", opts.SourceTimeout, "how long resolving or fetching one source (image, git, http, configMaps, upload) may take; a source that stalls fails with ResourceLimit")
 	fs.Func("store-quota", fmt.Sprintf("bytes the content store may hold, as a quantity such as 10Gi (default %s); content no Bundle references is evicted to make room, and a revision that cannot fit fails with ResourceLimit; 0 turns the quota off",
 		resource.NewQuantity(opts.StoreQuota, resource.BinarySI)), func(v string) error {

@@ -51,7 +51,19 @@ type Server struct {
 	uploads       Uploads
 	uploadSlots   chan struct{}
 	uploadTimeout time.Duration
+
+	// fill, when set, unpacks a Bundle this replica has not unpacked.
+	fill Fill
 }
+
+// Fill unpacks Bundle b's content into the store (from its pinned
+// sources, status.resolvedSources) and returns the digest of the tree.
+type Fill func(ctx context.Context, b *v1alpha2.Bundle) (string, error)
+
+// WithFill makes the server unpack, with fill, the content of a Bundle
+// that this replica has not unpacked (another replica did), after the
+// request is authorized; without it such a request gets 503.
+func WithFill(fill Fill) Option { return func(s *Server) { s.fill = fill } }
 
 // Option configures a Server.
 type Option func(*Server)
@@ -178,6 +190,18 @@ func (s *Server) serveBundle(w http.ResponseWriter, r *http.Request, name string
 		return
 	}
 	d := b.Status.ContentDigest
+	if d != "" && !s.store.Has(d) && s.fill != nil && len(b.Status.ResolvedSources) > 0 {
+		got, err := s.fill(r.Context(), b)
+		switch {
+		case err != nil:
+			s.log.Info("unpacking a Bundle to serve it failed", "bundle", name, "error", err.Error())
+			http.Error(w, fmt.Sprintf("Bundle %s: unpacking its content on this replica failed: %v", name, err), http.StatusServiceUnavailable)
+			return
+		case got != d:
+			http.Error(w, fmt.Sprintf("Bundle %s: its sources unpack to %s on this replica, not %s", name, got, d), http.StatusBadGateway)
+			return
+		}
+	}
 	if d == "" || !s.store.Has(d) {
 		http.Error(w, fmt.Sprintf("Bundle %s is not unpacked on this replica yet", name), http.StatusServiceUnavailable)
 		return

@@ -13,15 +13,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/contentserver"
-	"github.com/rukpak/rukpak/internal/store"
 	"github.com/rukpak/rukpak/internal/upload"
 )
 
 // addContentServer runs the content server on every replica (each serves
-// what its own store holds, and each takes uploads, which it writes as
+// what its own store holds, unpacking a Bundle's pinned sources when
+// another replica unpacked it, and each takes uploads, which it writes as
 // chunks into rukpak-system) when opts.ContentBindAddress is set.
-func addContentServer(mgr manager.Manager, cfg *rest.Config, st *store.Store, opts Options) error {
+func addContentServer(mgr manager.Manager, cfg *rest.Config, unpacker *content.Unpacker, opts Options) error {
+	st := unpacker.Store()
 	if opts.ContentBindAddress == "" {
 		return nil
 	}
@@ -37,6 +39,11 @@ func addContentServer(mgr manager.Manager, cfg *rest.Config, st *store.Store, op
 		Addr: opts.ContentBindAddress,
 		Handler: contentserver.New(st, mgr.GetClient(), kube,
 			contentserver.WithUploads(uploads, 0, 0),
+			// A Bundle another replica unpacked is unpacked here when
+			// asked for, so that every replica answers.
+			contentserver.WithFill(func(ctx context.Context, b *v1alpha2.Bundle) (string, error) {
+				return unpacker.Ensure(ctx, b.Name, b.Status.ResolvedSources, b.Status.ContentDigest)
+			}),
 			contentserver.WithLogger(mgr.GetLogger().WithName("content-server"))),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

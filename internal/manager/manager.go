@@ -89,6 +89,13 @@ type Options struct {
 	LeaderElection bool
 	// LeaderElectionNamespace holds the leader-election lease.
 	LeaderElectionNamespace string
+	// LeaseDuration is how long a leader's lease lasts without renewal:
+	// after a leader dies, another replica takes over within about that
+	// (plus RetryPeriod). RenewDeadline is how long the leader tries to
+	// renew before it gives up leading; RetryPeriod how often replicas
+	// try (with jitter, up to 2.2 times as long). Zero means 8s, 6s and 1s: a
+	// replica takes over at most about 11s after the leader died.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// CRDWebhookBindAddress serves the CRD upgrade-safety webhook (see
 	// package crdwebhook) on "host:port"; "" turns it off.
 	CRDWebhookBindAddress string
@@ -196,7 +203,12 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        cmp.Or(opts.LeaderElectionID, "rukpak-manager"),
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
-		Controller:              ctrlconfig.Controller{SkipNameValidation: ptr.To(opts.SkipControllerNameValidation)},
+		LeaseDuration:           ptr.To(cmp.Or(opts.LeaseDuration, 8*time.Second)),
+		RenewDeadline:           ptr.To(cmp.Or(opts.RenewDeadline, 6*time.Second)),
+		RetryPeriod:             ptr.To(cmp.Or(opts.RetryPeriod, time.Second)),
+		// A leader that stops (not one that dies) hands over at once.
+		LeaderElectionReleaseOnCancel: true,
+		Controller:                    ctrlconfig.Controller{SkipNameValidation: ptr.To(opts.SkipControllerNameValidation)},
 		Cache: cache.Options{
 			// managedFields are never read from the cache: dropping them
 			// roughly halves what cached objects cost.
@@ -265,7 +277,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	})); err != nil {
 		return nil, fmt.Errorf("adding built-in classes: %w", err)
 	}
-	if err := addContentServer(mgr, cfg, st, opts); err != nil {
+	if err := addContentServer(mgr, cfg, unpacker, opts); err != nil {
 		return nil, err
 	}
 	contentURL := ""

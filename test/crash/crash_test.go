@@ -4,28 +4,22 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/pkg/envtest"
+	"github.com/rukpak/rukpak/test/internal/managerproc"
 )
 
 // runs is how many upgrades are interrupted.
@@ -34,106 +28,6 @@ const runs = 20
 var env *envtest.Env
 
 func TestMain(m *testing.M) { envtest.Run(m, &env) }
-
-// managerProc is one manager process.
-type managerProc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-}
-
-// harness starts and kills manager processes against the test API server.
-type harness struct {
-	t          *testing.T
-	bin        string
-	kubeconfig string
-	storage    string
-	logs       *os.File
-}
-
-func newHarness(t *testing.T) *harness {
-	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "rukpak")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/rukpak")
-	build.Dir = envtest.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the manager: %v\n%s", err, out)
-	}
-	cfg := env.Config
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
-	kc.CurrentContext = "envtest"
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	logs, err := os.Create(filepath.Join(dir, "manager.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			data, _ := os.ReadFile(logs.Name())
-			if len(data) > 8000 {
-				data = data[len(data)-8000:]
-			}
-			t.Logf("last lines of the managers' log:\n%s", data)
-		}
-		_ = logs.Close()
-	})
-	return &harness{t: t, bin: bin, kubeconfig: kubeconfig, storage: filepath.Join(dir, "store"), logs: logs}
-}
-
-// start runs a manager and waits until it is ready.
-func (h *harness) start() *managerProc {
-	h.t.Helper()
-	port := freePort(h.t)
-	cmd := exec.Command(h.bin, "--kubeconfig="+h.kubeconfig, "--storage-dir="+h.storage,
-		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(port), "--metrics-bind-address=0", "--default-identity=manager")
-	cmd.Stdout, cmd.Stderr = h.logs, h.logs
-	if err := cmd.Start(); err != nil {
-		h.t.Fatal(err)
-	}
-	p := &managerProc{cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	h.t.Cleanup(func() { p.kill() })
-	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", port)
-	envtest.Eventually(h.t, 60*time.Second, func() error {
-		select {
-		case <-p.done:
-			return fmt.Errorf("manager exited: %v", cmd.ProcessState)
-		default:
-		}
-		resp, err := http.Get(url)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
-	})
-	return p
-}
-
-// kill sends SIGKILL and waits for the process to be gone.
-func (p *managerProc) kill() {
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // perRevision is how many objects only one revision has: enough that a
 // kill often lands in the middle of applying or pruning them.
@@ -170,7 +64,8 @@ func revision(t *testing.T, i int) (source []v1alpha2.BundleSource, want map[str
 // objects in the namespace: nothing of earlier revisions left behind.
 func TestKillDuringUpgrades(t *testing.T) {
 	ctx := context.Background()
-	h := newHarness(t)
+	h := managerproc.New(t, env.Config)
+	store := "--storage-dir=" + filepath.Join(h.Dir, "store") // the same across restarts
 	seed := time.Now().UnixNano()
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
 	t.Logf("random seed %d", seed)
@@ -184,7 +79,7 @@ func TestKillDuringUpgrades(t *testing.T) {
 	if err := env.Client.Create(ctx, bd); err != nil {
 		t.Fatal(err)
 	}
-	mgr := h.start()
+	mgr := h.Start("manager", store)
 	converged(t, bd.Name, ns, want)
 	stages := map[string]int{}
 	defer func() { t.Logf("where the kills landed: %v", stages) }()
@@ -199,10 +94,10 @@ func TestKillDuringUpgrades(t *testing.T) {
 			delay = time.Duration(300+rng.IntN(1200)) * time.Millisecond
 		}
 		time.Sleep(delay)
-		mgr.kill()
+		mgr.Kill()
 		stage := stageAt(t, ns, i)
 		stages[stage]++
-		mgr = h.start()
+		mgr = h.Start("manager", store)
 		t.Logf("run %d: killed after %s, %s", i, delay, stage)
 		converged(t, bd.Name, ns, want)
 	}
