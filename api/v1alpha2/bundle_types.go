@@ -106,6 +106,7 @@ type BundleStatus struct {
 // content.
 //
 // +kubebuilder:object:root=true
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,categories=rukpak
 // +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.spec.provisionerClassName`

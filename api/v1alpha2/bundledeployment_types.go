@@ -413,6 +413,7 @@ type ObjectReference struct {
 // BundleDeployment installs and continuously manages a bundle of content.
 //
 // +kubebuilder:object:root=true
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=bd;bds,categories=rukpak
 // +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.spec.provisionerClassName`

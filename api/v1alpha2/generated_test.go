@@ -25,7 +25,8 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		out       string
 		committed string
 	}{
-		{"deepcopy", []string{"object", "paths=./api/...", "output:object:dir=" + filepath.Join(tmp, "object")}, "object", "api/v1alpha2"},
+		{"deepcopy", []string{"object", "paths=./api/v1alpha2", "output:object:dir=" + filepath.Join(tmp, "object")}, "object", "api/v1alpha2"},
+		{"deepcopy-v1alpha1", []string{"object", "paths=./api/v1alpha1", "output:object:dir=" + filepath.Join(tmp, "object-v1alpha1")}, "object-v1alpha1", "api/v1alpha1"},
 		{"crds", []string{"crd", "paths=./api/...", "output:crd:artifacts:config=" + filepath.Join(tmp, "crd")}, "crd", "config/crd/bases"},
 		{"rbac", []string{"rbac:roleName=rukpak-manager", "paths=./internal/...", "output:rbac:artifacts:config=" + filepath.Join(tmp, "rbac")}, "rbac", "config/rbac"},
 	}

@@ -11,6 +11,9 @@ import (
 const (
 	// Path is where the webhook server serves Handler.
 	Path = "/validate-crd-upgrade"
+	// ConvertPath is where it serves the conversion webhook of rukpak's
+	// own CRDs (core.rukpak.io v1alpha1 to and from v1alpha2).
+	ConvertPath = "/convert"
 	// ConfigurationName is the name of the ValidatingWebhookConfiguration.
 	ConfigurationName = "rukpak-crd-upgrade-safety"
 	// WebhookName is the name of the one webhook in the configuration.

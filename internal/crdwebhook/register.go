@@ -5,9 +5,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -30,6 +34,19 @@ var CheckInterval = 12 * time.Hour
 type registrar struct {
 	client client.Client
 	opts   Options
+	// registered is set once the webhook and the conversion of rukpak's
+	// CRDs point at this replica's server.
+	registered atomic.Bool
+}
+
+// ready is a readyz check: the replica is not ready until its webhooks
+// are registered, so that nothing writes v1alpha1 objects before they
+// can be converted.
+func (r *registrar) ready(*http.Request) error {
+	if !r.registered.Load() {
+		return fmt.Errorf("the CRD and conversion webhooks are not registered yet")
+	}
+	return nil
 }
 
 var (
@@ -57,6 +74,10 @@ func (r *registrar) Start(ctx context.Context) error {
 			return err
 		}
 		log.Info("registered CRD upgrade-safety webhook", "configuration", ConfigurationName)
+		if err := r.registerConversion(ctx, caPEM); err != nil {
+			return err
+		}
+		r.registered.Store(true)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -174,5 +195,43 @@ func webhookFor(opts Options, caPEM []byte) admissionregistrationv1.ValidatingWe
 		SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
 		AdmissionReviewVersions: []string{"v1"},
 		TimeoutSeconds:          ptr.To[int32](10),
+	}
+}
+
+// ConvertedCRDs are rukpak's own CRDs whose versions the conversion
+// webhook converts.
+var ConvertedCRDs = []string{"bundles.core.rukpak.io", "bundledeployments.core.rukpak.io"}
+
+// registerConversion points the conversion of rukpak's own CRDs at the
+// webhook server, with its CA, when they do not already.
+func (r *registrar) registerConversion(ctx context.Context, caPEM []byte) error {
+	want := conversionFor(r.opts, caPEM)
+	for _, name := range ConvertedCRDs {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := r.client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+			return fmt.Errorf("reading CustomResourceDefinition %s: %w", name, err)
+		}
+		if equality.Semantic.DeepEqual(crd.Spec.Conversion, want) {
+			continue
+		}
+		crd.Spec.Conversion = want
+		if err := r.client.Update(ctx, crd); err != nil {
+			return fmt.Errorf("registering the conversion webhook of %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// conversionFor is the conversion of rukpak's CRDs through the webhook.
+func conversionFor(opts Options, caPEM []byte) *apiextensionsv1.CustomResourceConversion {
+	cc := &apiextensionsv1.WebhookClientConfig{CABundle: caPEM}
+	if opts.ServiceName != "" {
+		cc.Service = &apiextensionsv1.ServiceReference{Namespace: opts.Namespace, Name: opts.ServiceName, Path: ptr.To(ConvertPath), Port: ptr.To[int32](ServicePort)}
+	} else {
+		cc.URL = ptr.To("https://" + opts.AdvertiseAddress + ConvertPath)
+	}
+	return &apiextensionsv1.CustomResourceConversion{
+		Strategy: apiextensionsv1.WebhookConverter,
+		Webhook:  &apiextensionsv1.WebhookConversion{ClientConfig: cc, ConversionReviewVersions: []string{"v1"}},
 	}
 }

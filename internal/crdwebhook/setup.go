@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 )
 
 // The certificate Secret is rukpak's own; the configuration is cluster-wide.
@@ -22,6 +23,7 @@ import (
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;create;update
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=selfsubjectreviews,verbs=create
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundledeployments,verbs=get
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=bundles.core.rukpak.io;bundledeployments.core.rukpak.io,verbs=update
 
 // setupTimeout bounds the synchronous certificate work of Setup.
 const setupTimeout = 30 * time.Second
@@ -52,11 +54,17 @@ func Setup(mgr manager.Manager, opts Options) error {
 	}
 	server := webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: opts.CertDir})
 	server.Register(Path, &admission.Webhook{Handler: &Handler{Reader: mgr.GetAPIReader(), TrustedUsers: opts.TrustedUsers}})
+	// The same server, and certificate, convert rukpak's own kinds.
+	server.Register(ConvertPath, conversion.NewWebhookHandler(mgr.GetScheme(), conversion.NewRegistry()))
 	if err := mgr.Add(server); err != nil {
 		return fmt.Errorf("adding crd webhook server: %w", err)
 	}
-	if err := mgr.Add(&registrar{client: c, opts: opts}); err != nil {
+	reg := &registrar{client: c, opts: opts}
+	if err := mgr.Add(reg); err != nil {
 		return fmt.Errorf("adding crd webhook registration: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("crd-webhook", reg.ready); err != nil {
+		return fmt.Errorf("adding crd webhook readiness check: %w", err)
 	}
 	return nil
 }

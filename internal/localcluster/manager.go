@@ -84,7 +84,15 @@ func startManager(ctx context.Context, stateDir string, s *state, path string, a
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return fmt.Errorf("creating log directory: %w", err)
 	}
-	flags := append(ManagerFlags(stateDir, port, picked[1]), args...)
+	hook, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	// The manager serves the CRD webhook on loopback, where the API server
+	// calls it: CRD upgrade safety for direct edits, and the conversion of
+	// rukpak's v1alpha1 API.
+	flags := append(ManagerFlags(stateDir, port, picked[1]), "--crd-webhook-bind-address="+loopback(hook[0]))
+	flags = append(flags, args...)
 	p, err := startProcess(managerName, path, flags, stateDir, logs)
 	if err != nil {
 		return err

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/rukpak/rukpak/api/v1alpha1"
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/approval"
@@ -180,6 +181,10 @@ func Scheme() (*runtime.Scheme, error) {
 	}
 	if err := v1alpha2.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("adding rukpak types: %w", err)
+	}
+	// Served for the original README's users, converted by the webhook.
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("adding rukpak v1alpha1 types: %w", err)
 	}
 	return s, nil
 }

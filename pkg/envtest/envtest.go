@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	rukpakv1alpha1 "github.com/rukpak/rukpak/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/admission"
 )
@@ -77,12 +78,14 @@ func complete(dir string) bool {
 	return true
 }
 
-// Scheme returns a scheme with the built-in, apiextensions and rukpak types.
+// Scheme returns a scheme with the built-in, apiextensions and rukpak types
+// (v1alpha2, and the v1alpha1 the conversion webhook serves).
 func Scheme() *k8sruntime.Scheme {
 	s := k8sruntime.NewScheme()
 	must(clientgoscheme.AddToScheme(s))
 	must(apiextensionsv1.AddToScheme(s))
 	must(rukpakv1alpha2.AddToScheme(s))
+	must(rukpakv1alpha1.AddToScheme(s))
 	return s
 }
 
