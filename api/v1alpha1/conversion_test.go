@@ -23,7 +23,9 @@ func filler(data []byte) *randfill.Filler {
 		func(t *metav1.Time, c randfill.Continue) {
 			*t = metav1.Unix(int64(c.Uint32()), 0).Rfc3339Copy()
 		},
-		func(d *metav1.Duration, c randfill.Continue) { d.Duration = time.Duration(uint16(c.Uint32())) * time.Second },
+		func(d *metav1.Duration, c randfill.Continue) {
+			d.Duration = time.Duration(uint16(c.Uint32())) * time.Second
+		},
 		func(r *runtime.RawExtension, c randfill.Continue) {
 			if c.Bool() {
 				*r = runtime.RawExtension{}
