@@ -29,6 +29,11 @@ manifests: ## Generate CRDs and RBAC under config/.
 	go tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	go tool controller-gen rbac:roleName=rukpak-manager paths=./internal/... output:rbac:artifacts:config=config/rbac
 
+.PHONY: tidy
+tidy: ## go mod tidy, for rukpak and for provisioners/appspec (its own module, which builds against this one).
+	go mod tidy
+	cd provisioners/appspec && go mod tidy
+
 .PHONY: fmt
 fmt: ## Run gofmt.
 	gofmt -w $$(git ls-files '*.go')

@@ -41,9 +41,20 @@ func ManagerFlags(stateDir string, probePort, contentPort int) []string {
 // and waits until its /readyz answers 200. It fails if a manager already
 // runs.
 func (c *Cluster) StartManager(ctx context.Context, path string, args ...string) error {
+	return c.withState(path, func(path string, s *state) error {
+		if p, ok := s.process(managerName); ok && p.alive() {
+			return fmt.Errorf("a manager already runs (pid %d)", p.PID)
+		}
+		return startManager(ctx, c.StateDir, s, path, args)
+	})
+}
+
+// withState resolves path and runs fn with the recorded cluster, holding
+// the state directory's lock.
+func (c *Cluster) withState(path string, fn func(path string, s *state) error) error {
 	path, err := filepath.Abs(path)
 	if err != nil {
-		return fmt.Errorf("resolving manager path: %w", err)
+		return fmt.Errorf("resolving %q: %w", path, err)
 	}
 	unlock, err := lockStateDir(c.StateDir)
 	if err != nil {
@@ -57,10 +68,7 @@ func (c *Cluster) StartManager(ctx context.Context, path string, args ...string)
 	if s == nil {
 		return fmt.Errorf("no cluster recorded in %s", c.StateDir)
 	}
-	if p, ok := s.process(managerName); ok && p.alive() {
-		return fmt.Errorf("a manager already runs (pid %d)", p.PID)
-	}
-	return startManager(ctx, c.StateDir, s, path, args)
+	return fn(path, s)
 }
 
 // startManager starts the manager, records it in s and the pid file, and

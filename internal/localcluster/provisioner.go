@@ -25,23 +25,9 @@ func ProvisionerName(path string) string {
 // and waited for until its /readyz answers 200. It fails if a provisioner
 // of that name already runs.
 func (c *Cluster) StartProvisioner(ctx context.Context, path string, args ...string) error {
-	path, err := filepath.Abs(path)
-	if err != nil {
-		return fmt.Errorf("resolving provisioner path: %w", err)
-	}
-	unlock, err := lockStateDir(c.StateDir)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	s, err := readState(c.StateDir)
-	if err != nil {
-		return err
-	}
-	if s == nil {
-		return fmt.Errorf("no cluster recorded in %s", c.StateDir)
-	}
-	return startProvisioner(ctx, c.StateDir, s, path, args)
+	return c.withState(path, func(path string, s *state) error {
+		return startProvisioner(ctx, c.StateDir, s, path, args)
+	})
 }
 
 // startProvisioner starts one provisioner and waits for it; the caller
