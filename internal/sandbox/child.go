@@ -139,7 +139,7 @@ func bound() (time.Duration, error) {
 	}
 	// The collector works harder as the heap nears the hard bound, so
 	// that work that fits is not killed for garbage it left.
-	debug.SetMemoryLimit(memory * 3 / 4)
+	debug.SetMemoryLimit(softMemory(memory))
 	debug.SetMaxStack(int(maxStack(memory)))
 	runtime.GOMAXPROCS(1)
 	if err := syscall.Setpriority(syscall.PRIO_PROCESS, 0, childPriority); err != nil && !errors.Is(err, syscall.EACCES) {

@@ -68,6 +68,12 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// softMemory is the soft memory limit of a child with memory bytes, the
+// heap size at which its collector starts to work harder: three quarters.
+func softMemory(memory int64) int64 {
+	return memory * 3 / 4
+}
+
 // maxStack is the largest goroutine stack of a child with memory bytes:
 // an eighth of it, at most 64 MiB.
 func maxStack(memory int64) int64 {

@@ -125,11 +125,21 @@ const (
 // cause tells why the child ended: the Go runtime's fatal errors name it,
 // and a child killed by SIGKILL that the runner did not kill was killed
 // for its memory (the kernel's OOM killer, a cgroup's limit).
-func cause(res *result) int {
+//
+// A child that died of a fault in the Go runtime itself (the runtime
+// prints "SIGSEGV: segmentation violation" and exits 2; a fault in Go
+// code would have been a panic the child recovers) after its peak RSS
+// passed the soft memory limit it runs under also ran out of memory: some
+// of the runtime's allocations (Go 1.26's GC work queues) do not check
+// that the system gave them memory, and fault on nil rather than throw
+// "out of memory".
+func cause(res *result, memory int64) int {
 	switch s := res.stderr; {
 	case strings.Contains(s, "stack overflow"), strings.Contains(s, "goroutine stack exceeds"):
 		return causeStack
 	case strings.Contains(s, "out of memory"), strings.Contains(s, "cannot allocate memory"):
+		return causeMemory
+	case runtimeFault(s) && res.maxRSS >= softMemory(memory):
 		return causeMemory
 	}
 	var exit *exec.ExitError
@@ -139,4 +149,15 @@ func cause(res *result) int {
 		}
 	}
 	return causeOther
+}
+
+// runtimeFault tells whether stderr starts with the Go runtime's report of
+// a signal it could not turn into a panic.
+func runtimeFault(stderr string) bool {
+	for _, sig := range []string{"SIGSEGV: ", "SIGBUS: "} {
+		if strings.HasPrefix(stderr, sig) {
+			return true
+		}
+	}
+	return false
 }

@@ -118,6 +118,8 @@ type result struct {
 	// the rest of its stderr.
 	what, stderr string
 	took         time.Duration
+	// maxRSS is the child's peak resident set, in bytes.
+	maxRSS int64
 }
 
 // start runs the child to its end.
@@ -159,6 +161,7 @@ func (r *Runner) start(ctx context.Context, job string, in []byte) (*result, err
 		what:       stderr.doing(),
 		stderr:     stderr.start(),
 		took:       time.Since(begin),
+		maxRSS:     peakRSS(cmd.ProcessState),
 	}, nil
 }
 
@@ -189,7 +192,7 @@ func (r *Runner) verdict(ctx context.Context, c Call, res *result) error {
 	case res.waitErr == nil:
 		return nil
 	}
-	switch cause(res) {
+	switch cause(res, r.limits.Memory) {
 	case causeStack:
 		return failure.New(v1alpha2.ReasonResourceLimit, "%s exceeded the stack limit of %s (templates recursing without end?)",
 			c.What, bytesString(maxStack(r.limits.Memory)))
@@ -212,4 +215,16 @@ func (r *Runner) crashed(c Call, res *result, detail string) error {
 func firstLines(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	return strings.Join(lines[:min(n, len(lines))], "; ")
+}
+
+// peakRSS returns the peak resident set of an ended process, in bytes, or
+// 0 when the system does not say.
+func peakRSS(ps *os.ProcessState) int64 {
+	if ps == nil {
+		return 0
+	}
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss << 10 // Linux counts KiB.
+	}
+	return 0
 }

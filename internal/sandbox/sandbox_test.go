@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -212,6 +213,32 @@ func TestRunConcurrency(t *testing.T) {
 	}
 	if err := <-done; failure.Reason(err, "") != v1alpha2.ReasonResourceLimit {
 		t.Fatalf("first Run = %v", err)
+	}
+}
+
+// What the runner concludes from how a child ended.
+func TestCause(t *testing.T) {
+	const memory = 512 << 20
+	exit2 := exec.Command("sh", "-c", "exit 2").Run()
+	tests := []struct {
+		name string
+		res  result
+		want int
+	}{
+		{"stack overflow", result{waitErr: exit2, stderr: "runtime: goroutine stack exceeds 67108864-byte limit"}, causeStack},
+		{"runtime out of memory", result{waitErr: exit2, stderr: "fatal error: runtime: out of memory"}, causeMemory},
+		{"runtime fault past the soft limit", result{waitErr: exit2,
+			stderr: "SIGSEGV: segmentation violation\nPC=0xcc58fd m=0 sigcode=1 addr=0x0", maxRSS: 430 << 20}, causeMemory},
+		{"runtime fault well below it", result{waitErr: exit2,
+			stderr: "SIGSEGV: segmentation violation\nPC=0xcc58fd m=0 sigcode=1 addr=0x0", maxRSS: 40 << 20}, causeOther},
+		{"large and failing for another reason", result{waitErr: exit2, stderr: "something broke", maxRSS: 500 << 20}, causeOther},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := cause(&tt.res, memory); got != tt.want {
+				t.Fatalf("cause = %d, want %d", got, tt.want)
+			}
+		})
 	}
 }
 

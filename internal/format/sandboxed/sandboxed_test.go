@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -192,6 +193,33 @@ func TestLimits(t *testing.T) {
 				t.Fatalf("error %q does not contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// Children that run out of memory side by side at the default limit are
+// all refused for their memory. Go 1.26's runtime sometimes faults on nil
+// instead of reporting "out of memory" when the system refuses it memory
+// while several collectors run: such a child must not read as a crash.
+func TestMemoryLimitSideBySide(t *testing.T) {
+	f := newFormat(t, Helm, newRunner(t, sandbox.Limits{Memory: sandbox.DefaultMemory, Timeout: 30 * time.Second}))
+	dir := writeFiles(t, chart("tpl-bomb", "{{ tpl .Values.x . }}\n", "x: \"{{ tpl .Values.x . }}\"\n"))
+	const workers, runs = 4, 3
+	errs := make(chan error, workers*runs)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range runs {
+				_, err := f.Objects(context.Background(), os.DirFS(dir), format.Config{ReleaseName: "rel", InstallNamespace: "ns"})
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if failure.Reason(err, "") != v1alpha2.ReasonResourceLimit || !strings.Contains(err.Error(), "exceeded the memory limit of 512 MiB") {
+			t.Errorf("error %v (%s), want ResourceLimit for the memory limit", err, failure.Reason(err, "-"))
+		}
 	}
 }
 
