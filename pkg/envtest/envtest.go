@@ -95,16 +95,38 @@ func must(err error) {
 	}
 }
 
+// Options change the control plane that StartWith starts.
+type Options struct {
+	// AuditLog, when set, is the file the API server writes an audit
+	// event to for every request (level Metadata, one JSON object a line,
+	// stages ResponseStarted and ResponseComplete). It tells who read and
+	// wrote what, dry-runs and no-op applies included.
+	AuditLog string
+}
+
 // Start starts etcd and kube-apiserver with rukpak's CRDs, the
 // rukpak-system namespace and the admission policies of config/policy,
 // enforced by the time it returns. Config's user is in system:masters, so
 // it passes the policies' permission checks.
-func Start() (*Env, error) {
+func Start() (*Env, error) { return StartWith(Options{}) }
+
+// StartWith is Start with options.
+func StartWith(o Options) (*Env, error) {
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err
 	}
 	e := &envtest.Environment{BinaryAssetsDirectory: bin}
+	if o.AuditLog != "" {
+		policy := filepath.Join(filepath.Dir(o.AuditLog), "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte(auditAll), 0o644); err != nil {
+			return nil, fmt.Errorf("writing the audit policy: %w", err)
+		}
+		e.ControlPlane.GetAPIServer().Configure().
+			Set("audit-policy-file", policy).
+			Set("audit-log-path", o.AuditLog).
+			Set("audit-log-mode", "blocking")
+	}
 	cfg, err := e.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest: %w", err)
@@ -150,13 +172,37 @@ func setUp(e *envtest.Environment, cfg *rest.Config) (*Env, error) {
 	return &Env{Config: cfg, Client: c, Scheme: s, env: e}, nil
 }
 
+// auditAll is the audit policy of Options.AuditLog.
+const auditAll = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+`
+
+// AddUser returns a config that reaches the API server as a new user
+// called name (a client certificate), in groups. A process given it is
+// told apart from the test's own requests, in an audit log for example.
+func (e *Env) AddUser(name string, groups ...string) (*rest.Config, error) {
+	u, err := e.env.ControlPlane.AddUser(envtest.User{Name: name, Groups: groups}, e.Config)
+	if err != nil {
+		return nil, fmt.Errorf("adding user %s: %w", name, err)
+	}
+	cfg := u.Config()
+	cfg.QPS, cfg.Burst = e.Config.QPS, e.Config.Burst
+	return cfg, nil
+}
+
 // Stop stops the control plane.
 func (e *Env) Stop() error { return e.env.Stop() }
 
 // Run starts a control plane, runs the package's tests, stops it and exits.
 // Use it from TestMain: `func TestMain(m *testing.M) { envtest.Run(m, &env) }`.
-func Run(m *testing.M, into **Env) {
-	env, err := Start()
+func Run(m *testing.M, into **Env) { RunWith(m, into, Options{}) }
+
+// RunWith is Run with options.
+func RunWith(m *testing.M, into **Env, o Options) {
+	env, err := StartWith(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

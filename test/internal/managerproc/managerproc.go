@@ -70,6 +70,13 @@ type Proc struct {
 // may override those), and waits until /readyz answers 200.
 func (h *Harness) Start(name string, args ...string) *Proc {
 	h.t.Helper()
+	return h.StartBinary(h.Bin, name, args...)
+}
+
+// StartBinary is Start with another build of the manager, one BuildAt
+// made for example.
+func (h *Harness) StartBinary(bin, name string, args ...string) *Proc {
+	h.t.Helper()
 	port := FreePort(h.t)
 	logPath := filepath.Join(h.Dir, name+".log")
 	logs, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -78,7 +85,7 @@ func (h *Harness) Start(name string, args ...string) *Proc {
 	}
 	flags := append([]string{"--kubeconfig=" + h.Kubeconfig, "--storage-dir=" + filepath.Join(h.Dir, name+"-store"),
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(port), "--metrics-bind-address=0", "--default-identity=manager"}, args...)
-	cmd := exec.Command(h.Bin, flags...)
+	cmd := exec.Command(bin, flags...)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		h.t.Fatal(err)
@@ -120,6 +127,19 @@ func (p *Proc) Exited() bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// Stop sends SIGTERM, as a Deployment's rollout does, and waits for the
+// process to end; after a minute it is killed and the test fails.
+func (p *Proc) Stop(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		p.Kill()
+		t.Fatalf("the manager did not stop within a minute of SIGTERM")
 	}
 }
 
