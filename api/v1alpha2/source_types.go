@@ -116,6 +116,12 @@ type ImageSource struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
 	Digest string `json:"digest,omitempty"`
+
+	// verify requires the image to be signed: an image whose signature
+	// does not verify is refused (SignatureInvalid) before anything of it
+	// is unpacked.
+	// +optional
+	Verify *ImageVerification `json:"verify,omitempty"`
 }
 
 // GitSource reads content from a git repository.
@@ -249,4 +255,20 @@ type UploadSource struct {
 	// +required
 	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
 	Digest string `json:"digest"`
+}
+
+// ImageVerification says how an image's signature is checked.
+type ImageVerification struct {
+	// cosign checks a cosign signature stored next to the image (the tag
+	// sha256-<digest>.sig of its repository) with a public key.
+	// +required
+	Cosign *CosignVerification `json:"cosign"`
+}
+
+// CosignVerification is a cosign public key.
+type CosignVerification struct {
+	// publicKeySecret names a Secret in rukpak-system whose key cosign.pub
+	// holds the PEM public key the image must be signed with.
+	// +required
+	PublicKeySecret LocalObjectReference `json:"publicKeySecret"`
 }

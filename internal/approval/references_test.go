@@ -67,6 +67,11 @@ var references = []reference{
 	{"image caSecret", "secrets", "spec.sources[0].image.caSecret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
 		return image(func(i *v1alpha2.ImageSource) { i.CASecret = secretRef(n) }), nil
 	}},
+	{"image cosign publicKeySecret", "secrets", "spec.sources[0].image.verify.cosign.publicKeySecret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
+		return image(func(i *v1alpha2.ImageSource) {
+			i.Verify = &v1alpha2.ImageVerification{Cosign: &v1alpha2.CosignVerification{PublicKeySecret: *secretRef(n)}}
+		}), nil
+	}},
 	{"git auth secret", "secrets", "spec.sources[1].git.auth.secret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
 		return git(func(g *v1alpha2.GitSource) { g.Auth = &v1alpha2.GitAuth{Secret: *secretRef(n)} }), nil
 	}},

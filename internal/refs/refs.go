@@ -60,6 +60,9 @@ func List(sources []v1alpha2.BundleSource, config *v1alpha2.BundleConfig) []Ref 
 		if img := src.Image; img != nil {
 			add(Secrets, img.PullSecret, "spec.sources[%d].image.pullSecret", i)
 			add(Secrets, img.CASecret, "spec.sources[%d].image.caSecret", i)
+			if img.Verify != nil && img.Verify.Cosign != nil {
+				add(Secrets, &img.Verify.Cosign.PublicKeySecret, "spec.sources[%d].image.verify.cosign.publicKeySecret", i)
+			}
 		}
 		if git := src.Git; git != nil {
 			if git.Auth != nil {

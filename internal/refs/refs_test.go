@@ -23,10 +23,12 @@ func TestList(t *testing.T) {
 			{Type: v1alpha2.SourceTypeUpload, Upload: &v1alpha2.UploadSource{Digest: "sha256:0"}},
 		}},
 		{name: "image", sources: []v1alpha2.BundleSource{
-			{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{Ref: "r", PullSecret: ref("pull"), CASecret: ref("ca")}},
+			{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{Ref: "r", PullSecret: ref("pull"), CASecret: ref("ca"),
+				Verify: &v1alpha2.ImageVerification{Cosign: &v1alpha2.CosignVerification{PublicKeySecret: *ref("key")}}}},
 		}, want: []Ref{
 			{Secrets, "pull", "spec.sources[0].image.pullSecret"},
 			{Secrets, "ca", "spec.sources[0].image.caSecret"},
+			{Secrets, "key", "spec.sources[0].image.verify.cosign.publicKeySecret"},
 		}},
 		{name: "git and http", sources: []v1alpha2.BundleSource{
 			{Type: v1alpha2.SourceTypeUpload, Upload: &v1alpha2.UploadSource{Digest: "sha256:0"}},

@@ -145,6 +145,12 @@ func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir stri
 		return err
 	}
 	defer c.close()
+	if img.Verify != nil && img.Verify.Cosign != nil {
+		// Before anything of the image is read.
+		if err := s.verifyCosign(ctx, c, img.Verify.Cosign, pin); err != nil {
+			return err
+		}
+	}
 	image, err := c.image(pin, platform)
 	if err != nil {
 		return err
