@@ -15,17 +15,23 @@ import (
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
-// TestReleaseStopsGoroutines starts watches as many distinct identities,
-// lets them sync, releases them all and checks that the goroutines they
-// ran are gone again: churning identities does not leak.
+// TestReleaseStopsGoroutines starts watches as many distinct identities
+// in several namespaces, lets them sync, releases them all (the watches
+// moving from identity to identity as their carriers' owners let go) and
+// checks that the goroutines they ran are gone again: churning identities
+// does not leak.
 func TestReleaseStopsGoroutines(t *testing.T) {
-	const identities = 200
+	const namespaces, perNamespace = 20, 10
 	// leeway is goroutines that may outlive the watches without being a
 	// leak (idle HTTP/2 connection readers and the like).
 	const leeway = 10
-	ns := env.Namespace(t, "ow-leak")
-	allowConfigMaps(t, ns, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:serviceaccounts:" + ns})
-	create(t, configMap(ns, "probe", true, "1"))
+	var nss []string
+	for range namespaces {
+		ns := env.Namespace(t, "ow-leak")
+		allowConfigMaps(t, ns, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:serviceaccounts:" + ns})
+		create(t, configMap(ns, "probe", true, "1"))
+		nss = append(nss, ns)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -33,34 +39,36 @@ func TestReleaseStopsGoroutines(t *testing.T) {
 	w := New(ctx, watchedLabel, cl, (&recorder{}).handle)
 
 	// Warm up: the first watch opens the shared connection.
-	warm := key(identity.ServiceAccount(ns, "warm-up"), ns)
+	warm := key(identity.ServiceAccount(nss[0], "warm-up"), nss[0])
 	if err := w.Ensure("warm-up", []Key{warm}); err != nil {
 		t.Fatal(err)
 	}
-	seen(t, w, warm, ns, "probe", "1")
+	seen(t, w, warm, nss[0], "probe", "1")
 	w.Release("warm-up")
 	base := settledGoroutines()
 
-	keys := make([]Key, identities)
-	for i := range keys {
-		keys[i] = key(identity.ServiceAccount(ns, fmt.Sprintf("sa-%d", i)), ns)
-		if err := w.Ensure(fmt.Sprintf("bd-%d", i), []Key{keys[i]}); err != nil {
+	var keys []Key
+	for i := range namespaces * perNamespace {
+		ns := nss[i%namespaces]
+		k := key(identity.ServiceAccount(ns, fmt.Sprintf("sa-%d", i)), ns)
+		if err := w.Ensure(fmt.Sprintf("bd-%d", i), []Key{k}); err != nil {
 			t.Fatal(err)
 		}
+		keys = append(keys, k)
 	}
-	wantLen(t, w, identities)
+	wantLen(t, w, namespaces)
 	envtest.Eventually(t, 60*time.Second, func() error {
 		for _, k := range keys {
-			if _, ok := w.Get(k, ns, "probe"); !ok {
-				return fmt.Errorf("the watch as %s has not synced", k.Identity)
+			if _, ok := w.Get(k, k.Namespace, "probe"); !ok {
+				return fmt.Errorf("the watch of %s for %s has not synced", k.Namespace, k.Identity)
 			}
 		}
 		return nil
 	})
 	peak := runtime.NumGoroutine()
-	t.Logf("goroutines: %d before, %d with %d watches", base, peak, identities)
-	if peak-base < identities {
-		t.Fatalf("%d watches run only %d more goroutines: the test does not measure what it should", identities, peak-base)
+	t.Logf("goroutines: %d before, %d with %d watches for %d identities", base, peak, namespaces, len(keys))
+	if peak-base < namespaces {
+		t.Fatalf("%d watches run only %d more goroutines: the test does not measure what it should", namespaces, peak-base)
 	}
 
 	for i := range keys {

@@ -1,16 +1,29 @@
 // Package objectwatch keeps metadata-only watches of the objects
-// BundleDeployments manage, one per identity, resource and namespace, shared
-// by the BundleDeployments that need it and stopped when the last of them
-// lets go. A watch made as a ServiceAccount needs only what that
-// ServiceAccount may list: the namespaces its objects are in, and cluster
-// scope only for cluster-scoped kinds.
+// BundleDeployments manage: one per resource and namespace, shared by
+// every BundleDeployment that needs it whatever identity it installs as,
+// and stopped when the last of them lets go.
+//
+// A watch runs as one of its owners' identities (its carrier). A
+// ServiceAccount needs only what it may list: the namespaces its objects
+// are in, and cluster scope only for cluster-scoped kinds; the permission
+// preflight has checked that each owner's identity may list and watch
+// what it installs. When the carrier's last owner lets go, or the API
+// server refuses the carrier its list or watch, the watch starts again as
+// another owner's identity. Sharing tells a tenant nothing: a watch only
+// tells the manager which managed objects changed, and each
+// BundleDeployment then reads and writes its own objects as its own
+// identity. It keeps the manager's memory in proportion to the objects it
+// manages, not to objects times identities: a thousand ServiceAccounts
+// installing into one namespace share one watch.
 package objectwatch
 
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,13 +35,25 @@ import (
 	"github.com/rukpak/rukpak/internal/identity"
 )
 
-// Key names one watch: an identity's view of one resource in one namespace
-// ("" watches all namespaces, or a cluster-scoped resource).
+// Key names what an owner needs watched: one resource in one namespace
+// ("" watches all namespaces, or a cluster-scoped resource), as an
+// identity. Keys that differ only in their identity share one watch.
 type Key struct {
 	Identity  identity.Identity
 	Resource  schema.GroupVersionResource
 	Kind      schema.GroupVersionKind
 	Namespace string
+}
+
+// scope is a Key without its identity: what one watch covers.
+type scope struct {
+	resource  schema.GroupVersionResource
+	kind      schema.GroupVersionKind
+	namespace string
+}
+
+func (k Key) scope() scope {
+	return scope{resource: k.Resource, kind: k.Kind, namespace: k.Namespace}
 }
 
 // Handler is told of every change a watch sees: obj is the object after
@@ -47,27 +72,41 @@ type Watcher struct {
 	handle   Handler
 
 	mu      sync.Mutex
-	watches map[Key]*entry
+	watches map[scope]*entry
 	owners  map[string]map[Key]bool
 }
 
+// entry is one running watch.
 type entry struct {
+	// owners are the owners and the identity each needs it as.
+	owners map[string]identity.Identity
+	// carrier is the identity the watch runs as; refused those the API
+	// server refused it as.
+	carrier identity.Identity
+	refused map[identity.Identity]bool
+	// run is the informer of the current carrier.
+	run *informer
+}
+
+// informer is one run of a watch as one identity.
+type informer struct {
 	store  cache.Store
 	synced func() bool
 	stop   context.CancelFunc
-	owners map[string]bool
+	// done is closed when the run stops.
+	done <-chan struct{}
 }
 
 // New returns a Watcher whose watches select objects by the label selector
 // and run until ctx is done.
 func New(ctx context.Context, selector string, clients Clients, handle Handler) *Watcher {
 	return &Watcher{ctx: ctx, selector: selector, clients: clients, handle: handle,
-		watches: map[Key]*entry{}, owners: map[string]map[Key]bool{}}
+		watches: map[scope]*entry{}, owners: map[string]map[Key]bool{}}
 }
 
-// Ensure makes owner's watches exactly keys: it starts the ones no owner
-// had, and lets go of those owner no longer needs (stopping any that no
-// owner needs now).
+// Ensure makes owner's watches exactly keys: it joins or starts the
+// watches keys need, and lets go of those owner no longer needs (stopping
+// any that no owner needs now).
 func (w *Watcher) Ensure(owner string, keys []Key) error {
 	want := make(map[Key]bool, len(keys))
 	for _, k := range keys {
@@ -79,6 +118,14 @@ func (w *Watcher) Ensure(owner string, keys []Key) error {
 	for k := range w.owners[owner] {
 		held[k] = true
 	}
+	// Let go first, so that a key whose identity changed moves the owner
+	// to its new identity in the same watch.
+	for k := range held {
+		if !want[k] {
+			w.release(owner, k)
+			delete(held, k)
+		}
+	}
 	// Recorded as they are taken, so that a failure half-way leaves what
 	// owner holds known (and released later).
 	w.owners[owner] = held
@@ -87,22 +134,23 @@ func (w *Watcher) Ensure(owner string, keys []Key) error {
 		if held[k] {
 			continue
 		}
-		e, ok := w.watches[k]
+		e, ok := w.watches[k.scope()]
 		if !ok {
-			var serr error
-			if e, serr = w.start(k); serr != nil {
+			e = &entry{owners: map[string]identity.Identity{}, carrier: k.Identity, refused: map[identity.Identity]bool{}}
+			run, serr := w.start(k.scope(), k.Identity, nil)
+			if serr != nil {
 				err = serr
 				continue
 			}
-			w.watches[k] = e
+			e.run = run
+			w.watches[k.scope()] = e
 		}
-		e.owners[owner] = true
+		e.owners[owner] = k.Identity
 		held[k] = true
-	}
-	for k := range held {
-		if !want[k] {
-			w.release(owner, k)
-			delete(held, k)
+		// A watch refused as its carrier moves to an identity that may
+		// do better.
+		if e.refused[e.carrier] && !e.refused[k.Identity] {
+			w.carry(k.scope(), e, k.Identity)
 		}
 	}
 	if len(held) == 0 {
@@ -128,21 +176,26 @@ func (w *Watcher) Len() int {
 	return len(w.watches)
 }
 
-// Get returns the object named namespace/name as the watch of key last saw
-// it; ok is false when the watch does not run, has not synced, or does not
-// hold the object.
+// Get returns the object named namespace/name as the watch of key's scope
+// last saw it; ok is false when no owner needs that watch as key's
+// identity, the API server refused the watch as that identity, or the
+// watch has not synced or does not hold the object.
 func (w *Watcher) Get(key Key, namespace, name string) (obj *metav1.PartialObjectMetadata, ok bool) {
 	w.mu.Lock()
-	e := w.watches[key]
+	e := w.watches[key.scope()]
+	var run *informer
+	if e != nil && e.needs(key.Identity) && !e.refused[key.Identity] {
+		run = e.run
+	}
 	w.mu.Unlock()
-	if e == nil || !e.synced() {
+	if run == nil || !run.synced() {
 		return nil, false
 	}
 	storeKey := name
 	if namespace != "" {
 		storeKey = namespace + "/" + name
 	}
-	item, exists, err := e.store.GetByKey(storeKey)
+	item, exists, err := run.store.GetByKey(storeKey)
 	if err != nil || !exists {
 		return nil, false
 	}
@@ -150,54 +203,167 @@ func (w *Watcher) Get(key Key, namespace, name string) (obj *metav1.PartialObjec
 	return obj, ok
 }
 
-// release drops owner from k's watch, stopping it when no owner is left.
-// The caller holds w.mu.
+// needs tells whether an owner needs the watch as id.
+func (e *entry) needs(id identity.Identity) bool {
+	for _, have := range e.owners {
+		if have == id {
+			return true
+		}
+	}
+	return false
+}
+
+// next returns the identity the watch should run as after its carrier:
+// the manager's if an owner needs it, else the first by name of those the
+// API server has not refused; ok is false when there is none.
+func (e *entry) next() (id identity.Identity, ok bool) {
+	var ids []identity.Identity
+	for _, have := range e.owners {
+		if e.refused[have] {
+			continue
+		}
+		if have.IsManager() {
+			return have, true
+		}
+		ids = append(ids, have)
+	}
+	if len(ids) == 0 {
+		return identity.Identity{}, false
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
+	return ids[0], true
+}
+
+// release drops owner from k's watch, stopping it when no owner is left
+// and moving it to another identity when none needs its carrier's. The
+// caller holds w.mu.
 func (w *Watcher) release(owner string, k Key) {
-	e, ok := w.watches[k]
+	sc := k.scope()
+	e, ok := w.watches[sc]
 	if !ok {
 		return
 	}
 	delete(e.owners, owner)
-	if len(e.owners) == 0 {
-		e.stop()
-		delete(w.watches, k)
+	switch {
+	case len(e.owners) == 0:
+		e.run.stop()
+		delete(w.watches, sc)
+	case !e.needs(e.carrier):
+		if id, ok := e.next(); ok {
+			w.carry(sc, e, id)
+		}
 	}
 }
 
-// start runs a watch of k. The caller holds w.mu.
-func (w *Watcher) start(k Key) (*entry, error) {
-	md, err := w.clients(k.Identity)
+// refuse is told that the API server refused run, the watch of sc, a
+// list or watch as id: the watch moves to another owner's identity, if
+// there is one it was not refused as. Otherwise it goes on retrying as id.
+func (w *Watcher) refuse(sc scope, run *informer, id identity.Identity) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e := w.watches[sc]
+	if e == nil || e.run != run || e.refused[id] {
+		return
+	}
+	e.refused[id] = true
+	if next, ok := e.next(); ok {
+		w.carry(sc, e, next)
+	}
+}
+
+// carry restarts e's watch as id. The new run's first list does not
+// report objects the old one held unchanged. The caller holds w.mu.
+func (w *Watcher) carry(sc scope, e *entry, id identity.Identity) {
+	old := e.run
+	run, err := w.start(sc, id, old.store)
 	if err != nil {
-		return nil, fmt.Errorf("watching %s as %s: %w", k.Resource, k.Identity, err)
+		// No client as id: keep the watch as it runs.
+		e.refused[id] = true
+		return
 	}
-	ri := md.Resource(k.Resource)
+	old.stop()
+	e.run, e.carrier = run, id
+	go w.reportGone(sc.kind, old.store, run)
+}
+
+// reportGone waits until run has synced and reports as deleted what prev
+// held and run does not: objects deleted while the watch moved.
+func (w *Watcher) reportGone(kind schema.GroupVersionKind, prev cache.Store, run *informer) {
+	if !cache.WaitForCacheSync(run.done, run.synced) {
+		return
+	}
+	for _, item := range prev.List() {
+		m, ok := item.(*metav1.PartialObjectMetadata)
+		if !ok {
+			continue
+		}
+		if _, exists, _ := run.store.Get(m); !exists {
+			w.handle(kind, m, nil, true)
+		}
+	}
+}
+
+// start runs a watch of sc as id; its first list leaves out the objects
+// prev holds unchanged (nil: reports them all). The caller holds w.mu.
+func (w *Watcher) start(sc scope, id identity.Identity, prev cache.Store) (*informer, error) {
+	md, err := w.clients(id)
+	if err != nil {
+		return nil, fmt.Errorf("watching %s as %s: %w", sc.resource, id, err)
+	}
+	ri := md.Resource(sc.resource)
 	var res metadata.ResourceInterface = ri
-	if k.Namespace != "" {
-		res = ri.Namespace(k.Namespace)
+	if sc.namespace != "" {
+		res = ri.Namespace(sc.namespace)
 	}
+	run := &informer{}
 	selector := w.selector
+	refused := func(err error) error {
+		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+			go w.refuse(sc, run, id)
+		}
+		return err
+	}
+	listed := func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if e := w.watches[sc]; e != nil && e.run == run {
+			delete(e.refused, id)
+		}
+	}
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			opts.LabelSelector = selector
-			return res.List(ctx, opts)
+			list, err := res.List(ctx, opts)
+			if err == nil {
+				listed()
+			}
+			return list, refused(err)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			opts.LabelSelector = selector
-			return res.Watch(ctx, opts)
+			wi, err := res.Watch(ctx, opts)
+			return wi, refused(err)
 		},
 	}
-	kind := k.Kind
+	kind := sc.kind
+	known := func(m *metav1.PartialObjectMetadata) bool {
+		if prev == nil {
+			return false
+		}
+		item, exists, _ := prev.Get(m)
+		was, ok := item.(*metav1.PartialObjectMetadata)
+		return exists && ok && was.ResourceVersion == m.ResourceVersion
+	}
 	// A plain informer, not a shared one: the handler runs on the
 	// informer's own loop, without the shared informer's listener
-	// goroutines and buffers, which would cost more than the watch of a
-	// few objects does.
+	// goroutines and buffers.
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &metav1.PartialObjectMetadata{},
 		Transform:     crcache.TransformStripManagedFields(),
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc: func(obj any) {
-				if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+				if m, ok := obj.(*metav1.PartialObjectMetadata); ok && !known(m) {
 					w.handle(kind, m, nil, false)
 				}
 			},
@@ -218,6 +384,7 @@ func (w *Watcher) start(k Key) (*entry, error) {
 		},
 	})
 	ctx, cancel := context.WithCancel(w.ctx)
+	run.store, run.synced, run.stop, run.done = store, ctrl.HasSynced, cancel, ctx.Done()
 	go ctrl.RunWithContext(ctx)
-	return &entry{store: store, synced: ctrl.HasSynced, stop: cancel, owners: map[string]bool{}}, nil
+	return run, nil
 }

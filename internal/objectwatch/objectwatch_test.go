@@ -192,8 +192,9 @@ func TestEnsureReplacesKeys(t *testing.T) {
 	wantLen(t, w, 0)
 }
 
-// TestDistinctKeys: the same resource and namespace watched as two
-// identities, or with a different namespace, are separate watches.
+// TestDistinctKeys: a resource watched in another namespace, or cluster
+// wide, is another watch; the same resource and namespace watched as
+// several identities is one.
 func TestDistinctKeys(t *testing.T) {
 	ns := env.Namespace(t, "ow-distinct")
 	w, _ := newWatcher(t)
@@ -206,8 +207,70 @@ func TestDistinctKeys(t *testing.T) {
 	if err := w.Ensure("owner", keys); err != nil {
 		t.Fatal(err)
 	}
-	wantLen(t, w, len(keys))
+	wantLen(t, w, 2)
 	w.Release("owner")
+	wantLen(t, w, 0)
+}
+
+// TestWatchMovesBetweenIdentities: ServiceAccounts installing into one
+// namespace share one watch. It runs as one of them; when that one's
+// owner lets go, or the API server refuses it, the watch carries on as
+// another, without reporting again what did not change and without
+// missing what did.
+func TestWatchMovesBetweenIdentities(t *testing.T) {
+	ns := env.Namespace(t, "ow-move")
+	allowed := []string{"a", "b"}
+	for _, sa := range allowed {
+		create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns}})
+		allowConfigMaps(t, ns, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns})
+	}
+	create(t, configMap(ns, "one", true, "1"), configMap(ns, "two", true, "1"))
+	w, rec := newWatcher(t)
+	// "0-refused" comes first by name and may not list: the watch starts
+	// as it, is refused, and moves to a.
+	refused, a, b := identity.ServiceAccount(ns, "0-refused"), identity.ServiceAccount(ns, "a"), identity.ServiceAccount(ns, "b")
+	if err := w.Ensure("bd-refused", []Key{key(refused, ns)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Ensure("bd-a", []Key{key(a, ns)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Ensure("bd-b", []Key{key(b, ns)}); err != nil {
+		t.Fatal(err)
+	}
+	wantLen(t, w, 1)
+	seen(t, w, key(a, ns), ns, "one", "1")
+	seen(t, w, key(b, ns), ns, "one", "1")
+	if _, ok := w.Get(key(refused, ns), ns, "one"); ok {
+		t.Error("Get answers for an identity the API server refused the watch")
+	}
+	if n := len(rec.of(ns, "one")); n != 1 {
+		t.Errorf("%d events of one, want its creation once: %+v", n, rec.of(ns, "one"))
+	}
+
+	// a lets go: the watch moves to b. What changes while it moves is
+	// seen; what did not is not reported again.
+	w.Release("bd-a")
+	deleteConfigMap(t, ns, "two")
+	wantLen(t, w, 1)
+	eventually(t, rec, ns, "two", "delete", func(e event) bool { return e.deleted })
+	setLabel(t, ns, "one", "2", nil)
+	seen(t, w, key(b, ns), ns, "one", "2")
+	eventually(t, rec, ns, "one", "update", func(e event) bool { return e.value == "2" })
+	reported := 0
+	for _, e := range rec.of(ns, "one") {
+		if e.value == "1" {
+			reported++
+		}
+	}
+	if reported != 1 {
+		t.Errorf("one at version 1 reported %d times, want once (not again after the watch moved): %+v", reported, rec.of(ns, "one"))
+	}
+	if _, ok := w.Get(key(a, ns), ns, "one"); ok {
+		t.Error("Get answers for an identity no owner needs any more")
+	}
+	w.Release("bd-b")
+	w.Release("bd-refused")
 	wantLen(t, w, 0)
 }
 
