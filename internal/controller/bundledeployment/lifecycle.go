@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/health"
+	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/values"
@@ -118,29 +118,37 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 			Reason: failure.Reason(err, v1alpha2.ReasonInvalidConfig), Message: err.Error()})
 		return nil
 	}
-	var unhealthy []health.Unhealthy
-	relevant := 0
+	var relevantIDs []inventory.ID
 	for _, id := range st.ids {
 		a := r.mem.object(st, id)
 		if a.hook || !checker.Relevant(schema.GroupKind{Group: id.Group, Kind: id.Kind}) {
 			// A hook is judged when it runs (HookFailed), not after.
 			continue
 		}
-		relevant++
-		obj := &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(id.GroupVersionKind())
-		err := s.as.engine.Reader().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
-		switch {
-		case apierrors.IsNotFound(err) && a.runOnce && a.rv != "":
-			continue // a Job its TTL removed once it finished
-		case apierrors.IsNotFound(err):
-			unhealthy = append(unhealthy, health.Unhealthy{Object: id.String(), Reason: "not found"})
-			continue
-		case err != nil:
-			return fmt.Errorf("reading %s for its health: %w", id, err)
+		relevantIDs = append(relevantIDs, id)
+	}
+	// Lists visit in their own order: reported in the revision's.
+	verdicts := map[inventory.ID]health.Unhealthy{}
+	err = readForHealth(ctx, s.as.engine.Reader(), bd.Name, relevantIDs, func(id inventory.ID, obj *unstructured.Unstructured) {
+		if obj == nil {
+			if a := r.mem.object(st, id); a.runOnce && a.rv != "" {
+				return // a Job its TTL removed once it finished
+			}
+			verdicts[id] = health.Unhealthy{Object: id.String(), Reason: "not found"}
+			return
 		}
 		if res := checker.Check(obj); !res.Healthy {
-			unhealthy = append(unhealthy, health.Unhealthy{Object: id.String(), Reason: res.Reason})
+			verdicts[id] = health.Unhealthy{Object: id.String(), Reason: res.Reason}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	relevant := len(relevantIDs)
+	var unhealthy []health.Unhealthy
+	for _, id := range relevantIDs {
+		if u, ok := verdicts[id]; ok {
+			unhealthy = append(unhealthy, u)
 		}
 	}
 	if len(unhealthy) == 0 {
