@@ -260,15 +260,65 @@ type UploadSource struct {
 // ImageVerification says how an image's signature is checked.
 type ImageVerification struct {
 	// cosign checks a cosign signature stored next to the image (the tag
-	// sha256-<digest>.sig of its repository) with a public key.
+	// sha256-<digest>.sig of its repository), made with a public key or
+	// keyless.
 	// +required
 	Cosign *CosignVerification `json:"cosign"`
 }
 
-// CosignVerification is a cosign public key.
+// CosignVerification says which cosign signatures an image must carry:
+// one made with a public key (publicKeySecret) or a keyless one, made
+// with a short-lived certificate for an identity (keyless). Exactly one of
+// the two is set.
+// +kubebuilder:validation:XValidation:rule="has(self.publicKeySecret) != has(self.keyless)",message="cosign must set exactly one of publicKeySecret and keyless"
 type CosignVerification struct {
 	// publicKeySecret names a Secret in rukpak-system whose key cosign.pub
 	// holds the PEM public key the image must be signed with.
+	// +optional
+	PublicKeySecret *LocalObjectReference `json:"publicKeySecret,omitempty"`
+
+	// keyless requires a keyless signature: a certificate issued by a
+	// certificate authority of the trusted root to the given identity,
+	// and an entry of a transparency log of the trusted root showing the
+	// signature was made while the certificate was valid.
+	// +optional
+	Keyless *KeylessVerification `json:"keyless,omitempty"`
+}
+
+// KeylessVerification is what a keyless cosign signature must chain to
+// and whom its certificate must name. Everything is checked offline,
+// against the trusted root only.
+// +kubebuilder:validation:XValidation:rule="has(self.subject) != has(self.subjectRegExp)",message="keyless must set exactly one of subject and subjectRegExp"
+type KeylessVerification struct {
+	// trustedRootConfigMap names a ConfigMap in rukpak-system whose key
+	// trusted_root.json holds a sigstore trusted root (the JSON of
+	// `cosign trusted-root create`, or the trusted_root.json of a
+	// sigstore TUF repository): the certificate authorities signing
+	// certificates and the transparency logs' keys.
 	// +required
-	PublicKeySecret LocalObjectReference `json:"publicKeySecret"`
+	TrustedRootConfigMap LocalObjectReference `json:"trustedRootConfigMap"`
+
+	// issuer is the OIDC issuer the certificate must name (its extension
+	// 1.3.6.1.4.1.57264.1.8, or the older 1.3.6.1.4.1.57264.1.1), exactly,
+	// such as https://token.actions.githubusercontent.com.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Issuer string `json:"issuer"`
+
+	// subject is the identity the certificate must name in its subject
+	// alternative name, exactly: an email address or a URI (such as a
+	// GitHub workflow's
+	// https://github.com/ORG/REPO/.github/workflows/release.yaml@refs/heads/main).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Subject string `json:"subject,omitempty"`
+
+	// subjectRegExp is a regular expression (RE2 syntax) the whole
+	// identity must match; it is anchored at both ends.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	SubjectRegExp string `json:"subjectRegExp,omitempty"`
 }

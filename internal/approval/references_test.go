@@ -69,7 +69,7 @@ var references = []reference{
 	}},
 	{"image cosign publicKeySecret", "secrets", "spec.sources[0].image.verify.cosign.publicKeySecret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
 		return image(func(i *v1alpha2.ImageSource) {
-			i.Verify = &v1alpha2.ImageVerification{Cosign: &v1alpha2.CosignVerification{PublicKeySecret: *secretRef(n)}}
+			i.Verify = &v1alpha2.ImageVerification{Cosign: &v1alpha2.CosignVerification{PublicKeySecret: secretRef(n)}}
 		}), nil
 	}},
 	{"git auth secret", "secrets", "spec.sources[1].git.auth.secret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
@@ -95,6 +95,12 @@ var references = []reference{
 	}},
 	{"valuesFrom ConfigMap", "configmaps", "spec.config.valuesFrom[0]", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
 		return upload, &v1alpha2.BundleConfig{ValuesFrom: []v1alpha2.ValuesReference{{Kind: "ConfigMap", Name: n, Key: "values.yaml"}}}
+	}},
+	{"image cosign keyless trustedRootConfigMap", "configmaps", "spec.sources[0].image.verify.cosign.keyless.trustedRootConfigMap", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
+		return image(func(i *v1alpha2.ImageSource) {
+			i.Verify = &v1alpha2.ImageVerification{Cosign: &v1alpha2.CosignVerification{Keyless: &v1alpha2.KeylessVerification{
+				TrustedRootConfigMap: v1alpha2.LocalObjectReference{Name: n}, Issuer: "https://issuer.example", Subject: "release@example.com"}}}
+		}), nil
 	}},
 }
 

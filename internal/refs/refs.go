@@ -45,8 +45,9 @@ type Ref struct {
 func (r Ref) Key() string { return string(r.Resource) + "/" + r.Name }
 
 // List returns every field of a spec with sources and config naming a
-// Secret or ConfigMap, in spec order: for each source its image pullSecret
-// and caSecret, git auth secret and caSecret, http auth secret and
+// Secret or ConfigMap, in spec order: for each source its image pullSecret,
+// caSecret, cosign publicKeySecret and keyless trustedRootConfigMap, git
+// auth secret and caSecret, http auth secret and
 // caSecret, configMaps; then spec.config.valuesFrom.
 func List(sources []v1alpha2.BundleSource, config *v1alpha2.BundleConfig) []Ref {
 	var out []Ref
@@ -61,7 +62,10 @@ func List(sources []v1alpha2.BundleSource, config *v1alpha2.BundleConfig) []Ref 
 			add(Secrets, img.PullSecret, "spec.sources[%d].image.pullSecret", i)
 			add(Secrets, img.CASecret, "spec.sources[%d].image.caSecret", i)
 			if img.Verify != nil && img.Verify.Cosign != nil {
-				add(Secrets, &img.Verify.Cosign.PublicKeySecret, "spec.sources[%d].image.verify.cosign.publicKeySecret", i)
+				add(Secrets, img.Verify.Cosign.PublicKeySecret, "spec.sources[%d].image.verify.cosign.publicKeySecret", i)
+				if kl := img.Verify.Cosign.Keyless; kl != nil {
+					add(ConfigMaps, &kl.TrustedRootConfigMap, "spec.sources[%d].image.verify.cosign.keyless.trustedRootConfigMap", i)
+				}
 			}
 		}
 		if git := src.Git; git != nil {

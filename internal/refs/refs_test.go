@@ -24,11 +24,15 @@ func TestList(t *testing.T) {
 		}},
 		{name: "image", sources: []v1alpha2.BundleSource{
 			{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{Ref: "r", PullSecret: ref("pull"), CASecret: ref("ca"),
-				Verify: &v1alpha2.ImageVerification{Cosign: &v1alpha2.CosignVerification{PublicKeySecret: *ref("key")}}}},
+				Verify: &v1alpha2.ImageVerification{Cosign: &v1alpha2.CosignVerification{PublicKeySecret: ref("key")}}}},
+			{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{Ref: "r",
+				Verify: &v1alpha2.ImageVerification{Cosign: &v1alpha2.CosignVerification{Keyless: &v1alpha2.KeylessVerification{
+					TrustedRootConfigMap: *ref("root"), Issuer: "https://issuer.example", Subject: "me@example.com"}}}}},
 		}, want: []Ref{
 			{Secrets, "pull", "spec.sources[0].image.pullSecret"},
 			{Secrets, "ca", "spec.sources[0].image.caSecret"},
 			{Secrets, "key", "spec.sources[0].image.verify.cosign.publicKeySecret"},
+			{ConfigMaps, "root", "spec.sources[1].image.verify.cosign.keyless.trustedRootConfigMap"},
 		}},
 		{name: "git and http", sources: []v1alpha2.BundleSource{
 			{Type: v1alpha2.SourceTypeUpload, Upload: &v1alpha2.UploadSource{Digest: "sha256:0"}},

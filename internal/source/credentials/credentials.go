@@ -1,5 +1,6 @@
-// Package credentials reads what sources need to reach their servers —
-// Secrets with credentials and CA bundles — from the system namespace only,
+// Package credentials reads what sources need to reach their servers and
+// check what they fetch — Secrets with credentials, CA bundles and keys,
+// ConfigMaps with trust roots — from the system namespace only,
 // so that a cluster-scoped BundleDeployment cannot be used to read another
 // namespace's Secrets, and turns them into TLS configurations.
 package credentials
@@ -21,18 +22,19 @@ import (
 // CAKey is the key of a CA Secret holding PEM certificates.
 const CAKey = "ca.crt"
 
-// Reader reads Secrets of one namespace.
+// Reader reads Secrets and ConfigMaps of one namespace.
 type Reader struct {
 	c         client.Reader
 	namespace string
 }
 
-// NewReader returns a Reader of Secrets in namespace (rukpak-system).
+// NewReader returns a Reader of Secrets and ConfigMaps in namespace
+// (rukpak-system).
 func NewReader(c client.Reader, namespace string) *Reader {
 	return &Reader{c: c, namespace: namespace}
 }
 
-// Namespace is the namespace Secrets are read from.
+// Namespace is the namespace Secrets and ConfigMaps are read from.
 func (r *Reader) Namespace() string { return r.namespace }
 
 // Secret returns the Secret ref names. A missing Secret is a terminal
@@ -46,6 +48,19 @@ func (r *Reader) Secret(ctx context.Context, ref *v1alpha2.LocalObjectReference)
 		return nil, fmt.Errorf("getting Secret %s/%s: %w", r.namespace, ref.Name, err)
 	}
 	return s, nil
+}
+
+// ConfigMap returns the ConfigMap ref names. A missing ConfigMap is a
+// terminal SourceNotFound failure naming it, as for a Secret.
+func (r *Reader) ConfigMap(ctx context.Context, ref *v1alpha2.LocalObjectReference) (*corev1.ConfigMap, error) {
+	cm := &corev1.ConfigMap{}
+	if err := r.c.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: ref.Name}, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, failure.New(v1alpha2.ReasonSourceNotFound, "ConfigMap %s/%s not found (source ConfigMaps are read from %s only)", r.namespace, ref.Name, r.namespace)
+		}
+		return nil, fmt.Errorf("getting ConfigMap %s/%s: %w", r.namespace, ref.Name, err)
+	}
+	return cm, nil
 }
 
 // TLSConfig returns the TLS configuration for a server: the system roots

@@ -48,28 +48,30 @@ type payload struct {
 	} `json:"critical"`
 }
 
+// check verifies one signature: sig, the decoded signature annotation,
+// over body, the layer's payload; ann are the layer's annotations. It
+// returns what is wrong with it, or "" when it verifies.
+type check func(ann map[string]string, sig, body []byte) string
+
 // verifyCosign checks that digest, the image c reaches, has a cosign
-// signature that verifies with the public key of the Secret v names and
-// whose payload names digest. Any other outcome is a SignatureInvalid
-// failure naming the image and what was wrong; a missing Secret or key is
-// SourceNotFound or InvalidConfig.
+// signature that verifies as v requires (with the public key of a Secret,
+// or keyless against a trusted root) and whose payload names digest. Any
+// other outcome is a SignatureInvalid failure naming the image and what
+// was wrong; a missing Secret or ConfigMap is SourceNotFound, one without
+// a usable key or trusted root InvalidConfig.
 func (s *Source) verifyCosign(ctx context.Context, c *conn, v *v1alpha2.CosignVerification, digest string) error {
-	sec, err := s.creds.Secret(ctx, &v.PublicKeySecret)
+	var verify check
+	var err error
+	switch {
+	case v.PublicKeySecret != nil && v.Keyless == nil:
+		verify, err = s.keyCheck(ctx, v.PublicKeySecret)
+	case v.Keyless != nil && v.PublicKeySecret == nil:
+		verify, err = s.keylessCheck(ctx, v.Keyless)
+	default:
+		err = failure.New(v1alpha2.ReasonInvalidConfig, "verify.cosign must set exactly one of publicKeySecret and keyless")
+	}
 	if err != nil {
 		return err
-	}
-	keyName := s.creds.Namespace() + "/" + v.PublicKeySecret.Name
-	pem, ok := sec.Data[cosignKey]
-	if !ok {
-		return failure.New(v1alpha2.ReasonInvalidConfig, "Secret %s has no key %s (the cosign public key, PEM)", keyName, cosignKey)
-	}
-	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pem)
-	if err != nil {
-		return failure.New(v1alpha2.ReasonInvalidConfig, "Secret %s: %s is not a PEM public key: %v", keyName, cosignKey, err)
-	}
-	verifier, err := signature.LoadVerifier(pub, crypto.SHA256)
-	if err != nil {
-		return failure.New(v1alpha2.ReasonInvalidConfig, "Secret %s: %s: %v", keyName, cosignKey, err)
 	}
 	tag := c.repo.Tag(strings.Replace(digest, ":", "-", 1) + ".sig")
 	sigs, err := remote.Image(tag, c.opts...)
@@ -112,8 +114,8 @@ func (s *Source) verifyCosign(ctx context.Context, c *conn, v *v1alpha2.CosignVe
 		if err != nil {
 			return c.classify(err, "reading the signatures of")
 		}
-		if err := verifier.VerifySignature(bytes.NewReader(sig), bytes.NewReader(body)); err != nil {
-			problems = append(problems, fmt.Sprintf("signature %d does not verify with the key of Secret %s", i+1, keyName))
+		if problem := verify(layer.Annotations, sig, body); problem != "" {
+			problems = append(problems, fmt.Sprintf("signature %d %s", i+1, problem))
 			continue
 		}
 		p := payload{}
@@ -131,4 +133,32 @@ func (s *Source) verifyCosign(ctx context.Context, c *conn, v *v1alpha2.CosignVe
 		problems = append(problems, "no signatures")
 	}
 	return failure.New(v1alpha2.ReasonSignatureInvalid, "%s: no valid cosign signature at %s: %s", c.subject, tag, strings.Join(problems, "; "))
+}
+
+// keyCheck returns the check of signatures made with the public key of
+// the Secret ref names.
+func (s *Source) keyCheck(ctx context.Context, ref *v1alpha2.LocalObjectReference) (check, error) {
+	sec, err := s.creds.Secret(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	keyName := s.creds.Namespace() + "/" + ref.Name
+	pem, ok := sec.Data[cosignKey]
+	if !ok {
+		return nil, failure.New(v1alpha2.ReasonInvalidConfig, "Secret %s has no key %s (the cosign public key, PEM)", keyName, cosignKey)
+	}
+	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pem)
+	if err != nil {
+		return nil, failure.New(v1alpha2.ReasonInvalidConfig, "Secret %s: %s is not a PEM public key: %v", keyName, cosignKey, err)
+	}
+	verifier, err := signature.LoadVerifier(pub, crypto.SHA256)
+	if err != nil {
+		return nil, failure.New(v1alpha2.ReasonInvalidConfig, "Secret %s: %s: %v", keyName, cosignKey, err)
+	}
+	return func(_ map[string]string, sig, body []byte) string {
+		if err := verifier.VerifySignature(bytes.NewReader(sig), bytes.NewReader(body)); err != nil {
+			return "does not verify with the key of Secret " + keyName
+		}
+		return ""
+	}, nil
 }

@@ -109,7 +109,7 @@ func TestCosignVerification(t *testing.T) {
 				key = tt.key()
 			}
 			src := v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{
-				Ref: r.host + "/" + repo + "@" + digest, Verify: &v1alpha2.ImageVerification{Cosign: &v1alpha2.CosignVerification{PublicKeySecret: v1alpha2.LocalObjectReference{Name: key}}}}}
+				Ref: r.host + "/" + repo + "@" + digest, Verify: &v1alpha2.ImageVerification{Cosign: &v1alpha2.CosignVerification{PublicKeySecret: &v1alpha2.LocalObjectReference{Name: key}}}}}
 			dir := t.TempDir()
 			err := testSource(nil).Unpack(context.Background(), src, dir)
 			if tt.reason == "" {
