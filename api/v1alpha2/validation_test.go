@@ -111,6 +111,77 @@ func TestBundleDeploymentCreateValidation(t *testing.T) {
 			wantErr: "url must be http:// or https://",
 		},
 		{
+			name: "cosign with a public key",
+			obj: bd(envtest.UniqueName("cosignkey"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{imageSource(&v1alpha2.CosignVerification{PublicKeySecret: &v1alpha2.LocalObjectReference{Name: "key"}})}
+			}),
+		},
+		{
+			name: "cosign keyless",
+			obj: bd(envtest.UniqueName("keyless"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{imageSource(&v1alpha2.CosignVerification{Keyless: keyless(nil)})}
+			}),
+		},
+		{
+			name: "cosign keyless by subjectRegExp",
+			obj: bd(envtest.UniqueName("keylessre"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{imageSource(&v1alpha2.CosignVerification{Keyless: keyless(func(k *v1alpha2.KeylessVerification) {
+					k.Subject, k.SubjectRegExp = "", `.*@example\.com`
+				})})}
+			}),
+		},
+		{
+			name: "cosign with both a public key and keyless",
+			obj: bd(envtest.UniqueName("cosignboth"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{imageSource(&v1alpha2.CosignVerification{
+					PublicKeySecret: &v1alpha2.LocalObjectReference{Name: "key"}, Keyless: keyless(nil)})}
+			}),
+			wantErr: "cosign must set exactly one of publicKeySecret and keyless",
+		},
+		{
+			name: "cosign with neither a public key nor keyless",
+			obj: bd(envtest.UniqueName("cosignnone"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{imageSource(&v1alpha2.CosignVerification{})}
+			}),
+			wantErr: "cosign must set exactly one of publicKeySecret and keyless",
+		},
+		{
+			name: "keyless with subject and subjectRegExp",
+			obj: bd(envtest.UniqueName("keylessboth"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{imageSource(&v1alpha2.CosignVerification{Keyless: keyless(func(k *v1alpha2.KeylessVerification) {
+					k.SubjectRegExp = ".*"
+				})})}
+			}),
+			wantErr: "keyless must set exactly one of subject and subjectRegExp",
+		},
+		{
+			name: "keyless without a subject",
+			obj: bd(envtest.UniqueName("keylessnosub"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{imageSource(&v1alpha2.CosignVerification{Keyless: keyless(func(k *v1alpha2.KeylessVerification) {
+					k.Subject = ""
+				})})}
+			}),
+			wantErr: "keyless must set exactly one of subject and subjectRegExp",
+		},
+		{
+			name: "keyless without an issuer",
+			obj: bd(envtest.UniqueName("keylessnoiss"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{imageSource(&v1alpha2.CosignVerification{Keyless: keyless(func(k *v1alpha2.KeylessVerification) {
+					k.Issuer = ""
+				})})}
+			}),
+			wantErr: "spec.sources[0].image.verify.cosign.keyless.issuer",
+		},
+		{
+			name: "keyless trusted root in another namespace",
+			obj: bd(envtest.UniqueName("keylessns"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{imageSource(&v1alpha2.CosignVerification{Keyless: keyless(func(k *v1alpha2.KeylessVerification) {
+					k.TrustedRootConfigMap.Namespace = "team-a"
+				})})}
+			}),
+			wantErr: "sources read Secrets and ConfigMaps only from rukpak-system",
+		},
+		{
 			name: "pollInterval under the minimum",
 			obj: bd(envtest.UniqueName("poll1s"), func(b *v1alpha2.BundleDeployment) {
 				b.Spec.PollInterval = &metav1.Duration{Duration: time.Second}
@@ -137,6 +208,27 @@ func TestBundleDeploymentCreateValidation(t *testing.T) {
 			assertErr(t, err, tt.wantErr)
 		})
 	}
+}
+
+// imageSource is an image source verified as cosign says.
+func imageSource(cosign *v1alpha2.CosignVerification) v1alpha2.BundleSource {
+	return v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{
+		Ref:    "example.com/x@sha256:" + strings.Repeat("a", 64),
+		Verify: &v1alpha2.ImageVerification{Cosign: cosign},
+	}}
+}
+
+// keyless is a valid keyless verification, changed by mutate.
+func keyless(mutate func(*v1alpha2.KeylessVerification)) *v1alpha2.KeylessVerification {
+	k := &v1alpha2.KeylessVerification{
+		TrustedRootConfigMap: v1alpha2.LocalObjectReference{Name: "sigstore-root"},
+		Issuer:               "https://token.actions.githubusercontent.com",
+		Subject:              "release@example.com",
+	}
+	if mutate != nil {
+		mutate(k)
+	}
+	return k
 }
 
 func assertErr(t *testing.T, err error, want string) {
