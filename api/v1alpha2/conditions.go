@@ -88,8 +88,8 @@ const (
 	// ReasonApplyFailed: applying an object failed.
 	ReasonApplyFailed = "ApplyFailed"
 	// ReasonSignatureInvalid: an image source requires a signature
-	// (verify.cosign) and the image has none that verifies with the key;
-	// nothing of it was unpacked.
+	// (verify.cosign) and the image has none that verifies, with the key
+	// or keyless; nothing of it was unpacked.
 	ReasonSignatureInvalid = "SignatureInvalid"
 	// ReasonHookFailed: a Helm hook Job or Pod of the revision failed, or
 	// did not finish in time; the message names it.

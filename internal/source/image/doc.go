@@ -18,7 +18,10 @@
 //     package, applying OCI whiteouts, within one byte and file budget for
 //     the whole image (see budget). A Helm chart artifact is unpacked from
 //     its single chart layer instead. Every blob is verified against its
-//     digest.
+//     digest. With verify.cosign, a cosign signature of the pinned digest
+//     is required first, before the image's manifest or any layer is read:
+//     made with a public key (verify.go) or keyless, checked offline
+//     against a sigstore trusted root with sigstore-go (keyless.go).
 //
 // Credentials are read with credentials.Reader from rukpak-system only: a
 // kubernetes.io/dockerconfigjson pull Secret, whose entry for the image's
