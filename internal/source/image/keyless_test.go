@@ -420,3 +420,22 @@ func TestKeylessVerification(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestClip: what is said about one signature is bounded, cut on a rune
+// boundary.
+func TestClip(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"abcdefghijkl", 10, "abcdefg…"},
+		{"ééééééé", 10, "ééé…"},
+	} {
+		if got := clip(tt.in, tt.n); got != tt.want || len(got) > tt.n {
+			t.Errorf("clip(%q, %d) = %q, want %q (at most %d bytes)", tt.in, tt.n, got, tt.want, tt.n)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
@@ -36,6 +37,10 @@ const (
 	maxPayload = 64 << 10
 	// maxSignatures bounds the signatures read.
 	maxSignatures = 16
+	// maxProblem bounds what is said about one signature: it quotes what
+	// the signature layer holds (digests, certificate names), and all of
+	// them must fit a condition's message.
+	maxProblem = 512
 )
 
 // payload is the part of a simple signing payload that is checked.
@@ -132,6 +137,9 @@ func (s *Source) verifyCosign(ctx context.Context, c *conn, v *v1alpha2.CosignVe
 	if len(problems) == 0 {
 		problems = append(problems, "no signatures")
 	}
+	for i, p := range problems {
+		problems[i] = clip(p, maxProblem)
+	}
 	return failure.New(v1alpha2.ReasonSignatureInvalid, "%s: no valid cosign signature at %s: %s", c.subject, tag, strings.Join(problems, "; "))
 }
 
@@ -161,4 +169,16 @@ func (s *Source) keyCheck(ctx context.Context, ref *v1alpha2.LocalObjectReferenc
 		}
 		return ""
 	}, nil
+}
+
+// clip shortens s to at most n bytes, on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
