@@ -78,12 +78,15 @@ var policyFiles = []string{
 	"policy/mutating-binding.yaml",
 	"policy/validating-policy.yaml",
 	"policy/validating-binding.yaml",
+	"policy/finalizer-policy.yaml",
+	"policy/finalizer-binding.yaml",
 }
 
 // Policies decodes the admission policies of config/policy: the
 // MutatingAdmissionPolicy rukpak-requested-by, its binding, the
-// ValidatingAdmissionPolicy rukpak-install-authorization and its binding, in
-// that order. They are returned as unstructured objects so that callers
+// ValidatingAdmissionPolicy rukpak-install-authorization and its binding,
+// then the MutatingAdmissionPolicy rukpak-cleanup-finalizer and its binding,
+// in that order. They are returned as unstructured objects so that callers
 // install them as written, with server-side apply or create.
 func Policies() ([]*unstructured.Unstructured, error) {
 	objs := make([]*unstructured.Unstructured, 0, len(policyFiles))

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// TestPolicies checks that config/policy decodes into the four objects, in
+// TestPolicies checks that config/policy decodes into the six objects, in
 // order, that every embedded file is listed, and that each decodes strictly
 // into its typed API object (no misspelt fields).
 func TestPolicies(t *testing.T) {
@@ -22,6 +22,8 @@ func TestPolicies(t *testing.T) {
 		{"MutatingAdmissionPolicyBinding", "rukpak-requested-by"},
 		{"ValidatingAdmissionPolicy", "rukpak-install-authorization"},
 		{"ValidatingAdmissionPolicyBinding", "rukpak-install-authorization"},
+		{"MutatingAdmissionPolicy", "rukpak-cleanup-finalizer"},
+		{"MutatingAdmissionPolicyBinding", "rukpak-cleanup-finalizer"},
 	}
 	if len(objs) != len(want) {
 		t.Fatalf("got %d objects, want %d", len(objs), len(want))
@@ -71,6 +73,8 @@ func TestPolicies(t *testing.T) {
 		&admissionregistrationv1.MutatingAdmissionPolicyBinding{},
 		&admissionregistrationv1.ValidatingAdmissionPolicy{},
 		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
+		&admissionregistrationv1.MutatingAdmissionPolicy{},
+		&admissionregistrationv1.MutatingAdmissionPolicyBinding{},
 	}
 	for i, obj := range objs {
 		data, err := yaml.Marshal(obj.Object)

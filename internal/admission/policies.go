@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,9 @@ const (
 	// MutatingPolicyName records the requester of a BundleDeployment or a
 	// Bundle in the requested-by annotations.
 	MutatingPolicyName = "rukpak-requested-by"
+	// FinalizerPolicyName gives every new BundleDeployment the cleanup
+	// finalizer, so the manager does not have to add it with an update.
+	FinalizerPolicyName = "rukpak-cleanup-finalizer"
 	// ValidatingPolicyName refuses requests whose user may not impersonate
 	// the install identity, use the class, or use a Secret or ConfigMap
 	// the spec names (for Bundles: the class, Secrets and ConfigMaps,
@@ -84,8 +88,8 @@ func ApplyPolicies(ctx context.Context, cfg *rest.Config) error {
 //
 // Enforcement is observed with server-side dry-run creates of a probe
 // BundleDeployment, which store nothing, every 50ms: one as cfg's user must
-// come back with the requested-by annotation (the mutating policy is
-// active), and one impersonating a user that may create BundleDeployments
+// come back with the requested-by annotation and the cleanup finalizer (the
+// mutating policies are active), and one impersonating a user that may create BundleDeployments
 // but impersonate no one must be refused by rukpak-install-authorization
 // (the validating policy is active). That user's permission is granted by a
 // temporary ClusterRole and ClusterRoleBinding named rukpak-policy-probe,
@@ -152,16 +156,17 @@ func waitEnforced(ctx context.Context, admin, probe client.Client) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("admission policies %s and %s not enforced within %s: %w", MutatingPolicyName, ValidatingPolicyName, EnforcedTimeout, last)
+			return fmt.Errorf("admission policies %s, %s and %s not enforced within %s: %w", MutatingPolicyName, FinalizerPolicyName, ValidatingPolicyName, EnforcedTimeout, last)
 		case <-time.After(pollInterval):
 		}
 	}
 }
 
 // mutatedProbe reports whether a dry-run create as the admin comes back
-// with the requested-by annotation. Until the mutating policy is loaded the
-// create either succeeds without it or, if the validating policy is loaded
-// first, is refused for lacking it.
+// with the requested-by annotation and the cleanup finalizer. Until the
+// mutating policies are loaded the create either succeeds without them or,
+// if the validating policy is loaded first, is refused for lacking the
+// annotation.
 func mutatedProbe(ctx context.Context, admin client.Client) (bool, error) {
 	bd := probeBundleDeployment()
 	if err := admin.Create(ctx, bd, client.DryRunAll); err != nil {
@@ -169,6 +174,9 @@ func mutatedProbe(ctx context.Context, admin client.Client) (bool, error) {
 	}
 	if bd.Annotations[v1alpha2.AnnotationRequestedBy] == "" {
 		return false, fmt.Errorf("dry-run create as the admin: no %s annotation yet", v1alpha2.AnnotationRequestedBy)
+	}
+	if !slices.Contains(bd.Finalizers, v1alpha2.FinalizerCleanup) {
+		return false, fmt.Errorf("dry-run create as the admin: no finalizer %s yet (%s)", v1alpha2.FinalizerCleanup, FinalizerPolicyName)
 	}
 	return true, nil
 }

@@ -3,6 +3,7 @@ package approval_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -216,4 +217,49 @@ func cleanup(t *testing.T, bd *v1alpha2.BundleDeployment) {
 	bd.Finalizers = nil
 	_ = env.Client.Update(ctx, bd)
 	_ = env.Client.Delete(ctx, bd)
+}
+
+// New BundleDeployments of the built-in classes get the cleanup finalizer
+// from rukpak-cleanup-finalizer, next to any of their own; those of other
+// classes, and updates, are left as they are.
+func TestAdmissionAddsCleanupFinalizer(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t, "team-a")
+	for _, tc := range []struct {
+		name  string
+		class string
+		own   []string
+		want  []string
+	}{
+		{"plain", v1alpha2.ClassPlain, nil, []string{v1alpha2.FinalizerCleanup}},
+		{"helm, with a finalizer of its own", v1alpha2.ClassHelm, []string{"example.com/keep"}, []string{"example.com/keep", v1alpha2.FinalizerCleanup}},
+		{"registry, with the finalizer already", v1alpha2.ClassRegistry, []string{v1alpha2.FinalizerCleanup}, []string{v1alpha2.FinalizerCleanup}},
+		{"another provisioner's class", "example-com-other", []string{"example.com/keep"}, []string{"example.com/keep"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bd := newBD(ns, "")
+			bd.Spec.ProvisionerClassName = tc.class
+			bd.Finalizers = tc.own
+			if err := env.Client.Create(ctx, bd); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				bd.Finalizers = nil
+				_ = env.Client.Update(ctx, bd)
+				_ = env.Client.Delete(ctx, bd)
+			})
+			if !slices.Equal(bd.Finalizers, tc.want) {
+				t.Fatalf("finalizers after create = %v, want %v", bd.Finalizers, tc.want)
+			}
+			// An update that drops it is not undone: only creates are
+			// mutated, and the manager owns the finalizer from then on.
+			bd.Finalizers = slices.DeleteFunc(bd.Finalizers, func(f string) bool { return f == v1alpha2.FinalizerCleanup })
+			if err := env.Client.Update(ctx, bd); err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(bd.Finalizers, v1alpha2.FinalizerCleanup) {
+				t.Fatalf("finalizers after an update without it = %v", bd.Finalizers)
+			}
+		})
+	}
 }

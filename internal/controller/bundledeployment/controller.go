@@ -248,6 +248,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return r.finalize(ctx, bd)
 	}
 	if !controllerutil.ContainsFinalizer(bd, v1alpha2.FinalizerCleanup) {
+		// The admission policy rukpak-cleanup-finalizer gives new
+		// BundleDeployments of the built-in classes the finalizer; others,
+		// and those created while it was not enforced, get it here,
+		// before anything is written.
 		patch := client.MergeFrom(bd.DeepCopy())
 		controllerutil.AddFinalizer(bd, v1alpha2.FinalizerCleanup)
 		if err := r.Client.Patch(ctx, bd, patch); err != nil {
