@@ -96,6 +96,10 @@ const (
 	ReasonHookFailed = "HookFailed"
 	// ReasonPruneFailed: removing objects the revision no longer has failed.
 	ReasonPruneFailed = "PruneFailed"
+	// ReasonInventoryIncomplete (an event): a revision that was never
+	// recorded as installed, and may have written objects, cannot be read
+	// to know which; they are not pruned.
+	ReasonInventoryIncomplete = "InventoryIncomplete"
 	// ReasonCRDUpgradeUnsafe: the revision changes a CRD in a way that can
 	// break existing custom resources (see upgrade.crdUpgradeSafety).
 	ReasonCRDUpgradeUnsafe = "CRDUpgradeUnsafe"

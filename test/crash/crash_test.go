@@ -204,3 +204,48 @@ func keys(m map[string]string) []string {
 	sort.Strings(out)
 	return slices.Clip(out)
 }
+
+// TestKillDuringFirstInstall creates a BundleDeployment, kills the manager
+// with SIGKILL within 60ms (while it resolves, unpacks and applies the
+// first revision, which records its inventory only when done; a warm
+// manager installs 11 ConfigMaps in about 30ms),
+// changes the spec to another revision while no manager runs, and starts a
+// new one: it must converge to the second revision with nothing of the
+// first left behind, whatever the first install had written.
+func TestKillDuringFirstInstall(t *testing.T) {
+	ctx := context.Background()
+	h := managerproc.New(t, env.Config)
+	store := "--storage-dir=" + filepath.Join(h.Dir, "store")
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("random seed %d", seed)
+	mgr := h.Start("manager", store)
+	stages := map[string]int{}
+	defer func() { t.Logf("where the kills landed: %v", stages) }()
+
+	for i := 1; i <= firstInstallRuns; i++ {
+		ns := envtest.UniqueName("first")
+		first, _ := revision(t, 0)
+		second, want := revision(t, 1)
+		bd := &v1alpha2.BundleDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("bd")},
+			Spec:       v1alpha2.BundleDeploymentSpec{ProvisionerClassName: v1alpha2.ClassPlain, InstallNamespace: ns, Sources: first},
+		}
+		if err := env.Client.Create(ctx, bd); err != nil {
+			t.Fatal(err)
+		}
+		delay := time.Duration(rng.IntN(60)) * time.Millisecond
+		time.Sleep(delay)
+		mgr.Kill()
+		stage := stageAt(t, ns, 0)
+		stages[stage]++
+		update(t, bd.Name, func(b *v1alpha2.BundleDeployment) { b.Spec.Sources = second })
+		mgr = h.Start("manager", store)
+		t.Logf("run %d: killed after %s, %s", i, delay, stage)
+		converged(t, bd.Name, ns, want)
+	}
+}
+
+// firstInstallRuns is how many first installs TestKillDuringFirstInstall
+// interrupts.
+const firstInstallRuns = 12

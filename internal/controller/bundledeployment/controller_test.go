@@ -3,6 +3,7 @@ package bundledeployment_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -426,4 +428,48 @@ func TestUnknownKindIsRetried(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, crd) })
 	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+}
+
+// A first install writes its inventory once; when it fails half-way, what
+// it may have written is recorded then, and pruned by the next revision.
+func TestFirstInstallFailingHalfWayIsRecorded(t *testing.T) {
+	ctx := context.Background()
+	ns := envtest.UniqueName("first")
+	broken := manifests(t, map[string]string{
+		"a.yaml": cmYAML("written", "v1"),
+		"b.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: broken\nspec:\n  ports:\n  - port: 99999\n",
+	})
+	bd := newBD(t, ns, broken)
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonValidationFailed)
+	if bd.Status.ActiveBundle != "" {
+		t.Fatalf("activeBundle = %q after a failed first install", bd.Status.ActiveBundle)
+	}
+	if _, err := configMapData(t, ns, "written"); err != nil {
+		t.Fatalf("the first install applied nothing before the refused object (%v); the test needs it to fail half-way", err)
+	}
+	ids, err := inventory.NewStore(env.Client, env.Client, v1alpha2.SystemNamespace).Load(ctx, inventory.Owner{Name: bd.Name, UID: bd.UID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, id := range ids {
+		names = append(names, id.Kind+"/"+id.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"ConfigMap/written", "Service/broken"}; !slices.Equal(names, want) {
+		t.Fatalf("inventory after the failed first install = %v, want %v", names, want)
+	}
+
+	fixed := manifests(t, map[string]string{"a.yaml": cmYAML("other", "v2")})
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) { b.Spec.Sources = source(fixed) })
+	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	if data, err := configMapData(t, ns, "other"); err != nil || data["value"] != "v2" {
+		t.Fatalf("other = %v, %v; want v2", data, err)
+	}
+	envtest.Eventually(t, 10*time.Second, func() error {
+		if _, err := configMapData(t, ns, "written"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the failed install's ConfigMap is still there: %v", err)
+		}
+		return nil
+	})
 }

@@ -2,6 +2,7 @@ package bundledeployment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/rukpak/rukpak/internal/builtins"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/metrics"
+	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/values"
 	"github.com/rukpak/rukpak/pkg/failure"
 	"github.com/rukpak/rukpak/pkg/provisioner"
@@ -266,9 +268,22 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		return nil, fmt.Errorf("loading inventory: %w", err)
 	}
 	ids := plan.IDs()
+	firstInstall := len(old) == 0 && s.bd.Status.ActiveBundle == ""
+	if firstInstall {
+		// Nothing recorded: a first install, or one whose earlier
+		// attempt stopped (the process was killed) before it recorded
+		// anything. Those attempts' Bundles say what they may have
+		// written.
+		if old, err = r.earlierRevisionIDs(ctx, s, ref.bundle); err != nil {
+			return nil, err
+		}
+	}
 	// Record the union first, so objects of a revision that fails half-way
-	// are still known and pruned later.
-	if len(inventory.Stale(ids, old)) > 0 {
+	// are still known and pruned later. A first install records them when
+	// it is done, or when it fails: until then its Bundle (the only one)
+	// says what it writes.
+	recordLater := firstInstall && len(old) == 0
+	if !recordLater && len(inventory.Stale(ids, old)) > 0 {
 		if err := r.Inventory.Save(ctx, inventoryOf(s.bd), union(old, ids)); err != nil {
 			return nil, fmt.Errorf("saving inventory: %w", err)
 		}
@@ -298,6 +313,12 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	metrics.Since(metrics.ApplySeconds.WithLabelValues(s.bd.Spec.ProvisionerClassName, metrics.Result(err)), began)
 	r.reportWarnings(s, ref.bundle, warnings())
 	if err != nil {
+		if recordLater {
+			// Some objects may be written: they are known from now on.
+			if serr := r.Inventory.Save(ctx, inventoryOf(s.bd), ids); serr != nil {
+				err = errors.Join(err, fmt.Errorf("saving inventory: %w", serr))
+			}
+		}
 		return nil, err
 	}
 	next := &appliedState{uid: s.bd.UID, bundle: ref.bundle, digest: ref.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids)), config: ref.config, values: ref.values}
@@ -341,6 +362,39 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	}
 	r.handOver(pcs, s.bd.Name)
 	return res, nil
+}
+
+// earlierRevisionIDs returns what the BundleDeployment's revisions other
+// than current hold, for a BundleDeployment that has recorded nothing:
+// usually there are none (a first install), but an install that was
+// stopped before it recorded its objects (the manager killed half-way)
+// and then replaced by a new revision left its Bundle, and the objects it
+// wrote must be pruned like those of any revision. A revision that can no
+// longer be rendered is reported in an event and left out: its objects, if
+// any, stay in place, labelled as this BundleDeployment's.
+func (r *Reconciler) earlierRevisionIDs(ctx context.Context, s *scope, current string) ([]inventory.ID, error) {
+	list := &v1alpha2.BundleList{}
+	if err := r.Client.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: s.bd.Name}); err != nil {
+		return nil, fmt.Errorf("listing Bundles: %w", err)
+	}
+	var ids []inventory.ID
+	for i := range list.Items {
+		b := &list.Items[i]
+		if b.Name == current || !ownership.Controlled(s.bd, b) {
+			continue
+		}
+		ref, err := r.revisionOf(ctx, s, b.Name)
+		if err == nil {
+			var plan *apply.Plan
+			if plan, err = r.plan(ctx, s.bd, ref, s.prov); err == nil {
+				ids = union(ids, plan.IDs())
+				continue
+			}
+		}
+		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonInventoryIncomplete, "Install",
+			"revision %s was never recorded as installed and cannot be read to prune what it may have written: %v", b.Name, err)
+	}
+	return ids, nil
 }
 
 // hookRun is which hooks applying ref runs: install hooks while nothing
