@@ -53,9 +53,13 @@ cluster-bins: ## Build etcd, kube-apiserver, kube-controller-manager, kube-sched
 	hack/build-cluster-bins.sh $(CLUSTER_BIN)
 
 .PHONY: build
+# Static, without cgo, like the release (internal/release). With cgo, the
+# package plugin (which kustomize's plugin loader imports) makes the linker
+# export every symbol: 19 MB of dynamic symbol tables that the loader reads
+# at every start, and about 20 MiB more of the manager's resident memory.
 build: ## Build bin/rukpak (the manager) and bin/rukpakctl (the CLI).
-	go build -o $(BIN)/rukpak ./cmd/rukpak
-	go build -o $(BIN)/rukpakctl ./cmd/rukpakctl
+	CGO_ENABLED=0 go build -o $(BIN)/rukpak ./cmd/rukpak
+	CGO_ENABLED=0 go build -o $(BIN)/rukpakctl ./cmd/rukpakctl
 
 ##@ Release
 

@@ -87,6 +87,8 @@ func run() error {
 		memoryLimit = q.Value()
 		return nil
 	})
+	gcPercent := -1
+	fs.IntVar(&gcPercent, "gc-percent", -1, fmt.Sprintf("the garbage collector's target: how far the heap grows, in percent of the live heap, before the next collection (default: GOGC if set, else %d)", memlimit.DefaultGCPercent))
 	fs.Float64Var(&qps, "kube-api-qps", 1000, "client-side request rate limit; the API server's own flow control still applies")
 	fs.IntVar(&burst, "kube-api-burst", 2000, "client-side request burst")
 	zopts := zap.Options{}
@@ -95,6 +97,8 @@ func run() error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
 	limit, from := memlimit.Set(memoryLimit)
 	ctrl.Log.Info("soft memory limit", "limit", memlimit.String(limit), "from", from)
+	percent, from := memlimit.SetGCPercent(gcPercent)
+	ctrl.Log.Info("garbage collector target", "percent", percent, "from", from)
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {

@@ -70,3 +70,29 @@ func cgroupLimit() (int64, bool) {
 
 // String formats a limit in MiB for logs.
 func String(limit int64) string { return fmt.Sprintf("%d MiB", limit>>20) }
+
+// DefaultGCPercent is the garbage collector's target when neither a flag
+// nor GOGC says otherwise: the heap may grow by half its live size between
+// collections (the runtime's own default is 100, twice the live heap). The
+// manager's live heap is mostly caches that stay, so a collection finds
+// little garbage and a lower target costs little CPU for a smaller process.
+const DefaultGCPercent = 50
+
+// SetGCPercent sets the garbage collector's target percentage: flag when
+// not negative, else nothing to change when GOGC is set, else
+// DefaultGCPercent. It returns the percentage in effect and its origin,
+// for the log.
+func SetGCPercent(flag int) (int, string) {
+	switch {
+	case flag >= 0:
+		debug.SetGCPercent(flag)
+		return flag, "flag"
+	case os.Getenv("GOGC") != "":
+		// The runtime read it at start; reading the value back sets it.
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		return p, "GOGC"
+	}
+	debug.SetGCPercent(DefaultGCPercent)
+	return DefaultGCPercent, "default"
+}

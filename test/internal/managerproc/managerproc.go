@@ -39,6 +39,8 @@ func New(t *testing.T, cfg *rest.Config) *Harness {
 	h := &Harness{t: t, Bin: filepath.Join(dir, "rukpak"), Kubeconfig: filepath.Join(dir, "kubeconfig"), Dir: dir}
 	build := exec.Command("go", "build", "-o", h.Bin, "./cmd/rukpak")
 	build.Dir = envtest.RepoRoot()
+	// Static, as make build and the release build it.
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the manager: %v\n%s", err, out)
 	}
