@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -139,6 +141,59 @@ func TestMissing(t *testing.T) {
 		})
 	}
 
+	// The same, with the subject's listed rules first: the same answer,
+	// and no SubjectAccessReview where the rules grant everything.
+	impersonated := rest.CopyConfig(env.Config)
+	impersonated.Impersonate = rest.ImpersonationConfig{UserName: subject.User, Groups: subject.Groups}
+	self, err := kubernetes.NewForConfig(impersonated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := func(ctx context.Context, ns string) (*authorizationv1.SubjectRulesReviewStatus, error) {
+		r, err := self.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx,
+			&authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}, metav1.CreateOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return &r.Status, nil
+	}
+	incomplete := func(ctx context.Context, ns string) (*authorizationv1.SubjectRulesReviewStatus, error) {
+		st, err := listed(ctx, ns)
+		if st != nil {
+			st.Incomplete = true
+		}
+		return st, err
+	}
+	failing := func(context.Context, string) (*authorizationv1.SubjectRulesReviewStatus, error) {
+		return nil, errors.New("connection refused")
+	}
+	for _, tt := range tests {
+		for _, rv := range []struct {
+			name    string
+			rules   RulesReviewer
+			reviews func(targets []Target) bool // whether SubjectAccessReviews are expected
+		}{
+			{"listed", listed, func(ts []Target) bool { return tt.want != nil }},
+			{"incomplete list", incomplete, func(ts []Target) bool { return len(ts) > 0 }},
+			{"failing list", failing, func(ts []Target) bool { return len(ts) > 0 }},
+		} {
+			t.Run(tt.name+", "+rv.name, func(t *testing.T) {
+				counting := &countingReviews{SubjectAccessReviewInterface: cs.AuthorizationV1().SubjectAccessReviews()}
+				c := &Checker{Reviews: counting}
+				got, err := c.MissingListed(ctx, subject, tt.targets, rv.rules)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, tt.want) {
+					t.Fatalf("MissingListed =\n%+v\nwant\n%+v", got, tt.want)
+				}
+				if asked := counting.n.Load(); (asked > 0) != rv.reviews(tt.targets) {
+					t.Fatalf("%d SubjectAccessReviews asked; want some: %v", asked, rv.reviews(tt.targets))
+				}
+			})
+		}
+	}
+
 	t.Run("a cluster-admin lacks nothing", func(t *testing.T) {
 		admin := Subject{User: "admin", Groups: []string{"system:masters"}}
 		got, err := checker.Missing(ctx, admin, tests[len(tests)-1].targets)
@@ -146,6 +201,17 @@ func TestMissing(t *testing.T) {
 			t.Fatalf("Missing = %+v, %v; want nothing", got, err)
 		}
 	})
+}
+
+// countingReviews counts the SubjectAccessReviews created through it.
+type countingReviews struct {
+	authorizationv1client.SubjectAccessReviewInterface
+	n atomic.Int64
+}
+
+func (c *countingReviews) Create(ctx context.Context, sar *authorizationv1.SubjectAccessReview, opts metav1.CreateOptions) (*authorizationv1.SubjectAccessReview, error) {
+	c.n.Add(1)
+	return c.SubjectAccessReviewInterface.Create(ctx, sar, opts)
 }
 
 // TestMissingReviews checks, with a fake client, which reviews Missing asks

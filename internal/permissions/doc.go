@@ -11,7 +11,9 @@
 //     into as few rules as an admin would write.
 //  3. Checker.Missing: the rules the Subject lacks, asked of the API server
 //     with SubjectAccessReviews (so that every authorizer, RBAC and
-//     webhooks alike, is consulted).
+//     webhooks alike, is consulted); Checker.MissingListed first reads the
+//     Subject's rules with one SelfSubjectRulesReview per namespace and
+//     asks reviews only for what those do not grant.
 //  4. Message and Roles: what is missing, as a status condition message and
 //     as Role/ClusterRole objects (with bindings) an admin can apply.
 package permissions

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -133,7 +134,11 @@ func (r *Reconciler) preflight(ctx context.Context, s *scope, plan *apply.Plan) 
 		targets[i] = permissions.Target{Resource: o.Resource, Namespace: o.ID.Namespace, Name: o.ID.Name}
 	}
 	subject := permissions.ServiceAccount(s.as.id.Namespace, s.as.id.Name)
-	missing, err := r.Permissions.Missing(ctx, subject, targets)
+	var listed permissions.RulesReviewer
+	if c, err := r.Identities.For(s.as.id); err == nil {
+		listed = rulesOf(c.Client)
+	}
+	missing, err := r.Permissions.MissingListed(ctx, subject, targets, listed)
 	if err != nil {
 		return fmt.Errorf("checking the permissions of %s: %w", s.as.id, err)
 	}
@@ -141,6 +146,18 @@ func (r *Reconciler) preflight(ctx context.Context, s *scope, plan *apply.Plan) 
 		return failure.New(v1alpha2.ReasonMissingPermissions, "%s", permissions.Message(subject, missing))
 	}
 	return nil
+}
+
+// rulesOf lists the rules of the identity c impersonates, with a
+// SelfSubjectRulesReview (every authenticated user may create one).
+func rulesOf(c client.Client) permissions.RulesReviewer {
+	return func(ctx context.Context, namespace string) (*authorizationv1.SubjectRulesReviewStatus, error) {
+		review := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: namespace}}
+		if err := c.Create(ctx, review); err != nil {
+			return nil, fmt.Errorf("listing the rules of namespace %s: %w", namespace, err)
+		}
+		return &review.Status, nil
+	}
 }
 
 // adminRecheck is when a refusal that waits for an admin is checked
