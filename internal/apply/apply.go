@@ -115,6 +115,13 @@ func (e *Engine) deferred(ctx context.Context, p *Plan) ([]bool, error) {
 // the plan's collision rules. Every refusal is collected, so the message
 // names all (up to maxReported) refused objects.
 func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []string) error {
+	var listed *listedObjects
+	if p.direct {
+		var err error
+		if listed, err = e.listExisting(ctx, p, idx); err != nil {
+			return err
+		}
+	}
 	var mu sync.Mutex
 	var refused, collided, forbidden, immutable []string
 	var transient error
@@ -123,7 +130,7 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 		var obj *metav1.PartialObjectMetadata
 		var err error
 		if p.direct {
-			obj, err = e.existing(ctx, it)
+			obj, err = listed.existing(ctx, e, it)
 		} else {
 			obj, err = e.patch(ctx, it, true)
 		}

@@ -2,7 +2,9 @@ package apply_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,11 +33,25 @@ func (l *requestLog) RoundTrip(next http.RoundTripper) http.RoundTripper {
 		if req.URL.Query().Get("dryRun") != "" {
 			key += " dry-run"
 		}
+		if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/configmaps") {
+			// A read of one ConfigMap, or a list of them.
+			if strings.HasSuffix(req.URL.Path, "/configmaps") {
+				key += " list"
+			} else {
+				key += " one"
+			}
+		}
 		l.mu.Lock()
 		l.seen[key]++
 		l.mu.Unlock()
 		return next.RoundTrip(req)
 	})
+}
+
+func (l *requestLog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	clear(l.seen)
 }
 
 func (l *requestLog) count(key string) int {
@@ -128,6 +144,84 @@ func TestDirectPlans(t *testing.T) {
 	_, err = e.Apply(ctx, p.Direct())
 	if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonValidationFailed || !strings.Contains(f.Message, "Service "+ns+"/broken") {
 		t.Fatalf("err = %v, want ValidationFailed naming the Service", err)
+	}
+}
+
+// TestDirectPlansFindWhatExists: a direct plan with many objects of one
+// kind in a namespace finds which exist with paged lists instead of a
+// read each, and refuses a stranger's object and adopts its own exactly
+// as with reads.
+func TestDirectPlansFindWhatExists(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name      string
+		objects   int
+		others    int // ConfigMaps of nobody's in the namespace
+		wantGets  int // reads of single objects (GETs with a name)
+		wantLists int
+	}{
+		{name: "a few: a read each", objects: 10, others: 600, wantGets: 10},
+		// The namespace holds 602 ConfigMaps: two pages of 500.
+		{name: "many: paged lists", objects: 1200, others: 600, wantLists: 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := env.Namespace(t, "listed")
+			log := &requestLog{seen: map[string]int{}}
+			e := countingEngine(t, log)
+			owner := apply.Owner{Name: "bd", Revision: "bd-1", UID: "uid-1"}
+			// Others' ConfigMaps, a stranger's that the plan names, and
+			// one this owner wrote before.
+			for i := 0; i < tt.others; i++ {
+				if err := env.Client.Create(ctx, objs(t, cm(fmt.Sprintf("other-%d", i), ns, "x"))[0]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := env.Client.Create(ctx, objs(t, cm("theirs", ns, "x"))[0]); err != nil {
+				t.Fatal(err)
+			}
+			p, err := e.Prepare(objs(t, cm("mine", "", "1")), ns, owner)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct()); err != nil {
+				t.Fatal(err)
+			}
+
+			var docs []string
+			for i := 0; i < tt.objects-1; i++ {
+				docs = append(docs, cm(fmt.Sprintf("cm-%d", i), "", "v"))
+			}
+			withStranger := append(slices.Clone(docs), cm("theirs", "", "mine"))
+			p, err = e.Prepare(objs(t, withStranger...), ns, owner)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log.reset()
+			_, err = e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
+			if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonCollision || !strings.Contains(f.Message, "ConfigMap "+ns+"/theirs") {
+				t.Fatalf("err = %v, want Collision naming the stranger's ConfigMap", err)
+			}
+			if n := log.count("PATCH"); n != 0 {
+				t.Fatalf("a collision made %d writes", n)
+			}
+			if gets, lists := log.count("GET one"), log.count("GET list"); gets != tt.wantGets || lists != tt.wantLists {
+				t.Fatalf("%d reads and %d lists, want %d and %d", gets, lists, tt.wantGets, tt.wantLists)
+			}
+
+			withOwn := append(docs, cm("mine", "", "2"))
+			p, err = e.Prepare(objs(t, withOwn...), ns, owner)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := actions(cs)
+			if got["ConfigMap/mine"] != apply.Configured || got["ConfigMap/cm-0"] != apply.Created || len(got) != tt.objects {
+				t.Fatalf("%d actions, mine %v, cm-0 %v; want %d, configured and created", len(got), got["ConfigMap/mine"], got["ConfigMap/cm-0"], tt.objects)
+			}
+		})
 	}
 }
 
