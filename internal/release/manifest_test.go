@@ -70,7 +70,7 @@ func TestManifest(t *testing.T) {
 		"Namespace": 1, "CustomResourceDefinition": 3, "ServiceAccount": 1,
 		"ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
 		"Deployment": 1, "Service": 2, // the webhook and the metrics
-		"MutatingAdmissionPolicy": 1, "MutatingAdmissionPolicyBinding": 1,
+		"MutatingAdmissionPolicy": 2, "MutatingAdmissionPolicyBinding": 2, // requested-by and the cleanup finalizer
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	} {
 		if kinds[kind] != n {
