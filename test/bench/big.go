@@ -11,6 +11,7 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -247,6 +248,13 @@ func bigScenario(ctx context.Context, c config, cl *localcluster.Cluster, k clie
 	if err != nil {
 		return err
 	}
+	profiled := make(chan error, 1)
+	if c.pprof != "" {
+		// The manager's CPU profile of the upgrade's first 5 seconds.
+		go func() { profiled <- cpuProfile(ctx, c.pprof, 5, filepath.Join(c.stateDir, "big-upgrade.pprof")) }()
+	} else {
+		profiled <- nil
+	}
 	start = time.Now()
 	cur := &v1alpha2.BundleDeployment{}
 	if err := k.Get(ctx, client.ObjectKey{Name: "big"}, cur); err != nil {
@@ -260,6 +268,9 @@ func bigScenario(ctx context.Context, c config, cl *localcluster.Cluster, k clie
 		return err
 	}
 	upgrade := time.Since(start)
+	if err := <-profiled; err != nil {
+		return err
+	}
 	after, err := readRequestCounts(ctx, cs)
 	if err != nil {
 		return err
@@ -285,11 +296,11 @@ func bigScenario(ctx context.Context, c config, cl *localcluster.Cluster, k clie
 }
 
 // waitGeneration waits until BundleDeployment name is Installed for
-// generation gen.
+// generation gen, reading it every 50ms.
 func waitGeneration(ctx context.Context, k client.Client, name string, gen int64, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	last := time.Now()
-	for ; time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	for ; time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		bd := &v1alpha2.BundleDeployment{}
 		if err := k.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
 			return err

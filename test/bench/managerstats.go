@@ -134,3 +134,16 @@ func procStatus(pid int, field string) (int64, error) {
 func resetPeakRSS(pid int) error {
 	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0o200)
 }
+
+// cpuProfile saves the manager's CPU profile of the next seconds to path.
+func cpuProfile(ctx context.Context, addr string, seconds int, path string) error {
+	p, err := getPprof(ctx, addr, fmt.Sprintf("profile?seconds=%d", seconds))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, []byte(p), 0o644); err != nil {
+		return fmt.Errorf("saving the CPU profile: %w", err)
+	}
+	fmt.Printf("manager CPU profile of %ds saved to %s\n", seconds, path)
+	return nil
+}
