@@ -116,7 +116,9 @@ func run(c config) error {
 	c.metricsAddr = metricsAddr
 	c.managerPath = filepath.Join(c.binDir, "rukpak")
 	managerArgs := []string{fmt.Sprintf("--max-concurrent-reconciles=%d", c.concurrency), "--pprof-bind-address=" + c.pprof,
-		"--metrics-bind-address=" + c.metricsAddr}
+		// Plain HTTP on loopback: the restart scenario reads the
+		// reconcile counts without a token.
+		"--metrics-bind-address=" + c.metricsAddr, "--metrics-insecure"}
 	if c.applyConcurrency > 0 {
 		managerArgs = append(managerArgs, fmt.Sprintf("--apply-concurrency=%d", c.applyConcurrency))
 	}
