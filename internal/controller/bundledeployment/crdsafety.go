@@ -23,13 +23,20 @@ import (
 // checkCRDUpgrades refuses a plan that changes an installed CRD unsafely
 // (crdsafety.Compare) or whose new schema existing custom resources fail,
 // unless upgrade.crdUpgradeSafety is None.
-func (r *Reconciler) checkCRDUpgrades(ctx context.Context, s *scope, plan *apply.Plan) error {
+func (r *Reconciler) checkCRDUpgrades(ctx context.Context, s *scope, plan *apply.Plan, same map[inventory.ID]appliedObject) error {
 	bd := s.bd
 	if bd.Spec.Upgrade != nil && bd.Spec.Upgrade.CRDUpgradeSafety == v1alpha2.CRDUpgradeSafetyNone {
 		return nil
 	}
 	var reports []string
 	for _, obj := range plan.CRDs() {
+		gvk := obj.GroupVersionKind()
+		if _, ok := same[inventory.ID{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Name: obj.GetName()}]; ok {
+			// Applied before exactly so, and not changed since: nothing
+			// changes, so nothing to check (nor its custom resources to
+			// list).
+			continue
+		}
 		next := &apiextensionsv1.CustomResourceDefinition{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, next); err != nil {
 			return failure.New(v1alpha2.ReasonInvalidContent, "CRD %s: %v", obj.GetName(), err)

@@ -251,8 +251,15 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	if err := r.preflight(ctx, s, plan); err != nil {
 		return nil, err
 	}
+	// Objects exactly as applied before (the same configuration, and not
+	// changed since) are neither validated nor written again: after a
+	// restart, or when a new revision leaves them as they were.
+	same, err := r.unchangedSinceApplied(ctx, s, st, plan.Entries())
+	if err != nil {
+		return nil, err
+	}
 	if ref.upgrade {
-		if err := r.checkCRDUpgrades(ctx, s, plan); err != nil {
+		if err := r.checkCRDUpgrades(ctx, s, plan, same); err != nil {
 			return nil, err
 		}
 	}
@@ -287,13 +294,6 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		if err := r.Inventory.Save(ctx, inventoryOf(s.bd), union(old, ids)); err != nil {
 			return nil, fmt.Errorf("saving inventory: %w", err)
 		}
-	}
-	// Objects exactly as applied before (the same configuration, and not
-	// changed since) are neither validated nor written again: after a
-	// restart, or when a new revision leaves them as they were.
-	same, err := r.unchangedSinceApplied(ctx, s, st, plan.Entries())
-	if err != nil {
-		return nil, err
 	}
 	toApply := plan
 	if len(same) > 0 {

@@ -129,7 +129,24 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 	}
 	// Lists visit in their own order: reported in the revision's.
 	verdicts := map[inventory.ID]health.Unhealthy{}
-	err = readForHealth(ctx, s.as.engine.Reader(), bd.Name, relevantIDs, func(id inventory.ID, obj *unstructured.Unstructured) {
+	memo := make(map[inventory.ID]healthVerdict, len(relevantIDs))
+	// Objects the drift watch shows at the resourceVersion the last check
+	// judged keep that verdict; the others are read.
+	var toRead []inventory.ID
+	for _, id := range relevantIDs {
+		a := r.mem.object(st, id)
+		if seen, ok := r.watches.Get(watchKey(s.as.id, id, a.resource), id.Namespace, id.Name); ok {
+			if u, ok := r.mem.verdict(bd.Name, checker, id, seen.GetResourceVersion()); ok {
+				memo[id] = healthVerdict{rv: seen.GetResourceVersion(), unhealthy: u}
+				if u != nil {
+					verdicts[id] = *u
+				}
+				continue
+			}
+		}
+		toRead = append(toRead, id)
+	}
+	err = readForHealth(ctx, s.as.engine.Reader(), bd.Name, toRead, func(id inventory.ID, obj *unstructured.Unstructured) {
 		if obj == nil {
 			if a := r.mem.object(st, id); a.runOnce && a.rv != "" {
 				return // a Job its TTL removed once it finished
@@ -137,13 +154,18 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 			verdicts[id] = health.Unhealthy{Object: id.String(), Reason: "not found"}
 			return
 		}
+		v := healthVerdict{rv: obj.GetResourceVersion()}
 		if res := checker.Check(obj); !res.Healthy {
-			verdicts[id] = health.Unhealthy{Object: id.String(), Reason: res.Reason}
+			u := health.Unhealthy{Object: id.String(), Reason: res.Reason}
+			verdicts[id] = u
+			v.unhealthy = &u
 		}
+		memo[id] = v
 	})
 	if err != nil {
 		return err
 	}
+	r.mem.setVerdicts(bd.Name, checker, memo)
 	relevant := len(relevantIDs)
 	var unhealthy []health.Unhealthy
 	for _, id := range relevantIDs {

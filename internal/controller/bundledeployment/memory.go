@@ -38,6 +38,8 @@ type memory struct {
 	approvals map[string]approvedRequester
 	// identities are the install identities in use, by BundleDeployment.
 	identities map[string]identity.Identity
+	// verdicts are the last health check's verdicts, by BundleDeployment.
+	verdicts map[string]healthMemo
 }
 
 func newMemory() *memory {
@@ -48,6 +50,7 @@ func newMemory() *memory {
 		retries:    map[string]retryCount{},
 		approvals:  map[string]approvedRequester{},
 		identities: map[string]identity.Identity{},
+		verdicts:   map[string]healthMemo{},
 	}
 }
 
@@ -125,6 +128,7 @@ func (m *memory) forget(name string) (unused identity.Identity, ok bool) {
 	delete(m.failed, name)
 	delete(m.retries, name)
 	delete(m.approvals, name)
+	delete(m.verdicts, name)
 	id, had := m.identities[name]
 	delete(m.identities, name)
 	return id, had && !m.identityInUse(id)

@@ -5,7 +5,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/health"
 	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/internal/inventory"
 )
@@ -42,6 +44,8 @@ func TestMemoryUnderConcurrentReconciles(t *testing.T) {
 				m.setApproval(name, approvedRequester{generation: int64(i)})
 				m.approval(name)
 				m.useIdentity(name, identity.Identity{Namespace: "ns", Name: fmt.Sprint("sa", i%2)})
+				m.setVerdicts(name, nil, map[inventory.ID]healthVerdict{id(i): {rv: fmt.Sprint(i)}})
+				m.verdict(name, nil, id(i), fmt.Sprint(i))
 				if i%50 == 0 {
 					m.clearFailed(name)
 					m.resetRetries(name)
@@ -81,5 +85,57 @@ func TestMemoryIdentitiesInUse(t *testing.T) {
 		if (st.wantUnused != nil) != unused || (unused && got != *st.wantUnused) {
 			t.Fatalf("%s: unused = %v (%v), want %v", st.name, unused, got, st.wantUnused)
 		}
+	}
+}
+
+// TestHealthVerdicts: a verdict is reused only for the same object at the
+// same resourceVersion, judged by the same checker; a check replaces the
+// last one's verdicts, and forgetting the BundleDeployment drops them.
+func TestHealthVerdicts(t *testing.T) {
+	m := newMemory()
+	probes := health.NewCache(0)
+	c1, err := probes.Checker(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := probes.Checker([]v1alpha2.Probe{{Selector: v1alpha2.ProbeSelector{Kind: "ConfigMap"}, CEL: "true", Message: "m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := inventory.ID{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "ns", Name: "a"}
+	b := inventory.ID{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "ns", Name: "b"}
+	bad := &health.Unhealthy{Object: b.String(), Reason: "not available"}
+	m.setVerdicts("bd", c1, map[inventory.ID]healthVerdict{a: {rv: "10"}, b: {rv: "11", unhealthy: bad}})
+	tests := []struct {
+		name    string
+		bd      string
+		checker *health.Checker
+		id      inventory.ID
+		rv      string
+		want    *health.Unhealthy
+		wantOK  bool
+	}{
+		{"healthy at the same resourceVersion", "bd", c1, a, "10", nil, true},
+		{"unhealthy at the same resourceVersion", "bd", c1, b, "11", bad, true},
+		{"changed since", "bd", c1, a, "12", nil, false},
+		{"no resourceVersion", "bd", c1, a, "", nil, false},
+		{"other probes", "bd", c2, a, "10", nil, false},
+		{"another BundleDeployment", "other", c1, a, "10", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := m.verdict(tt.bd, tt.checker, tt.id, tt.rv)
+			if ok != tt.wantOK || got != tt.want {
+				t.Fatalf("verdict = %v, %v; want %v, %v", got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+	m.setVerdicts("bd", c1, map[inventory.ID]healthVerdict{b: {rv: "11", unhealthy: bad}})
+	if _, ok := m.verdict("bd", c1, a, "10"); ok {
+		t.Fatal("a verdict the last check did not make was kept")
+	}
+	m.forget("bd")
+	if _, ok := m.verdict("bd", c1, b, "11"); ok {
+		t.Fatal("verdicts kept after forget")
 	}
 }
