@@ -46,13 +46,16 @@ func TestAdmissionDeniesWithoutUse(t *testing.T) {
 // author needs impersonate on rukpak-system/rukpak-manager.
 func TestAdmissionManagerIdentity(t *testing.T) {
 	ns := env.Namespace(t, "team-a")
-	grant(t, ns, "dave", editBundleDeployments, useClass)
-	dave := as(t, "dave")
+	// A user of this run only: the grant on the manager is in
+	// rukpak-system, which outlives the test.
+	user := envtest.UniqueName("dave")
+	grant(t, ns, user, editBundleDeployments, useClass)
+	dave := as(t, user)
 	err := dave.Create(context.Background(), newBD(ns, ""))
-	wantDenied(t, err, `user "dave" may not impersonate serviceaccounts "rukpak-manager" in namespace "rukpak-system"`,
+	wantDenied(t, err, fmt.Sprintf(`user %q may not impersonate serviceaccounts "rukpak-manager" in namespace "rukpak-system"`, user),
 		"it sets no spec.serviceAccount", "or set spec.serviceAccount")
 
-	grant(t, ns, "dave", impersonateManager, useManifests)
+	grant(t, ns, user, impersonateManager, useManifests)
 	if err := dave.Create(context.Background(), newBD(ns, "")); err != nil {
 		t.Fatalf("create with impersonate on the manager: %v", err)
 	}
