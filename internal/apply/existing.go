@@ -95,7 +95,7 @@ func (e *Engine) listMetadata(ctx context.Context, k kindIn, want map[string]boo
 	}
 }
 
-// existing returns it's metadata as a list found it, or, for a kind not
+// existing returns the object's metadata as a list found it, or, for a kind not
 // listed, as the engine reads it (an empty object when it does not exist).
 func (l *listedObjects) existing(ctx context.Context, e *Engine, it item) (*metav1.PartialObjectMetadata, error) {
 	k := kindIn{gvk: it.id.GroupVersionKind(), namespace: it.id.Namespace}
