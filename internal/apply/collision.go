@@ -25,9 +25,9 @@ import (
 type Collisions struct {
 	// Policy is spec.collisionProtection; empty means Prevent.
 	Policy v1alpha2.CollisionProtection
-	// Owned are the keys (inventory.ID.Key) of the objects the owner
-	// already manages (its inventory and its last apply); they are never
-	// collisions.
+	// Owned are the keys (inventory.ID.Key) of the objects the owner has
+	// applied (what its inventory records as applied, and its last apply);
+	// they are never collisions.
 	Owned map[inventory.ID]bool
 	// Owner tells what BundleDeployment other (uid as the object's
 	// owner-uid label records it, "" when it has none) makes of id. nil

@@ -16,16 +16,20 @@ import (
 	"github.com/rukpak/rukpak/internal/inventory"
 )
 
-// collisions are the collision rules of an install of s: objects in the
-// BundleDeployment's inventory (tied to its UID) and those the last
-// successful install applied are its own; anything else that exists is
-// checked (see apply.Collisions). An object refused because another
+// collisions are the collision rules of an install of s: objects the
+// BundleDeployment applied — those its inventory (tied to its UID) has a
+// record of, and those the last successful install applied — are its own;
+// anything else that exists is checked (see apply.Collisions). An ID in the
+// inventory without a record was only planned (recorded before a write, or
+// by a revision that failed): a stranger's object a refused revision named
+// stays a stranger's, and one the failed revision did write carries this
+// BundleDeployment's labels, which the check accepts. An object refused because another
 // BundleDeployment manages it is recorded as claimed, so that the other
 // hands it over instead of deleting it when it drops it.
-func (r *Reconciler) collisions(s *scope, st *appliedState, inv []inventory.ID) *apply.Collisions {
+func (r *Reconciler) collisions(s *scope, st *appliedState, recs map[inventory.ID]inventory.Record) *apply.Collisions {
 	owned := map[inventory.ID]bool{}
-	for _, id := range inv {
-		owned[id.Key()] = true
+	for key := range recs {
+		owned[key] = true
 	}
 	if st != nil {
 		for _, id := range st.ids {

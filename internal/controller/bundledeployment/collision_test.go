@@ -2,8 +2,10 @@ package bundledeployment_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -82,6 +84,48 @@ func TestCollisionProtection(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRetryAfterCollisionStaysRefused: a refused revision's objects are in
+// the inventory (recorded before any write, to prune what a failure leaves)
+// but were never applied; retrying it must check the stranger's object
+// again, not treat it as the BundleDeployment's own.
+func TestRetryAfterCollisionStaysRefused(t *testing.T) {
+	ns := envtest.UniqueName("collide")
+	existing(t, ns, "shared", false)
+	bd := &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("bd")},
+		Spec: v1alpha2.BundleDeploymentSpec{
+			ProvisionerClassName: v1alpha2.ClassPlain,
+			InstallNamespace:     ns,
+			Sources:              source(manifests(t, map[string]string{"a.yaml": cmYAML("shared", "ours"), "b.yaml": cmYAML("other", "ours")})),
+		},
+	}
+	if err := env.Client.Create(context.Background(), bd); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonCollision)
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) {
+		if b.Annotations == nil {
+			b.Annotations = map[string]string{}
+		}
+		b.Annotations[v1alpha2.AnnotationRetry] = "again"
+	})
+	// The retry has run once the failure is recorded for it.
+	envtest.Eventually(t, 20*time.Second, func() error {
+		got := getBD(t, bd.Name)
+		if got.Status.FailedRetry != "again" {
+			return fmt.Errorf("failed revision recorded for retry %q", got.Status.FailedRetry)
+		}
+		if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha2.TypeInstalled); c == nil || c.Reason != v1alpha2.ReasonCollision {
+			return fmt.Errorf("Installed = %+v after the retry, want Collision", c)
+		}
+		return nil
+	})
+	if data, _ := configMapData(t, ns, "shared"); data["value"] != "theirs" {
+		t.Fatalf("the retry took over the stranger's object: %v", data)
+	}
+	mustNotExist(t, &corev1.ConfigMap{}, ns, "other")
 }
 
 // TestTwoBundleDeploymentsAndHandOff: a second BundleDeployment is refused

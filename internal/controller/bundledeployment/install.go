@@ -254,10 +254,11 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	// Objects exactly as applied before (the same configuration, and not
 	// changed since) are neither validated nor written again: after a
 	// restart, or when a new revision leaves them as they were.
-	same, err := r.unchangedSinceApplied(ctx, s, st, plan.Entries())
+	recs, err := r.Inventory.Records(ctx, inventoryOf(s.bd))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("loading inventory: %w", err)
 	}
+	same := r.unchangedSinceApplied(ctx, s, st, recs, plan.Entries())
 	if ref.upgrade {
 		if err := r.checkCRDUpgrades(ctx, s, plan, same); err != nil {
 			return nil, err
@@ -309,7 +310,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	}
 	applyCtx, warnings := apply.CollectWarnings(ctx)
 	began := time.Now()
-	cs, err := s.as.engine.Apply(applyCtx, toApply.WithCollisions(r.collisions(s, st, old)))
+	cs, err := s.as.engine.Apply(applyCtx, toApply.WithCollisions(r.collisions(s, st, recs)))
 	metrics.Since(metrics.ApplySeconds.WithLabelValues(s.bd.Spec.ProvisionerClassName, metrics.Result(err)), began)
 	r.reportWarnings(s, ref.bundle, warnings())
 	if err != nil {
@@ -419,11 +420,7 @@ func hookRun(bd *v1alpha2.BundleDeployment, ref revisionRef) apply.HookRun {
 // since (the same generation, or resourceVersion for kinds without one,
 // and the labels and annotations the bundle sets). Reading is all it
 // does: the watch cache, else the API server.
-func (r *Reconciler) unchangedSinceApplied(ctx context.Context, s *scope, st *appliedState, entries []apply.Entry) (map[inventory.ID]appliedObject, error) {
-	recs, err := r.Inventory.Records(ctx, inventoryOf(s.bd))
-	if err != nil {
-		return nil, fmt.Errorf("loading inventory: %w", err)
-	}
+func (r *Reconciler) unchangedSinceApplied(ctx context.Context, s *scope, st *appliedState, recs map[inventory.ID]inventory.Record, entries []apply.Entry) map[inventory.ID]appliedObject {
 	same := map[inventory.ID]appliedObject{}
 	for _, e := range entries {
 		var a appliedObject
@@ -441,7 +438,7 @@ func (r *Reconciler) unchangedSinceApplied(ctx context.Context, s *scope, st *ap
 			same[e.ID] = a
 		}
 	}
-	return same, nil
+	return same
 }
 
 // without returns ids less those in drop.
