@@ -40,6 +40,8 @@ const (
 type actor struct {
 	id     identity.Identity
 	engine *apply.Engine
+	// client acts as a ServiceAccount identity (nil for the manager).
+	client client.Client
 }
 
 // identityOf is who installs bd: its serviceAccount in the install
@@ -65,7 +67,7 @@ func (r *Reconciler) actorFor(id identity.Identity) (*actor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &actor{id: id, engine: r.Engine.With(c.Client, c.Client, c.Metadata)}, nil
+	return &actor{id: id, engine: r.Engine.With(c.Client, c.Client, c.Metadata), client: c.Client}, nil
 }
 
 // useIdentity records that BundleDeployment name installs as id; the
@@ -135,8 +137,8 @@ func (r *Reconciler) preflight(ctx context.Context, s *scope, plan *apply.Plan) 
 	}
 	subject := permissions.ServiceAccount(s.as.id.Namespace, s.as.id.Name)
 	var listed permissions.RulesReviewer
-	if c, err := r.Identities.For(s.as.id); err == nil {
-		listed = rulesOf(c.Client)
+	if s.as.client != nil {
+		listed = rulesOf(s.as.client)
 	}
 	missing, err := r.Permissions.MissingListed(ctx, subject, targets, listed)
 	if err != nil {
