@@ -115,7 +115,7 @@ func (e *Engine) deferred(ctx context.Context, p *Plan) ([]bool, error) {
 // the plan's collision rules. Every refusal is collected, so the message
 // names all (up to maxReported) refused objects.
 func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []string) error {
-	var listed *listedObjects
+	var listed listedObjects
 	if p.direct {
 		var err error
 		if listed, err = e.listExisting(ctx, p, idx); err != nil {

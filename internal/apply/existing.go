@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/pager"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -26,83 +28,78 @@ type kindIn struct {
 	namespace string
 }
 
-// listedObjects is what lists found of the objects of a plan: for each
-// listed kind and namespace, the metadata of those that exist.
-type listedObjects struct {
-	listed map[kindIn]bool
-	found  map[kindIn]map[string]*metav1.PartialObjectMetadata
-}
+// listedObjects is what lists found of a plan's objects: for each listed
+// kind and namespace, the metadata of those of them that exist.
+type listedObjects map[kindIn]map[string]*metav1.PartialObjectMetadata
 
 // listExisting lists, as the engine's identity, the metadata of every
 // kind with at least listExistingAtLeast objects at idx in one namespace,
 // a page at a time, keeping only the plan's objects. Like a read, a list
 // sees every object, whoever wrote it; the lists are as current as reads
 // (the API server serves them at its latest revision).
-func (e *Engine) listExisting(ctx context.Context, p *Plan, idx []int) (*listedObjects, error) {
-	count := map[kindIn]int{}
+func (e *Engine) listExisting(ctx context.Context, p *Plan, idx []int) (listedObjects, error) {
+	names := map[kindIn]map[string]bool{}
 	for _, i := range idx {
-		it := p.items[i]
-		count[kindIn{gvk: it.id.GroupVersionKind(), namespace: it.id.Namespace}]++
-	}
-	out := &listedObjects{listed: map[kindIn]bool{}, found: map[kindIn]map[string]*metav1.PartialObjectMetadata{}}
-	for k, n := range count {
-		if n < listExistingAtLeast {
-			continue
+		id := p.items[i].id
+		k := kindIn{gvk: id.GroupVersionKind(), namespace: id.Namespace}
+		if names[k] == nil {
+			names[k] = map[string]bool{}
 		}
-		want := map[string]bool{}
-		for _, i := range idx {
-			if it := p.items[i]; it.id.Namespace == k.namespace && it.id.GroupVersionKind() == k.gvk {
-				want[it.id.Name] = true
-			}
+		names[k][id.Name] = true
+	}
+	out := listedObjects{}
+	for k, want := range names {
+		if len(want) < listExistingAtLeast {
+			continue
 		}
 		found, err := e.listMetadata(ctx, k, want)
 		if err != nil {
 			return nil, err
 		}
-		out.listed[k] = true
-		out.found[k] = found
+		out[k] = found
 	}
 	return out, nil
 }
 
 // listMetadata lists the metadata of k's objects and keeps those named in
-// want.
+// want. An expired continuation fails the list rather than falling back to
+// one unpaged list of the whole kind.
 func (e *Engine) listMetadata(ctx context.Context, k kindIn, want map[string]bool) (map[string]*metav1.PartialObjectMetadata, error) {
-	found := map[string]*metav1.PartialObjectMetadata{}
-	opts := []client.ListOption{client.Limit(listExistingPage)}
-	where := "cluster-wide"
-	if k.namespace != "" {
-		opts = append(opts, client.InNamespace(k.namespace))
-		where = "in namespace " + k.namespace
-	}
-	cont := ""
-	for {
+	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
-		if err := e.live().List(ctx, list, append(opts, client.Continue(cont))...); err != nil {
-			return nil, fmt.Errorf("listing %s %s to find which exist: %w", k.gvk.Kind, where, err)
+		err := e.live().List(ctx, list, &client.ListOptions{Namespace: k.namespace, Limit: opts.Limit, Continue: opts.Continue})
+		return list, err
+	})
+	p.PageSize, p.PageBufferSize, p.FullListIfExpired = listExistingPage, 0, false
+	found := map[string]*metav1.PartialObjectMetadata{}
+	err := p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+		if m, ok := obj.(*metav1.PartialObjectMetadata); ok && want[m.Name] {
+			kept := *m
+			kept.SetGroupVersionKind(k.gvk)
+			found[kept.Name] = &kept
 		}
-		for i := range list.Items {
-			if want[list.Items[i].Name] {
-				obj := list.Items[i]
-				obj.SetGroupVersionKind(k.gvk)
-				found[obj.Name] = &obj
-			}
+		return nil
+	})
+	if err != nil {
+		where := "cluster-wide"
+		if k.namespace != "" {
+			where = "in namespace " + k.namespace
 		}
-		if cont = list.Continue; cont == "" {
-			return found, nil
-		}
+		return nil, fmt.Errorf("listing %s %s to find which exist: %w", k.gvk.Kind, where, err)
 	}
+	return found, nil
 }
 
-// existing returns the object's metadata as a list found it, or, for a kind not
-// listed, as the engine reads it (an empty object when it does not exist).
-func (l *listedObjects) existing(ctx context.Context, e *Engine, it item) (*metav1.PartialObjectMetadata, error) {
-	k := kindIn{gvk: it.id.GroupVersionKind(), namespace: it.id.Namespace}
-	if l == nil || !l.listed[k] {
+// existing returns the object's metadata as a list found it, or, for a
+// kind not listed, as the engine reads it (an empty object when it does
+// not exist).
+func (l listedObjects) existing(ctx context.Context, e *Engine, it item) (*metav1.PartialObjectMetadata, error) {
+	found, listed := l[kindIn{gvk: it.id.GroupVersionKind(), namespace: it.id.Namespace}]
+	if !listed {
 		return e.existing(ctx, it)
 	}
-	if obj, ok := l.found[k][it.id.Name]; ok {
+	if obj, ok := found[it.id.Name]; ok {
 		return obj, nil
 	}
 	return &metav1.PartialObjectMetadata{}, nil
