@@ -1,9 +1,11 @@
 package bundledeployment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -372,18 +374,26 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 // and then replaced by a new revision left its Bundle, and the objects it
 // wrote must be pruned like those of any revision. A revision that can no
 // longer be rendered is reported in an event and left out: its objects, if
-// any, stay in place, labelled as this BundleDeployment's.
+// any, stay in place, labelled as this BundleDeployment's. Only the
+// maxEarlierRevisions newest are read: the spec can name a new revision
+// many times while nothing is installed (each refused by the preflight,
+// say), and rendering them all would cost the manager that many renders.
 func (r *Reconciler) earlierRevisionIDs(ctx context.Context, s *scope, current string) ([]inventory.ID, error) {
 	list := &v1alpha2.BundleList{}
 	if err := r.Client.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: s.bd.Name}); err != nil {
 		return nil, fmt.Errorf("listing Bundles: %w", err)
 	}
-	var ids []inventory.ID
+	var earlier []*v1alpha2.Bundle
 	for i := range list.Items {
-		b := &list.Items[i]
-		if b.Name == current || !ownership.Controlled(s.bd, b) {
-			continue
+		if b := &list.Items[i]; b.Name != current && ownership.Controlled(s.bd, b) {
+			earlier = append(earlier, b)
 		}
+	}
+	slices.SortFunc(earlier, func(a, b *v1alpha2.Bundle) int {
+		return cmp.Or(b.CreationTimestamp.Compare(a.CreationTimestamp.Time), cmp.Compare(a.Name, b.Name))
+	})
+	var ids []inventory.ID
+	for _, b := range earlier[:min(len(earlier), maxEarlierRevisions)] {
 		ref, err := r.revisionOf(ctx, s, b.Name)
 		if err == nil {
 			var plan *apply.Plan
@@ -397,6 +407,10 @@ func (r *Reconciler) earlierRevisionIDs(ctx context.Context, s *scope, current s
 	}
 	return ids, nil
 }
+
+// maxEarlierRevisions bounds the earlier revisions earlierRevisionIDs
+// reads.
+const maxEarlierRevisions = 5
 
 // hookRun is which hooks applying ref runs: install hooks while nothing
 // is installed, upgrade hooks for a new revision over an installed one,
