@@ -13,6 +13,7 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/config"
 	"github.com/rukpak/rukpak/internal/admission"
+	"github.com/rukpak/rukpak/internal/controller/provisionerclass"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -228,17 +229,24 @@ func cleanup(t *testing.T, bd *v1alpha2.BundleDeployment) {
 func TestAdmissionAddsCleanupFinalizer(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t, "team-a")
-	for _, tc := range []struct {
+	type finalizerCase struct {
 		name  string
 		class string
 		own   []string
 		want  []string
-	}{
+	}
+	tests := []finalizerCase{
 		{"plain", v1alpha2.ClassPlain, nil, []string{v1alpha2.FinalizerCleanup}},
 		{"helm, with a finalizer of its own", v1alpha2.ClassHelm, []string{"example.com/keep"}, []string{"example.com/keep", v1alpha2.FinalizerCleanup}},
 		{"registry, with the finalizer already", v1alpha2.ClassRegistry, []string{v1alpha2.FinalizerCleanup}, []string{v1alpha2.FinalizerCleanup}},
 		{"another provisioner's class", "example-com-other", []string{"example.com/keep"}, []string{"example.com/keep"}},
-	} {
+	}
+	// The policy names the built-in classes: each of them, whatever is
+	// added later, must get the finalizer.
+	for _, pc := range provisionerclass.Builtin {
+		tests = append(tests, finalizerCase{"built-in class " + pc.Name, pc.Name, nil, []string{v1alpha2.FinalizerCleanup}})
+	}
+	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			bd := newBD(ns, "")
 			bd.Spec.ProvisionerClassName = tc.class
