@@ -29,7 +29,9 @@ const maxReported = 5
 // Apply validates and applies the plan (see the package doc for the order)
 // and returns what it did. A refused object fails the plan before the first
 // write, or — for objects that need a CRD or Namespace of the same bundle —
-// before the second phase is written.
+// before the second phase is written. A failure before the first write
+// returns no ChangeSet; once writes began, the ChangeSet says what was
+// written.
 func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
 	deferred, err := e.deferred(ctx, p)
 	if err != nil {

@@ -316,8 +316,10 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	metrics.Since(metrics.ApplySeconds.WithLabelValues(s.bd.Spec.ProvisionerClassName, metrics.Result(err)), began)
 	r.reportWarnings(s, ref.bundle, warnings())
 	if err != nil {
-		if recordLater {
-			// Some objects may be written: they are known from now on.
+		if recordLater && cs != nil {
+			// Writes began (a refusal before them returns no change
+			// set, and wrote nothing): the objects are known from now
+			// on.
 			if serr := r.Inventory.Save(ctx, inventoryOf(s.bd), ids); serr != nil {
 				err = errors.Join(err, fmt.Errorf("saving inventory: %w", serr))
 			}
