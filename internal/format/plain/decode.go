@@ -19,34 +19,33 @@ import (
 // addFunc receives each non-empty document of a file with where it starts.
 type addFunc func(loc location, v any) error
 
-// eachYAMLDocument calls add for each non-empty document of the YAML stream
-// data read from p.
+// yamlDoc is a non-empty document of a YAML stream: where it starts, and
+// its bytes within the stream.
+type yamlDoc struct {
+	loc          location
+	offset, size int
+}
+
+// yamlDocuments splits the YAML stream data read from p into its
+// non-empty documents, without parsing them.
 //
 // Documents are counted as the YAML spec does: each "---" line starts one,
 // even if it stays empty, while text before the first "---" (or after a
 // "..." line) is a document only if it holds more than comments.
-func eachYAMLDocument(p string, data []byte, add addFunc) error {
+func yamlDocuments(p string, data []byte) []yamlDoc {
+	var docs []yamlDoc
 	doc := 0
 	start, startLine, explicit := 0, 1, false
-	flush := func(end int) error {
+	flush := func(end int) {
 		seg := data[start:end]
-		if !explicit && !hasContent(seg) {
-			return nil
+		content := hasContent(seg)
+		if !explicit && !content {
+			return
 		}
 		doc++
-		if !hasContent(seg) {
-			return nil
+		if content {
+			docs = append(docs, yamlDoc{loc: location{path: p, doc: doc, line: startLine, item: -1}, offset: start, size: end - start})
 		}
-		loc := location{path: p, doc: doc, line: startLine, item: -1}
-		v, err := parseYAML(seg)
-		if err != nil {
-			return failure.New(v1alpha2.ReasonInvalidContent, "%s: invalid YAML: %s",
-				loc, absoluteLines(err.Error(), startLine))
-		}
-		if v == nil {
-			return nil
-		}
-		return add(loc, v)
 	}
 	line := 1
 	for pos := 0; pos < len(data); line++ {
@@ -56,19 +55,44 @@ func eachYAMLDocument(p string, data []byte, add addFunc) error {
 		}
 		switch marker(data[pos:end]) {
 		case "---":
-			if err := flush(pos); err != nil {
-				return err
-			}
+			flush(pos)
 			start, startLine, explicit = pos, line, true
 		case "...":
-			if err := flush(pos); err != nil {
-				return err
-			}
+			flush(pos)
 			start, startLine, explicit = next, line+1, false
 		}
 		pos = next
 	}
-	return flush(len(data))
+	flush(len(data))
+	return docs
+}
+
+// eachYAMLDocument calls add for each non-empty document of the YAML stream
+// data read from p, parsing them one at a time.
+func eachYAMLDocument(p string, data []byte, add addFunc) error {
+	for _, d := range yamlDocuments(p, data) {
+		var msg string
+		v, err := parseYAML(data[d.offset : d.offset+d.size])
+		if err != nil {
+			msg = err.Error()
+		}
+		if err := addParsed(d.loc, v, msg, add); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addParsed adds the value v of the document at loc, or fails with the
+// parser's error message msg, its line numbers made the file's.
+func addParsed(loc location, v any, msg string, add addFunc) error {
+	if msg != "" {
+		return failure.New(v1alpha2.ReasonInvalidContent, "%s: invalid YAML: %s", loc, absoluteLines(msg, loc.line))
+	}
+	if v == nil {
+		return nil
+	}
+	return add(loc, v)
 }
 
 // marker returns "---" or "..." when line is a document start or end

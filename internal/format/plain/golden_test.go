@@ -1,7 +1,6 @@
 package plain
 
 import (
-	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -23,7 +22,7 @@ func TestObjectsGolden(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.Name(), func(t *testing.T) {
-			objs, err := New().Objects(context.Background(), os.DirFS(filepath.Join("testdata", "bundles", c.Name())),
+			objs, err := objectsBothWays(t, New(), os.DirFS(filepath.Join("testdata", "bundles", c.Name())),
 				format.Config{InstallNamespace: "install-ns", ReleaseName: "release"})
 			if err != nil {
 				t.Fatalf("Objects() error = %v", err)

@@ -107,14 +107,8 @@ func (f *Format) Objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]
 	if kustomization != "" {
 		return f.kustomizeObjects(ctx, fsys, kustomization, cfg)
 	}
-	info, err := fs.Stat(fsys, manifestsDir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, failure.New(v1alpha2.ReasonInvalidContent, "bundle has no %s/ directory", manifestsDir)
-	case err != nil:
-		return nil, fmt.Errorf("reading %s/: %w", manifestsDir, err)
-	case !info.IsDir():
-		return nil, failure.New(v1alpha2.ReasonInvalidContent, "bundle has no %s/ directory: %s is a file", manifestsDir, manifestsDir)
+	if err := checkManifestsDir(fsys); err != nil {
+		return nil, err
 	}
 
 	c := newCollector(f.Limits.withDefaults(), cfg.InstallNamespace)
@@ -139,6 +133,20 @@ func (f *Format) Objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]
 	return c.objects, nil
 }
 
+// checkManifestsDir fails unless fsys has a manifests/ directory.
+func checkManifestsDir(fsys fs.FS) error {
+	info, err := fs.Stat(fsys, manifestsDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return failure.New(v1alpha2.ReasonInvalidContent, "bundle has no %s/ directory", manifestsDir)
+	case err != nil:
+		return fmt.Errorf("reading %s/: %w", manifestsDir, err)
+	case !info.IsDir():
+		return failure.New(v1alpha2.ReasonInvalidContent, "bundle has no %s/ directory: %s is a file", manifestsDir, manifestsDir)
+	}
+	return nil
+}
+
 // isManifest reports whether the file at p holds objects.
 func isManifest(p string) bool {
 	switch path.Ext(p) {
@@ -151,20 +159,33 @@ func isManifest(p string) bool {
 // readFile reads the manifest file at p within the limits and adds its
 // objects to c.
 func (c *collector) readFile(fsys fs.FS, p string, d fs.DirEntry) error {
+	data, err := c.read(fsys, p, d)
+	if err != nil {
+		return err
+	}
+	if path.Ext(p) == ".json" {
+		return eachJSONDocument(p, data, c.add)
+	}
+	return eachYAMLDocument(p, data, c.add)
+}
+
+// read reads the manifest file at p within the limits, counting it
+// towards the bundle's total.
+func (c *collector) read(fsys fs.FS, p string, d fs.DirEntry) ([]byte, error) {
 	// A symlink could point out of the bundle; devices and pipes may never end.
 	if !d.Type().IsRegular() {
-		return failure.New(v1alpha2.ReasonInvalidContent, "%s: not a regular file", p)
+		return nil, failure.New(v1alpha2.ReasonInvalidContent, "%s: not a regular file", p)
 	}
 	info, err := d.Info()
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", p, err)
+		return nil, fmt.Errorf("reading %s: %w", p, err)
 	}
 	if err := c.checkSize(p, info.Size()); err != nil {
-		return err
+		return nil, err
 	}
 	file, err := fsys.Open(p)
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", p, err)
+		return nil, fmt.Errorf("reading %s: %w", p, err)
 	}
 	defer file.Close()
 	// Do not trust the size the file system reported: read one byte more
@@ -172,16 +193,13 @@ func (c *collector) readFile(fsys fs.FS, p string, d fs.DirEntry) error {
 	allowed := min(c.limits.MaxFileBytes, c.limits.MaxTotalBytes-c.total)
 	data, err := io.ReadAll(io.LimitReader(file, allowed+1))
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", p, err)
+		return nil, fmt.Errorf("reading %s: %w", p, err)
 	}
 	if err := c.checkSize(p, int64(len(data))); err != nil {
-		return err
+		return nil, err
 	}
 	c.total += int64(len(data))
-	if path.Ext(p) == ".json" {
-		return eachJSONDocument(p, data, c.add)
-	}
-	return eachYAMLDocument(p, data, c.add)
+	return data, nil
 }
 
 // checkSize refuses a file of size bytes at p that is over a limit.

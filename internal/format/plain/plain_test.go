@@ -227,7 +227,7 @@ func TestObjectsErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := New()
 			f.Limits = tt.limits
-			objs, err := f.Objects(context.Background(), tt.fsys, format.Config{InstallNamespace: "install-ns"})
+			objs, err := objectsBothWays(t, f, tt.fsys, format.Config{InstallNamespace: "install-ns"})
 			if err == nil {
 				t.Fatalf("Objects() = %d objects, want an error", len(objs))
 			}
@@ -294,7 +294,7 @@ func TestObjectsDistinct(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &Format{Limits: tt.limits}
-			objs, err := f.Objects(context.Background(), tt.fsys, format.Config{InstallNamespace: "install-ns"})
+			objs, err := objectsBothWays(t, f, tt.fsys, format.Config{InstallNamespace: "install-ns"})
 			if err != nil {
 				t.Fatalf("Objects() error = %v", err)
 			}
@@ -316,7 +316,7 @@ func names(objs []*unstructured.Unstructured) []string {
 
 func TestObjectsKeepsIntegersAndNamespaces(t *testing.T) {
 	fsys := fstest.MapFS{"manifests/d.yaml": file("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  replicas: 3\n  ratio: 0.5\n")}
-	objs, err := New().Objects(context.Background(), fsys, format.Config{InstallNamespace: "install-ns"})
+	objs, err := objectsBothWays(t, New(), fsys, format.Config{InstallNamespace: "install-ns"})
 	if err != nil {
 		t.Fatal(err)
 	}
