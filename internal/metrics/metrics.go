@@ -26,6 +26,15 @@ const (
 	OperationUpgrade = "upgrade"
 )
 
+// Labels of RenderDocuments.
+const (
+	// DocumentsParsed are documents a sandboxed child parsed.
+	DocumentsParsed = "parsed"
+	// DocumentsReused are documents whose value was remembered from an
+	// earlier render.
+	DocumentsReused = "reused"
+)
+
 var (
 	// RevisionsTotal counts revisions installed, by class and operation.
 	RevisionsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -65,11 +74,17 @@ var (
 		Name: "rukpak_source_fetch_bytes_total",
 		Help: "Bytes of content unpacked from sources, by source type.",
 	}, []string{"type"})
+	// RenderDocuments counts the YAML documents of large plain bundles
+	// rendered, by whether they were parsed or their value reused.
+	RenderDocuments = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rukpak_render_documents_total",
+		Help: "YAML documents of plain bundles rendered in a sandboxed child, by result: parsed (by the child), or reused (the value of a document with the same bytes, parsed before).",
+	}, []string{"result"})
 )
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(RevisionsTotal, RollbacksTotal, FailuresTotal, ApplySeconds,
-		DriftCorrectionsTotal, SourceFetchSeconds, SourceFetchBytes)
+		DriftCorrectionsTotal, SourceFetchSeconds, SourceFetchBytes, RenderDocuments)
 }
 
 // Result is the result label of err: "success" or "error".

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/format/kustomize"
+	"github.com/rukpak/rukpak/internal/sandbox"
 	"github.com/rukpak/rukpak/pkg/failure"
 	"github.com/rukpak/rukpak/pkg/format"
 )
@@ -157,6 +158,7 @@ func ParseDocuments(ctx context.Context, fsys fs.FS, docs []Document) ([]Parsed,
 				return nil, fmt.Errorf("reading %s: %w", doc.Path, err)
 			}
 			open, openPath = f, doc.Path
+			sandbox.Describe("parsing the YAML of " + doc.Path)
 		}
 		at, ok := open.(io.ReaderAt)
 		if !ok {

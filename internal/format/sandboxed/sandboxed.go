@@ -78,6 +78,9 @@ type Format struct {
 	// rendering them again (to correct drift) does not wait for a slot
 	// behind children that may loop until their deadline.
 	rendered *inputSet
+	// memo holds the values of the YAML documents of large plain bundles
+	// parsed before (see plainDocuments).
+	memo *docMemo
 }
 
 var _ format.Format = (*Format)(nil)
@@ -89,7 +92,7 @@ func New(name string, runner *sandbox.Runner) (*Format, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Format{name: name, runner: runner, local: local, rendered: newInputSet(maxRendered)}, nil
+	return &Format{name: name, runner: runner, local: local, rendered: newInputSet(maxRendered), memo: newDocMemo(maxMemoBytes)}, nil
 }
 
 // Objects renders fsys with cfg in a child and redacts cfg.Redact from its
@@ -108,6 +111,9 @@ func (f *Format) objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]
 		return nil, err
 	}
 	defer cleanup()
+	if p, ok := f.local.(*plain.Format); ok && plain.ReadsDocuments(fsys) {
+		return p.ObjectsParsedBy(ctx, os.DirFS(dir), cfg, f.plainDocuments(dir))
+	}
 	req := request{Format: f.name, Dir: dir, Config: cfg}
 	key, keyErr := inputKey(req)
 	var out []json.RawMessage

@@ -2,6 +2,7 @@ package sandboxed
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +13,11 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/format/plain"
+	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/sandbox"
 	"github.com/rukpak/rukpak/pkg/failure"
 	"github.com/rukpak/rukpak/pkg/format"
@@ -393,5 +398,133 @@ func TestSmallPlainRendersInProcess(t *testing.T) {
 				t.Fatalf("smallPlain = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// Every plain fixture of YAML manifests renders to the same objects, or
+// fails with the same error, when a child parses its documents as when
+// this process renders it.
+func TestPlainDocumentsSameAsInProcess(t *testing.T) {
+	child := newFormat(t, Plain, newRunner(t, sandbox.Limits{}))
+	local := newFormat(t, Plain, nil)
+	p := child.local.(*plain.Format)
+	cfg := format.Config{ReleaseName: "rel", InstallNamespace: "ns"}
+	dirs := testdata(t, "plain", "bundles")
+	dirs = append(dirs, writeFiles(t, map[string]string{"manifests/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkind: [\n"}))
+	compared := 0
+	for _, dir := range dirs {
+		if !plain.ReadsDocuments(os.DirFS(dir)) {
+			continue
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			want, wantErr := local.Objects(context.Background(), os.DirFS(dir), cfg)
+			got, err := p.ObjectsParsedBy(context.Background(), os.DirFS(dir), cfg, child.plainDocuments(dir))
+			if wantErr != nil || err != nil {
+				if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
+					t.Fatalf("parsed in a child: %v; in process: %v", err, wantErr)
+				}
+				return
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("objects differ:\nchild:      %v\nin process: %v", got, want)
+			}
+			compared++
+		})
+	}
+	if compared < 3 {
+		t.Fatalf("only %d fixtures compared", compared)
+	}
+}
+
+// largePlain writes a plain bundle of n ConfigMaps of about 4 KB each in
+// two files, the one at changed (if any) with other data.
+func largePlain(t *testing.T, n, changed int) string {
+	t.Helper()
+	pad := strings.Repeat("0123456789abcdef", 256)
+	files := map[string]*strings.Builder{"manifests/a.yaml": {}, "manifests/b.yaml": {}}
+	for i := 0; i < n; i++ {
+		data := "1"
+		if i == changed {
+			data = "2"
+		}
+		f := files["manifests/a.yaml"]
+		if i%2 == 1 {
+			f = files["manifests/b.yaml"]
+		}
+		fmt.Fprintf(f, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\ndata:\n  version: %q\n  pad: %s\n", i, data, pad)
+	}
+	out := map[string]string{}
+	for p, b := range files {
+		out[p] = b.String()
+	}
+	return writeFiles(t, out)
+}
+
+// A large plain bundle whose documents were parsed before has only its
+// changed documents parsed again, and renders to the same objects as in
+// this process.
+func TestPlainDocumentsParseOnlyWhatChanged(t *testing.T) {
+	f := newFormat(t, Plain, newRunner(t, sandbox.Limits{}))
+	local := newFormat(t, Plain, nil)
+	cfg := format.Config{InstallNamespace: "ns"}
+	counts := func() (parsed, reused float64) {
+		return testutil.ToFloat64(metrics.RenderDocuments.WithLabelValues(metrics.DocumentsParsed)),
+			testutil.ToFloat64(metrics.RenderDocuments.WithLabelValues(metrics.DocumentsReused))
+	}
+	const n = 400
+	for _, step := range []struct {
+		name           string
+		changed        int
+		parsed, reused float64
+	}{
+		{"first render", -1, n, 0},
+		{"same content again", -1, 0, n},
+		{"one document changed", 7, 1, n - 1},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			dir := largePlain(t, n, step.changed)
+			if f.smallPlain(os.DirFS(dir)) {
+				t.Fatal("the bundle is small enough to render in process")
+			}
+			parsed0, reused0 := counts()
+			got, err := f.Objects(context.Background(), os.DirFS(dir), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parsed, reused := counts()
+			if parsed-parsed0 != step.parsed || reused-reused0 != step.reused {
+				t.Errorf("parsed %v and reused %v documents, want %v and %v", parsed-parsed0, reused-reused0, step.parsed, step.reused)
+			}
+			want, err := local.Objects(context.Background(), os.DirFS(dir), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatal("objects differ from those rendered in process")
+			}
+		})
+	}
+}
+
+func TestDocMemoForgetsLeastRecentlyUsed(t *testing.T) {
+	m := newDocMemo(10)
+	key := func(s string) [32]byte { return sha256.Sum256([]byte(s)) }
+	m.add(key("a"), []byte("aaaa"))
+	m.add(key("b"), []byte("bbbb"))
+	if _, ok := m.get(key("a")); !ok { // a is now the most recently used
+		t.Fatal("a forgotten")
+	}
+	m.add(key("c"), []byte("cccc")) // 12 bytes: b goes
+	if _, ok := m.get(key("b")); ok {
+		t.Error("b kept past the bound")
+	}
+	for _, k := range []string{"a", "c"} {
+		if v, ok := m.get(key(k)); !ok || string(v) != strings.Repeat(k, 4) {
+			t.Errorf("%s: %q, %v", k, v, ok)
+		}
+	}
+	m.add(key("d"), []byte("ddddddddddd")) // over the bound alone
+	if _, ok := m.get(key("d")); ok || m.size != 8 {
+		t.Errorf("a value over the bound was kept (size %d)", m.size)
 	}
 }

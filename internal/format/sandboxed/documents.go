@@ -1,0 +1,192 @@
+package sandboxed
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/format/plain"
+	"github.com/rukpak/rukpak/internal/metrics"
+	"github.com/rukpak/rukpak/internal/sandbox"
+)
+
+// parseJob is the sandbox job that parses YAML documents of a plain
+// bundle.
+const parseJob = "parse-yaml"
+
+func init() {
+	sandbox.ServeIfChild(parseJob, parseInChild)
+}
+
+// parseRequest is what the child parses: documents of files under Dir.
+type parseRequest struct {
+	Dir  string           `json:"dir"`
+	Docs []plain.Document `json:"docs"`
+}
+
+// parsedDoc is one document's value as JSON, or the parser's error.
+type parsedDoc struct {
+	Value json.RawMessage `json:"v,omitempty"`
+	Err   string          `json:"e,omitempty"`
+}
+
+// parseInChild is the child's job: the documents' values.
+func parseInChild(ctx context.Context, in json.RawMessage) (any, error) {
+	var req parseRequest
+	if err := json.Unmarshal(in, &req); err != nil {
+		return nil, fmt.Errorf("decoding the parse request: %w", err)
+	}
+	parsed, err := plain.ParseDocuments(ctx, os.DirFS(req.Dir), req.Docs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]parsedDoc, len(parsed))
+	for i, p := range parsed {
+		if p.Err != "" {
+			out[i].Err = p.Err
+			continue
+		}
+		raw, err := json.Marshal(p.Value)
+		if err != nil {
+			return nil, fmt.Errorf("encoding document %d of %s: %w", i, req.Docs[i].Path, err)
+		}
+		out[i].Value = raw
+	}
+	return out, nil
+}
+
+// maxMemoBytes bounds the parsed documents the manager keeps, as JSON: a
+// 10,000-object bundle of 42 MB of YAML is about 40 MB of it.
+const maxMemoBytes = 64 << 20
+
+// plainDocuments renders a large plain bundle of YAML manifests (see
+// plain.ReadsDocuments) in dir: the manager splits its files into
+// documents and a child parses those whose digest it has not parsed
+// before; the others' values come from the memo. An upgrade that changes
+// a few documents of a large bundle, or a render to correct drift, parses
+// only what changed.
+func (f *Format) plainDocuments(dir string) plain.ParseFunc {
+	return func(ctx context.Context, docs []plain.Document) ([]plain.Parsed, error) {
+		out := make([]plain.Parsed, len(docs))
+		var missing []plain.Document
+		var missingAt []int
+		for i, d := range docs {
+			raw, ok := f.memo.get(d.SHA256)
+			if !ok {
+				missing, missingAt = append(missing, d), append(missingAt, i)
+				continue
+			}
+			v, err := decodeValue(raw)
+			if err != nil {
+				return nil, fmt.Errorf("decoding the remembered value of %s at %d: %w", d.Path, d.Offset, err)
+			}
+			out[i].Value = v
+		}
+		metrics.RenderDocuments.WithLabelValues(metrics.DocumentsReused).Add(float64(len(docs) - len(missing)))
+		if len(missing) == 0 {
+			return out, nil
+		}
+		var res []parsedDoc
+		err := f.runner.Run(ctx, sandbox.Call{
+			Job:         parseJob,
+			What:        "parsing the plain bundle's YAML",
+			In:          parseRequest{Dir: dir, Docs: missing},
+			Out:         &res,
+			CrashReason: v1alpha2.ReasonRenderFailed,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(res) != len(missing) {
+			return nil, fmt.Errorf("parsing %d YAML documents in a child gave %d values", len(missing), len(res))
+		}
+		metrics.RenderDocuments.WithLabelValues(metrics.DocumentsParsed).Add(float64(len(missing)))
+		for j, r := range res {
+			i := missingAt[j]
+			if r.Err != "" {
+				out[i].Err = r.Err
+				continue
+			}
+			v, err := decodeValue(r.Value)
+			if err != nil {
+				return nil, fmt.Errorf("decoding the value of %s at %d: %w", missing[j].Path, missing[j].Offset, err)
+			}
+			out[i].Value = v
+			// A copy: the child's output is one buffer, which a
+			// document kept in the memo must not hold.
+			f.memo.add(missing[j].SHA256, bytes.Clone(r.Value))
+		}
+		return out, nil
+	}
+}
+
+// decodeValue decodes a document's JSON as the formats do: integers
+// int64, other numbers float64.
+func decodeValue(raw json.RawMessage) (any, error) {
+	var v any
+	if err := utiljson.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// docMemo holds the JSON values of parsed YAML documents by the digest of
+// their bytes, forgetting the least recently used past max bytes. A
+// document's value depends on its bytes only, so bundles (and tenants)
+// that share a document share its entry: what one learns from it is what
+// it already holds.
+type docMemo struct {
+	mu    sync.Mutex
+	max   int
+	size  int
+	order *list.List // of *memoEntry, most recently used first
+	byKey map[[sha256.Size]byte]*list.Element
+}
+
+// memoEntry is one document's value.
+type memoEntry struct {
+	key   [sha256.Size]byte
+	value []byte
+}
+
+func newDocMemo(max int) *docMemo {
+	return &docMemo{max: max, order: list.New(), byKey: map[[sha256.Size]byte]*list.Element{}}
+}
+
+// get returns the value of the document with digest key.
+func (m *docMemo) get(key [sha256.Size]byte) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.byKey[key]
+	if !ok {
+		return nil, false
+	}
+	m.order.MoveToFront(e)
+	return e.Value.(*memoEntry).value, true
+}
+
+// add remembers value for key, unless it alone is over the bound.
+func (m *docMemo) add(key [sha256.Size]byte, value []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.byKey[key]; ok || len(value) > m.max {
+		return
+	}
+	m.byKey[key] = m.order.PushFront(&memoEntry{key: key, value: value})
+	m.size += len(value)
+	for m.size > m.max {
+		oldest := m.order.Back()
+		e := oldest.Value.(*memoEntry)
+		m.order.Remove(oldest)
+		delete(m.byKey, e.key)
+		m.size -= len(e.value)
+	}
+}
