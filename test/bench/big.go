@@ -197,10 +197,15 @@ func bigScenario(ctx context.Context, c config, cl *localcluster.Cluster, k clie
 	if err := k.Create(ctx, bd); err != nil {
 		return err
 	}
+	// The install's first 10 seconds.
+	installProfiled := profileInstall(ctx, c, cs, 10, "big-install")
 	if err := waitGeneration(ctx, k, "big", 1, 30*time.Minute); err != nil {
 		return err
 	}
 	install := time.Since(start)
+	if err := <-installProfiled; err != nil {
+		return err
+	}
 	pid, err := cl.PID("rukpak")
 	if err != nil {
 		return err

@@ -208,7 +208,9 @@ func run(c config) error {
 		return fmt.Errorf("creating BundleDeployments: %w", err)
 	}
 	created := time.Since(start)
-	profiled := profileInstall(ctx, c, cs)
+	// 8 seconds of the install, from the moment every BundleDeployment
+	// is created.
+	profiled := profileInstall(ctx, c, cs, 8, "install")
 	if err := waitInstalled(ctx, k, c.bundles, 30*time.Minute); err != nil {
 		return err
 	}

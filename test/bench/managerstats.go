@@ -153,27 +153,25 @@ func cpuProfile(ctx context.Context, addr string, seconds int, path string) erro
 }
 
 // profileInstall, with -pprof, saves CPU profiles of the manager and of
-// the API server over 8 seconds of the install, from the moment every
-// BundleDeployment is created (install-manager.pprof,
-// install-apiserver.pprof in the state
+// the API server over the next seconds (<prefix>-manager.pprof,
+// <prefix>-apiserver.pprof in the state
 // directory). The channel reports once both are saved (at once without
 // -pprof).
-func profileInstall(ctx context.Context, c config, cs kubernetes.Interface) <-chan error {
+func profileInstall(ctx context.Context, c config, cs kubernetes.Interface, seconds int, prefix string) <-chan error {
 	done := make(chan error, 1)
 	if c.pprof == "" {
 		done <- nil
 		return done
 	}
-	const seconds = 8
 	go func() {
 		manager := make(chan error, 1)
 		go func() {
-			manager <- cpuProfile(ctx, c.pprof, seconds, filepath.Join(c.stateDir, "install-manager.pprof"))
+			manager <- cpuProfile(ctx, c.pprof, seconds, filepath.Join(c.stateDir, prefix+"-manager.pprof"))
 		}()
 		p, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
 			Param("seconds", fmt.Sprint(seconds)).Timeout(time.Minute).DoRaw(ctx)
 		if err == nil {
-			path := filepath.Join(c.stateDir, "install-apiserver.pprof")
+			path := filepath.Join(c.stateDir, prefix+"-apiserver.pprof")
 			err = os.WriteFile(path, p, 0o644)
 			fmt.Printf("API server CPU profile of %ds saved to %s\n", seconds, path)
 		}

@@ -69,8 +69,9 @@ const maxMemoBytes = 64 << 20
 
 // plainDocuments renders a large plain bundle of YAML manifests (see
 // plain.ReadsDocuments) in dir: the manager splits its files into
-// documents and a child parses those whose digest it has not parsed
-// before; the others' values come from the memo. An upgrade that changes
+// documents and children parse those whose digest it has not parsed
+// before (parseChunkBytes of YAML each, at once); the others' values come
+// from the memo. An upgrade that changes
 // a few documents of a large bundle, or a render to correct drift, parses
 // only what changed.
 func (f *Format) plainDocuments(dir string) plain.ParseFunc {
@@ -94,38 +95,84 @@ func (f *Format) plainDocuments(dir string) plain.ParseFunc {
 		if len(missing) == 0 {
 			return out, nil
 		}
-		var res []parsedDoc
-		err := f.runner.Run(ctx, sandbox.Call{
-			Job:         parseJob,
-			What:        "parsing the plain bundle's YAML",
-			In:          parseRequest{Dir: dir, Docs: missing},
-			Out:         &res,
-			CrashReason: v1alpha2.ReasonRenderFailed,
-		})
-		if err != nil {
-			return nil, err
+		chunks := chunksOf(missing, f.chunkBytes)
+		errs := make([]error, len(chunks))
+		var wg sync.WaitGroup
+		for c, chunk := range chunks {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[c] = f.parseChunk(ctx, dir, missing[chunk.from:chunk.to], missingAt[chunk.from:chunk.to], out)
+			}()
 		}
-		if len(res) != len(missing) {
-			return nil, fmt.Errorf("parsing %d YAML documents in a child gave %d values", len(missing), len(res))
+		wg.Wait()
+		// The first chunk's error, whichever ended first: the same bundle
+		// fails the same way each time.
+		for _, err := range errs {
+			if err != nil {
+				return nil, err
+			}
 		}
 		metrics.RenderDocuments.WithLabelValues(metrics.DocumentsParsed).Add(float64(len(missing)))
-		for j, r := range res {
-			i := missingAt[j]
-			if r.Err != "" {
-				out[i].Err = r.Err
-				continue
-			}
-			v, err := decodeValue(r.Value)
-			if err != nil {
-				return nil, fmt.Errorf("decoding the value of %s at %d: %w", missing[j].Path, missing[j].Offset, err)
-			}
-			out[i].Value = v
-			// A copy: the child's output is one buffer, which a
-			// document kept in the memo must not hold.
-			f.memo.add(missing[j].SHA256, bytes.Clone(r.Value))
-		}
 		return out, nil
 	}
+}
+
+// parseChunkBytes is about how much YAML one child parses: a large bundle
+// is parsed by several children at once (as many as the runner runs), each
+// well within its memory and time limits.
+const parseChunkBytes = 8 << 20
+
+// span is the documents from..to-1 of a list.
+type span struct{ from, to int }
+
+// chunksOf splits docs into consecutive spans of about size bytes each.
+func chunksOf(docs []plain.Document, size int64) []span {
+	var out []span
+	from, n := 0, int64(0)
+	for i, d := range docs {
+		n += d.Size
+		if n >= size || i == len(docs)-1 {
+			out = append(out, span{from, i + 1})
+			from, n = i+1, 0
+		}
+	}
+	return out
+}
+
+// parseChunk has a child parse docs, found at the indices at of out, and
+// sets their values there, remembering them.
+func (f *Format) parseChunk(ctx context.Context, dir string, docs []plain.Document, at []int, out []plain.Parsed) error {
+	var res []parsedDoc
+	err := f.runner.Run(ctx, sandbox.Call{
+		Job:         parseJob,
+		What:        "parsing the plain bundle's YAML",
+		In:          parseRequest{Dir: dir, Docs: docs},
+		Out:         &res,
+		CrashReason: v1alpha2.ReasonRenderFailed,
+	})
+	if err != nil {
+		return err
+	}
+	if len(res) != len(docs) {
+		return fmt.Errorf("parsing %d YAML documents in a child gave %d values", len(docs), len(res))
+	}
+	for j, r := range res {
+		i := at[j]
+		if r.Err != "" {
+			out[i].Err = r.Err
+			continue
+		}
+		v, err := decodeValue(r.Value)
+		if err != nil {
+			return fmt.Errorf("decoding the value of %s at %d: %w", docs[j].Path, docs[j].Offset, err)
+		}
+		out[i].Value = v
+		// A copy: the child's output is one buffer, which a document
+		// kept in the memo must not hold.
+		f.memo.add(docs[j].SHA256, bytes.Clone(r.Value))
+	}
+	return nil
 }
 
 // decodeValue decodes a document's JSON as the formats do: integers

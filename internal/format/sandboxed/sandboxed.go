@@ -81,6 +81,9 @@ type Format struct {
 	// memo holds the values of the YAML documents of large plain bundles
 	// parsed before (see plainDocuments).
 	memo *docMemo
+	// chunkBytes is about how much YAML one child parses
+	// (parseChunkBytes).
+	chunkBytes int64
 }
 
 var _ format.Format = (*Format)(nil)
@@ -92,7 +95,7 @@ func New(name string, runner *sandbox.Runner) (*Format, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Format{name: name, runner: runner, local: local, rendered: newInputSet(maxRendered), memo: newDocMemo(maxMemoBytes)}, nil
+	return &Format{name: name, runner: runner, local: local, rendered: newInputSet(maxRendered), memo: newDocMemo(maxMemoBytes), chunkBytes: parseChunkBytes}, nil
 }
 
 // Objects renders fsys with cfg in a child and redacts cfg.Redact from its

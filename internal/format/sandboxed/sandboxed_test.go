@@ -465,6 +465,7 @@ func largePlain(t *testing.T, n, changed int) string {
 // this process.
 func TestPlainDocumentsParseOnlyWhatChanged(t *testing.T) {
 	f := newFormat(t, Plain, newRunner(t, sandbox.Limits{}))
+	f.chunkBytes = 256 << 10 // 7 children for the first render
 	local := newFormat(t, Plain, nil)
 	cfg := format.Config{InstallNamespace: "ns"}
 	counts := func() (parsed, reused float64) {
@@ -526,5 +527,31 @@ func TestDocMemoForgetsLeastRecentlyUsed(t *testing.T) {
 	m.add(key("d"), []byte("ddddddddddd")) // over the bound alone
 	if _, ok := m.get(key("d")); ok || m.size != 8 {
 		t.Errorf("a value over the bound was kept (size %d)", m.size)
+	}
+}
+
+func TestChunksOf(t *testing.T) {
+	docs := func(sizes ...int64) []plain.Document {
+		var out []plain.Document
+		for _, s := range sizes {
+			out = append(out, plain.Document{Size: s})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		docs []plain.Document
+		want []span
+	}{
+		{"one small document", docs(3), []span{{0, 1}}},
+		{"all in one chunk", docs(3, 3, 3), []span{{0, 3}}},
+		{"a chunk ends when it reaches the size", docs(5, 5, 10, 1, 9, 2), []span{{0, 2}, {2, 3}, {3, 5}, {5, 6}}},
+		{"a document over the size alone", docs(50, 1), []span{{0, 1}, {1, 2}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := chunksOf(tc.docs, 10); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("chunksOf = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
