@@ -71,10 +71,11 @@ const maxMemoBytes = 64 << 20
 // plain.ReadsDocuments) in dir: the manager splits its files into
 // documents and children parse those whose digest it has not parsed
 // before (parseChunkBytes of YAML each, at once); the others' values come
-// from the memo. An upgrade that changes
-// a few documents of a large bundle, or a render to correct drift, parses
-// only what changed.
-func (f *Format) plainDocuments(dir string) plain.ParseFunc {
+// from the memo. An upgrade that changes a few documents of a large
+// bundle, or a render to correct drift, parses only what changed.
+// Unqueued children do not wait for one of the runner's slots (content
+// that rendered before).
+func (f *Format) plainDocuments(dir string, unqueued bool) plain.ParseFunc {
 	return func(ctx context.Context, docs []plain.Document) ([]plain.Parsed, error) {
 		out := make([]plain.Parsed, len(docs))
 		var missing []plain.Document
@@ -102,7 +103,7 @@ func (f *Format) plainDocuments(dir string) plain.ParseFunc {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[c] = f.parseChunk(ctx, dir, missing[chunk.from:chunk.to], missingAt[chunk.from:chunk.to], out)
+				errs[c] = f.parseChunk(ctx, dir, unqueued, missing[chunk.from:chunk.to], missingAt[chunk.from:chunk.to], out)
 			}()
 		}
 		wg.Wait()
@@ -142,7 +143,7 @@ func chunksOf(docs []plain.Document, size int64) []span {
 
 // parseChunk has a child parse docs, found at the indices at of out, and
 // sets their values there, remembering them.
-func (f *Format) parseChunk(ctx context.Context, dir string, docs []plain.Document, at []int, out []plain.Parsed) error {
+func (f *Format) parseChunk(ctx context.Context, dir string, unqueued bool, docs []plain.Document, at []int, out []plain.Parsed) error {
 	var res []parsedDoc
 	err := f.runner.Run(ctx, sandbox.Call{
 		Job:         parseJob,
@@ -150,6 +151,7 @@ func (f *Format) parseChunk(ctx context.Context, dir string, docs []plain.Docume
 		In:          parseRequest{Dir: dir, Docs: docs},
 		Out:         &res,
 		CrashReason: v1alpha2.ReasonRenderFailed,
+		Unqueued:    unqueued,
 	})
 	if err != nil {
 		return err

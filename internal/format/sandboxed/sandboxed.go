@@ -114,11 +114,15 @@ func (f *Format) objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]
 		return nil, err
 	}
 	defer cleanup()
-	if p, ok := f.local.(*plain.Format); ok && plain.ReadsDocuments(fsys) {
-		return p.ObjectsParsedBy(ctx, os.DirFS(dir), cfg, f.plainDocuments(dir))
-	}
 	req := request{Format: f.name, Dir: dir, Config: cfg}
 	key, keyErr := inputKey(req)
+	if p, ok := f.local.(*plain.Format); ok && plain.ReadsDocuments(fsys) {
+		objs, err := p.ObjectsParsedBy(ctx, os.DirFS(dir), cfg, f.plainDocuments(dir, keyErr == nil && f.rendered.has(key)))
+		if err == nil && keyErr == nil {
+			f.rendered.add(key)
+		}
+		return objs, err
+	}
 	var out []json.RawMessage
 	err = f.runner.Run(ctx, sandbox.Call{
 		Job:         job,

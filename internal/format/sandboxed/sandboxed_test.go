@@ -324,6 +324,14 @@ func TestRenderedBeforeDoesNotWait(t *testing.T) {
 	if _, err := f.Objects(context.Background(), good, cfg); err != nil {
 		t.Fatal(err)
 	}
+	// A large plain bundle, whose documents children parse; with nothing
+	// remembered, each render parses them all again.
+	p := newFormat(t, Plain, r)
+	p.memo = newDocMemo(0)
+	large := os.DirFS(largePlain(t, 400, -1))
+	if _, err := p.Objects(context.Background(), large, cfg); err != nil {
+		t.Fatal(err)
+	}
 	loop := os.DirFS(writeFiles(t, chart("spinner", "{{ range $i := until 100000 }}{{ range $j := until 100000 }}{{ end }}{{ end }}\n", "")))
 	done := make(chan error, 1)
 	go func() {
@@ -348,6 +356,9 @@ func TestRenderedBeforeDoesNotWait(t *testing.T) {
 	objs, err := f.Objects(ctx, good, cfg)
 	if err != nil || len(objs) != 1 {
 		t.Fatalf("rendering the good chart again while the slot is taken: %v, %v", objs, err)
+	}
+	if objs, err := p.Objects(ctx, large, cfg); err != nil || len(objs) != 400 {
+		t.Fatalf("rendering the large plain bundle again while the slot is taken: %d objects, %v", len(objs), err)
 	}
 	if err := <-done; failure.Reason(err, "") != v1alpha2.ReasonResourceLimit {
 		t.Fatalf("loop: %v", err)
@@ -418,7 +429,7 @@ func TestPlainDocumentsSameAsInProcess(t *testing.T) {
 		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			want, wantErr := local.Objects(context.Background(), os.DirFS(dir), cfg)
-			got, err := p.ObjectsParsedBy(context.Background(), os.DirFS(dir), cfg, child.plainDocuments(dir))
+			got, err := p.ObjectsParsedBy(context.Background(), os.DirFS(dir), cfg, child.plainDocuments(dir, false))
 			if wantErr != nil || err != nil {
 				if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
 					t.Fatalf("parsed in a child: %v; in process: %v", err, wantErr)
