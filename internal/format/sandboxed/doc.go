@@ -18,6 +18,11 @@
 //  4. Redact Config.Redact (the values read from Secrets) from the error,
 //     whatever produced it.
 //
+// A plain bundle of YAML files over 1 MiB takes another way: the manager
+// splits its files into documents (plain.ObjectsParsedBy), children parse
+// the documents whose bytes it has not parsed before, several chunks at
+// once, and the values of the others come from a memo kept by digest.
+//
 // Content that rendered within the limits before, with the same config,
 // does not wait for one of the runner's slots when it is rendered again (to
 // correct drift): children that loop until their deadline cannot delay it.
