@@ -67,10 +67,10 @@ func yamlDocuments(p string, data []byte) []yamlDoc {
 	return docs
 }
 
-// eachYAMLDocument calls add for each non-empty document of the YAML stream
-// data read from p, parsing them one at a time.
-func eachYAMLDocument(p string, data []byte, add addFunc) error {
-	for _, d := range yamlDocuments(p, data) {
+// eachYAMLDocument calls add for each of docs, the non-empty documents of
+// the YAML stream data, parsing them one at a time.
+func eachYAMLDocument(data []byte, docs []yamlDoc, add addFunc) error {
+	for _, d := range docs {
 		var msg string
 		v, err := parseYAML(data[d.offset : d.offset+d.size])
 		if err != nil {

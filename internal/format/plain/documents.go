@@ -100,7 +100,11 @@ func (f *Format) ObjectsParsedBy(ctx context.Context, fsys fs.FS, cfg format.Con
 		if err != nil {
 			return err
 		}
-		for _, doc := range yamlDocuments(p, data) {
+		split, err := c.split(p, data)
+		if err != nil {
+			return err
+		}
+		for _, doc := range split {
 			docs = append(docs, doc)
 			refs = append(refs, Document{Path: p, Offset: int64(doc.offset), Size: int64(doc.size),
 				SHA256: sha256.Sum256(data[doc.offset : doc.offset+doc.size])})

@@ -47,9 +47,11 @@ type collector struct {
 	// duplicates.
 	installNamespace string
 	// total is the bytes of manifest files read so far.
-	total   int64
-	objects []*unstructured.Unstructured
-	seen    map[format.ObjectKey]location
+	total int64
+	// documents is the non-empty YAML documents split off so far.
+	documents int
+	objects   []*unstructured.Unstructured
+	seen      map[format.ObjectKey]location
 }
 
 // newCollector returns an empty collector.

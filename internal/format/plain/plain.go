@@ -166,7 +166,26 @@ func (c *collector) readFile(fsys fs.FS, p string, d fs.DirEntry) error {
 	if path.Ext(p) == ".json" {
 		return eachJSONDocument(p, data, c.add)
 	}
-	return eachYAMLDocument(p, data, c.add)
+	docs, err := c.split(p, data)
+	if err != nil {
+		return err
+	}
+	return eachYAMLDocument(data, docs, c.add)
+}
+
+// split returns the non-empty documents of the YAML file p holding data,
+// counting them towards the bundle's limit: at most MaxObjects documents,
+// as a document that is no object (null, an empty List) is rare, and so
+// that splitting a bundle of countless tiny documents costs no more than
+// its objects would.
+func (c *collector) split(p string, data []byte) ([]yamlDoc, error) {
+	docs := yamlDocuments(p, data)
+	c.documents += len(docs)
+	if c.documents > c.limits.MaxObjects {
+		return nil, failure.New(v1alpha2.ReasonInvalidContent,
+			"%s: bundle has more than %d YAML documents, the limit per bundle", p, c.limits.MaxObjects)
+	}
+	return docs, nil
 }
 
 // read reads the manifest file at p within the limits, counting it

@@ -215,6 +215,15 @@ func TestObjectsErrors(t *testing.T) {
 			want:   []string{"manifests/b.json", "more than 2 objects"},
 		},
 		{
+			name: "too many documents, even if they hold no objects",
+			fsys: fstest.MapFS{
+				"manifests/a.yaml": file(cm("a") + "---\n~\n---\nnull\n"),
+				"manifests/b.yaml": file("---\n~\n---\n~\n---\n" + cm("b")),
+			},
+			limits: Limits{MaxObjects: 4},
+			want:   []string{"manifests/b.yaml: bundle has more than 4 YAML documents"},
+		},
+		{
 			name: "symlink named like a manifest",
 			fsys: fstest.MapFS{
 				"manifests/a.yaml":    file(cm("a")),

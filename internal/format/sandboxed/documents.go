@@ -16,6 +16,7 @@ import (
 	"github.com/rukpak/rukpak/internal/format/plain"
 	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/sandbox"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // parseJob is the sandbox job that parses YAML documents of a plain
@@ -96,17 +97,35 @@ func (f *Format) plainDocuments(dir string, unqueued bool) plain.ParseFunc {
 		if len(missing) == 0 {
 			return out, nil
 		}
+		// All of a bundle's documents are parsed within one child's
+		// time, by at most maxChildrenPerRender children at once: a
+		// large bundle takes no more of the runner's slots, for no
+		// longer, than a chart.
+		timeout := f.runner.Limits().Timeout
+		parseCtx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
 		chunks := chunksOf(missing, f.chunkBytes)
 		errs := make([]error, len(chunks))
+		running := make(chan struct{}, maxChildrenPerRender)
 		var wg sync.WaitGroup
 		for c, chunk := range chunks {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[c] = f.parseChunk(ctx, dir, unqueued, missing[chunk.from:chunk.to], missingAt[chunk.from:chunk.to], out)
+				select {
+				case running <- struct{}{}:
+					defer func() { <-running }()
+				case <-parseCtx.Done():
+					errs[c] = parseCtx.Err()
+					return
+				}
+				errs[c] = f.parseChunk(parseCtx, dir, unqueued, missing[chunk.from:chunk.to], missingAt[chunk.from:chunk.to], out)
 			}()
 		}
 		wg.Wait()
+		if ctx.Err() == nil && parseCtx.Err() != nil {
+			return nil, failure.New(v1alpha2.ReasonResourceLimit, "parsing the plain bundle's YAML did not finish within %s", timeout)
+		}
 		// The first chunk's error, whichever ended first: the same bundle
 		// fails the same way each time.
 		for _, err := range errs {
@@ -120,9 +139,12 @@ func (f *Format) plainDocuments(dir string, unqueued bool) plain.ParseFunc {
 }
 
 // parseChunkBytes is about how much YAML one child parses: a large bundle
-// is parsed by several children at once (as many as the runner runs), each
-// well within its memory and time limits.
+// is parsed by several children, each well within its memory limit.
 const parseChunkBytes = 8 << 20
+
+// maxChildrenPerRender is how many children parse one bundle's documents
+// at once.
+const maxChildrenPerRender = 2
 
 // span is the documents from..to-1 of a list.
 type span struct{ from, to int }

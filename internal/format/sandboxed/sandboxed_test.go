@@ -566,3 +566,14 @@ func TestChunksOf(t *testing.T) {
 		})
 	}
 }
+
+// A large bundle's documents are parsed within one child's time, however
+// many children parse them.
+func TestPlainDocumentsWithinOneTimeout(t *testing.T) {
+	f := newFormat(t, Plain, newRunner(t, sandbox.Limits{Timeout: 100 * time.Millisecond}))
+	f.chunkBytes = 16 << 10 // 100 children, at most two at a time
+	_, err := f.Objects(context.Background(), os.DirFS(largePlain(t, 400, -1)), format.Config{InstallNamespace: "ns"})
+	if failure.Reason(err, "") != v1alpha2.ReasonResourceLimit || !strings.Contains(err.Error(), "did not finish within 100ms") {
+		t.Fatalf("error = %v, want ResourceLimit: did not finish within 100ms", err)
+	}
+}
