@@ -1,7 +1,6 @@
 package plain
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,7 +13,8 @@ import (
 
 // FuzzObjects feeds arbitrary bytes as a YAML and as a JSON manifest: the
 // result must be objects with a kind and a name, or an InvalidContent
-// failure, never a panic.
+// failure, never a panic; and the same when the YAML's documents are
+// parsed in one call (ObjectsParsedBy).
 func FuzzObjects(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "bundles", "*", "manifests", "*.*"))
 	for _, s := range seeds {
@@ -29,7 +29,7 @@ func FuzzObjects(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, name := range []string{"manifests/f.yaml", "manifests/f.json"} {
 			fsys := fstest.MapFS{name: &fstest.MapFile{Data: data}}
-			objs, err := New().Objects(context.Background(), fsys, format.Config{InstallNamespace: "ns"})
+			objs, err := objectsBothWays(t, New(), fsys, format.Config{InstallNamespace: "ns"})
 			if err != nil {
 				if r := failure.Reason(err, ""); r != v1alpha2.ReasonInvalidContent {
 					t.Fatalf("%s: error %v has reason %q", name, err, r)
