@@ -7,12 +7,14 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -42,6 +44,18 @@ const (
 	adminKey       = "admin.key"
 	kubeconfigName = "kubeconfig"
 	contextName    = "rukpak-local"
+	// tokenAuthFile is the API server's static tokens: the manager's.
+	tokenAuthFile = "tokens.csv"
+	// managerKubeconfigName is the manager's kubeconfig, next to the
+	// admin's: the same user with a bearer token.
+	managerKubeconfigName = "manager-kubeconfig"
+)
+
+// adminUser and adminGroup are who the admin kubeconfig and the manager
+// act as.
+const (
+	adminUser  = "rukpak-admin"
+	adminGroup = "system:masters"
 )
 
 // generatePKI writes a fresh CA, an API server serving certificate for
@@ -85,7 +99,7 @@ func generatePKI(dir string) (pki, error) {
 		return p, err
 	}
 	admin, adminPriv, err := newCert(&x509.Certificate{
-		Subject:     pkix.Name{CommonName: "rukpak-admin", Organization: []string{"system:masters"}},
+		Subject:     pkix.Name{CommonName: adminUser, Organization: []string{adminGroup}},
 		NotBefore:   now,
 		NotAfter:    now.Add(certValidity),
 		KeyUsage:    x509.KeyUsageDigitalSignature,
@@ -111,7 +125,29 @@ func generatePKI(dir string) (pki, error) {
 	if err := writePEM(p.path(saPublicKey), "PUBLIC KEY", pub, 0o644); err != nil {
 		return p, err
 	}
+	token := make([]byte, 32)
+	if _, err := rand.Read(token); err != nil {
+		return p, fmt.Errorf("generating the manager's token: %w", err)
+	}
+	line := fmt.Sprintf("%s,%s,%s,\"%s\"\n", hex.EncodeToString(token), adminUser, adminUser, adminGroup)
+	if err := os.WriteFile(p.path(tokenAuthFile), []byte(line), 0o600); err != nil {
+		return p, fmt.Errorf("writing %s: %w", tokenAuthFile, err)
+	}
 	return p, nil
+}
+
+// managerToken returns the manager's bearer token from the API server's
+// token file.
+func (p pki) managerToken() (string, error) {
+	data, err := os.ReadFile(p.path(tokenAuthFile))
+	if err != nil {
+		return "", fmt.Errorf("reading the manager's token: %w", err)
+	}
+	token, _, ok := strings.Cut(string(data), ",")
+	if !ok || token == "" {
+		return "", fmt.Errorf("reading the manager's token: %s has no token", tokenAuthFile)
+	}
+	return token, nil
 }
 
 // newCert creates a certificate from template signed by parent (self-signed
@@ -159,6 +195,30 @@ func writePEM(path, blockType string, der []byte, mode os.FileMode) error {
 	data := pem.EncodeToMemory(&pem.Block{Type: blockType, Bytes: der})
 	if err := os.WriteFile(path, data, mode); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeManagerKubeconfig writes the manager's kubeconfig for server to
+// path: the admin's user, authenticated by a bearer token, as a manager in
+// a cluster is by its ServiceAccount's token (the API server checks a
+// token once a while, a client certificate's signature on every request).
+func writeManagerKubeconfig(path, server string, p pki) error {
+	ca, err := os.ReadFile(p.path(caCert))
+	if err != nil {
+		return fmt.Errorf("reading CA: %w", err)
+	}
+	token, err := p.managerToken()
+	if err != nil {
+		return err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[contextName] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
+	cfg.AuthInfos[contextName] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName, Namespace: "default"}
+	cfg.CurrentContext = contextName
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
 	}
 	return nil
 }

@@ -172,6 +172,9 @@ func up(ctx context.Context, o Options, began time.Time) (_ *Cluster, err error)
 	if err := writeKubeconfig(l.kubeconfig(), s.Server, p); err != nil {
 		return nil, err
 	}
+	if err := writeManagerKubeconfig(filepath.Join(o.StateDir, managerKubeconfigName), s.Server, p); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			if stopErr := down(o.StateDir, s); stopErr != nil {

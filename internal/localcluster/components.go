@@ -69,6 +69,7 @@ func components(l layout, p ports, minimal bool) []component {
 			"--tls-cert-file=" + l.pki.path(servingCert),
 			"--tls-private-key-file=" + l.pki.path(servingKey),
 			"--client-ca-file=" + l.pki.path(caCert),
+			"--token-auth-file=" + l.pki.path(tokenAuthFile),
 			"--authorization-mode=RBAC",
 			"--service-account-issuer=" + serviceAccountIssuer,
 			"--service-account-key-file=" + l.pki.path(saPublicKey),

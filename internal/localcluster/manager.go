@@ -17,13 +17,14 @@ const (
 )
 
 // ManagerFlags returns the flags the manager is started with (before any
-// extra ones): the cluster's kubeconfig, a content store inside the state
+// extra ones): the manager's kubeconfig (the admin user, with a bearer
+// token), a content store inside the state
 // directory, the health probe on 127.0.0.1:probePort, the content server on
 // 127.0.0.1:contentPort, no metrics endpoint, and BundleDeployments without
 // a serviceAccount installed as the manager.
 func ManagerFlags(stateDir string, probePort, contentPort int) []string {
 	return []string{
-		"--kubeconfig=" + filepath.Join(stateDir, kubeconfigName),
+		"--kubeconfig=" + filepath.Join(stateDir, managerKubeconfigName),
 		"--storage-dir=" + filepath.Join(stateDir, storageDir),
 		"--health-probe-bind-address=" + loopback(probePort),
 		"--content-bind-address=" + loopback(contentPort),
