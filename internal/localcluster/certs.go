@@ -201,8 +201,9 @@ func writePEM(path, blockType string, der []byte, mode os.FileMode) error {
 
 // writeManagerKubeconfig writes the manager's kubeconfig for server to
 // path: the admin's user, authenticated by a bearer token, as a manager in
-// a cluster is by its ServiceAccount's token (the API server checks a
-// token once a while, a client certificate's signature on every request).
+// a cluster is by its ServiceAccount's token (the API server looks a static
+// token up, and caches a ServiceAccount token's verdict, where it checks a
+// client certificate's signature on every request).
 func writeManagerKubeconfig(path, server string, p pki) error {
 	ca, err := os.ReadFile(p.path(caCert))
 	if err != nil {

@@ -13,10 +13,13 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -125,6 +128,27 @@ func TestMinimalLifecycle(t *testing.T) {
 		if !established(crd) {
 			t.Errorf("CRD %s is not Established", want.Name)
 		}
+	}
+
+	// The manager's kubeconfig, the one ManagerFlags names, is the
+	// admin's user and groups with a bearer token, no certificate.
+	managerKubeconfig := filepath.Join(c.StateDir, managerKubeconfigName)
+	if !slices.Contains(ManagerFlags(c.StateDir, 1, 2), "--kubeconfig="+managerKubeconfig) {
+		t.Errorf("ManagerFlags do not name %s: %v", managerKubeconfig, ManagerFlags(c.StateDir, 1, 2))
+	}
+	managerCfg, err := clientcmd.BuildConfigFromFlags("", managerKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if managerCfg.BearerToken == "" || len(managerCfg.CertData) > 0 {
+		t.Errorf("the manager's kubeconfig should hold a token and no client certificate")
+	}
+	review, err := kubernetes.NewForConfigOrDie(managerCfg).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("the manager's kubeconfig: %v", err)
+	}
+	if u := review.Status.UserInfo; u.Username != adminUser || !slices.Contains(u.Groups, adminGroup) {
+		t.Errorf("the manager's kubeconfig authenticates as %s %v, want %s in %s", u.Username, u.Groups, adminUser, adminGroup)
 	}
 
 	out := &syncBuffer{}
