@@ -1,7 +1,6 @@
 package plain
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -11,10 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/format/kustomize"
 	"github.com/rukpak/rukpak/internal/sandbox"
-	"github.com/rukpak/rukpak/pkg/failure"
 	"github.com/rukpak/rukpak/pkg/format"
 )
 
@@ -75,52 +72,38 @@ func ReadsDocuments(fsys fs.FS) bool {
 // parse may run elsewhere (a sandboxed child) and may reuse the values of
 // documents with the same digest.
 func (f *Format) ObjectsParsedBy(ctx context.Context, fsys fs.FS, cfg format.Config, parse ParseFunc) ([]*unstructured.Unstructured, error) {
-	if err := checkManifestsDir(fsys); err != nil {
-		return nil, err
-	}
 	c := newCollector(f.Limits.withDefaults(), cfg.InstallNamespace)
-	var docs []yamlDoc
-	var refs []Document
+	var (
+		docs []Document
+		locs []location // of docs
+	)
 	// An error reading a file is reported where Objects would report it:
 	// after the documents before it, which may fail first.
-	readErr := fs.WalkDir(fsys, manifestsDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", p, err)
-		}
-		if d.IsDir() || !isManifest(p) {
-			return nil
-		}
+	readErr := c.eachManifest(ctx, fsys, func(p string, data []byte) error {
 		if path.Ext(p) == ".json" {
 			return fmt.Errorf("%s: a JSON manifest; this bundle is read by Objects", p)
-		}
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("reading bundle manifests: %w", err)
-		}
-		data, err := c.read(fsys, p, d)
-		if err != nil {
-			return err
 		}
 		split, err := c.split(p, data)
 		if err != nil {
 			return err
 		}
-		for _, doc := range split {
-			docs = append(docs, doc)
-			refs = append(refs, Document{Path: p, Offset: int64(doc.offset), Size: int64(doc.size),
-				SHA256: sha256.Sum256(data[doc.offset : doc.offset+doc.size])})
+		for _, d := range split {
+			raw := data[d.offset : d.offset+d.size]
+			docs = append(docs, Document{Path: p, Offset: int64(d.offset), Size: int64(d.size), SHA256: sha256.Sum256(raw)})
+			locs = append(locs, d.loc)
 		}
 		return nil
 	})
-	if len(refs) > 0 {
-		parsed, err := parse(ctx, refs)
+	if len(docs) > 0 {
+		parsed, err := parse(ctx, docs)
 		if err != nil {
 			return nil, err
 		}
-		if len(parsed) != len(refs) {
-			return nil, fmt.Errorf("parsing %d YAML documents gave %d values", len(refs), len(parsed))
+		if len(parsed) != len(docs) {
+			return nil, fmt.Errorf("parsing %d YAML documents gave %d values", len(docs), len(parsed))
 		}
-		for i, doc := range docs {
-			if err := addParsed(doc.loc, parsed[i].Value, parsed[i].Err, c.add); err != nil {
+		for i, loc := range locs {
+			if err := addParsed(loc, parsed[i].Value, parsed[i].Err, c.add); err != nil {
 				return nil, err
 			}
 		}
@@ -128,10 +111,7 @@ func (f *Format) ObjectsParsedBy(ctx context.Context, fsys fs.FS, cfg format.Con
 	if readErr != nil {
 		return nil, readErr
 	}
-	if len(c.objects) == 0 {
-		return nil, failure.New(v1alpha2.ReasonInvalidContent, "bundle has no objects in %s/", manifestsDir)
-	}
-	return c.objects, nil
+	return c.result()
 }
 
 // ParseDocuments parses docs, reading each from fsys and checking that its
@@ -172,7 +152,7 @@ func ParseDocuments(ctx context.Context, fsys fs.FS, docs []Document) ([]Parsed,
 		if _, err := at.ReadAt(data, doc.Offset); err != nil {
 			return nil, fmt.Errorf("reading %s at %d: %w", doc.Path, doc.Offset, err)
 		}
-		if sum := sha256.Sum256(data); !bytes.Equal(sum[:], doc.SHA256[:]) {
+		if sha256.Sum256(data) != doc.SHA256 {
 			return nil, fmt.Errorf("%s changed while it was read (document at offset %d)", doc.Path, doc.Offset)
 		}
 		v, err := parseYAML(data)

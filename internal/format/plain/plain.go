@@ -107,12 +107,20 @@ func (f *Format) Objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]
 	if kustomization != "" {
 		return f.kustomizeObjects(ctx, fsys, kustomization, cfg)
 	}
-	if err := checkManifestsDir(fsys); err != nil {
+	c := newCollector(f.Limits.withDefaults(), cfg.InstallNamespace)
+	if err := c.eachManifest(ctx, fsys, c.decode); err != nil {
 		return nil, err
 	}
+	return c.result()
+}
 
-	c := newCollector(f.Limits.withDefaults(), cfg.InstallNamespace)
-	err = fs.WalkDir(fsys, manifestsDir, func(p string, d fs.DirEntry, err error) error {
+// eachManifest calls file with the path and bytes of each manifest file of
+// fsys's manifests/ directory, in lexical order, read within the limits.
+func (c *collector) eachManifest(ctx context.Context, fsys fs.FS, file func(p string, data []byte) error) error {
+	if err := checkManifestsDir(fsys); err != nil {
+		return err
+	}
+	return fs.WalkDir(fsys, manifestsDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", p, err)
 		}
@@ -122,11 +130,16 @@ func (f *Format) Objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("reading bundle manifests: %w", err)
 		}
-		return c.readFile(fsys, p, d)
+		data, err := c.read(fsys, p, d)
+		if err != nil {
+			return err
+		}
+		return file(p, data)
 	})
-	if err != nil {
-		return nil, err
-	}
+}
+
+// result returns the objects collected, or fails for a bundle without any.
+func (c *collector) result() ([]*unstructured.Unstructured, error) {
 	if len(c.objects) == 0 {
 		return nil, failure.New(v1alpha2.ReasonInvalidContent, "bundle has no objects in %s/", manifestsDir)
 	}
@@ -156,13 +169,8 @@ func isManifest(p string) bool {
 	return false
 }
 
-// readFile reads the manifest file at p within the limits and adds its
-// objects to c.
-func (c *collector) readFile(fsys fs.FS, p string, d fs.DirEntry) error {
-	data, err := c.read(fsys, p, d)
-	if err != nil {
-		return err
-	}
+// decode adds the objects of the manifest file p holding data to c.
+func (c *collector) decode(p string, data []byte) error {
 	if path.Ext(p) == ".json" {
 		return eachJSONDocument(p, data, c.add)
 	}

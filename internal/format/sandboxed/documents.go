@@ -192,9 +192,7 @@ func (f *Format) parseChunk(ctx context.Context, dir string, unqueued bool, docs
 			return fmt.Errorf("decoding the value of %s at %d: %w", docs[j].Path, docs[j].Offset, err)
 		}
 		out[i].Value = v
-		// A copy: the child's output is one buffer, which a document
-		// kept in the memo must not hold.
-		f.memo.add(docs[j].SHA256, bytes.Clone(r.Value))
+		f.memo.add(docs[j].SHA256, r.Value)
 	}
 	return nil
 }
@@ -244,14 +242,16 @@ func (m *docMemo) get(key [sha256.Size]byte) ([]byte, bool) {
 	return e.Value.(*memoEntry).value, true
 }
 
-// add remembers value for key, unless it alone is over the bound.
+// add remembers a copy of value for key (value may be part of a larger
+// buffer, such as a child's whole output, which the memo must not hold),
+// unless it alone is over the bound.
 func (m *docMemo) add(key [sha256.Size]byte, value []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.byKey[key]; ok || len(value) > m.max {
 		return
 	}
-	m.byKey[key] = m.order.PushFront(&memoEntry{key: key, value: value})
+	m.byKey[key] = m.order.PushFront(&memoEntry{key: key, value: bytes.Clone(value)})
 	m.size += len(value)
 	for m.size > m.max {
 		oldest := m.order.Back()
