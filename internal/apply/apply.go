@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -15,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/metadata"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,7 +65,7 @@ func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
 	}
 	after := make([]written, len(p.items))
 	done := first
-	if err := e.write(ctx, p, first, after); err != nil {
+	if err := e.write(ctx, p, first, before, after); err != nil {
 		return e.changes(p, done, before, after), err
 	}
 	if err := e.waitEstablished(ctx, p, first); err != nil {
@@ -80,9 +80,9 @@ func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
 	}{{pre, true}, {rest, false}, {post, true}} {
 		done = append(done, stage.idx...)
 		if stage.hook {
-			err = e.runHooks(ctx, p, stage.idx, after)
+			err = e.runHooks(ctx, p, stage.idx, before, after)
 		} else {
-			err = e.write(ctx, p, stage.idx, after)
+			err = e.write(ctx, p, stage.idx, before, after)
 		}
 		if err != nil {
 			break
@@ -131,10 +131,18 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 		it := p.items[i]
 		var obj *metav1.PartialObjectMetadata
 		var err error
-		if p.direct {
+		switch {
+		case createsFirst(p, it) && !listed.exists(it):
+			// Created by write, which finds out then whether it
+			// exists: not read now.
+			p.items[i].create = true
+			return true
+		case p.direct:
 			obj, err = listed.existing(ctx, e, it)
-		} else {
-			obj, err = e.patch(ctx, it, true)
+		default:
+			if obj, err = e.patch(ctx, it, true); err == nil && createdBy(obj, e.opts.FieldManager) {
+				p.items[i].takeOver = true
+			}
 		}
 		if fields := immutableFields(err); fields != nil {
 			if !replaceable(it) {
@@ -229,11 +237,44 @@ type written struct {
 	generation int64
 }
 
-func (e *Engine) write(ctx context.Context, p *Plan, idx []int, after []written) error {
+// Objects marked create are created; one that exists is checked against
+// the collision rules then, and when it may not be taken, the write stops
+// and deletes what it created, so that a refused plan leaves nothing of
+// the phase applied, as when the collision is found before the write.
+func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string, after []written) error {
 	var mu sync.Mutex
 	var errs []error
+	var collided []string
+	uids := make([]types.UID, len(p.items)) // of the objects this write created
 	e.each(ctx, idx, func(i int) bool {
 		it := p.items[i]
+		if it.create {
+			c, err := e.createOrTake(ctx, p, it)
+			before[i] = c.before
+			if err == nil && c.collision == "" {
+				after[i] = written{rv: c.obj.GetResourceVersion(), generation: c.obj.GetGeneration()}
+				if c.before == "" {
+					uids[i] = c.obj.GetUID()
+				}
+				return true
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if c.collision != "" {
+				collided = append(collided, c.collision)
+			} else {
+				errs = append(errs, e.writeFailure(p, it, err))
+			}
+			return false
+		}
+		if it.takeOver {
+			if err := e.takeOverCreated(ctx, it); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				return false
+			}
+		}
 		if it.replace {
 			if err := e.replace(ctx, it); err != nil {
 				mu.Lock()
@@ -258,26 +299,44 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, after []written)
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		reason := v1alpha2.ReasonApplyFailed
-		if p.direct {
-			// No dry-run came first: the write is the validation, and
-			// its refusals are reported as the dry-run's would be.
-			reason = v1alpha2.ReasonValidationFailed
-			if apierrors.IsForbidden(err) && !terminating(err) {
-				reason = v1alpha2.ReasonMissingPermissions
-			}
-		}
-		if f := classify(err, reason); f != nil {
-			errs = append(errs, failure.New(f.Reason, "applying object %s: %s", it.id, f.Message))
-		} else {
-			errs = append(errs, fmt.Errorf("applying object %s: %w", it.id, err))
-		}
+		errs = append(errs, e.writeFailure(p, it, err))
 		return false
 	})
+	if len(collided) > 0 {
+		left, err := e.undoCreates(context.WithoutCancel(ctx), p, idx, uids)
+		for _, i := range idx {
+			if uids[i] != "" && !slices.Contains(left, i) {
+				after[i] = written{} // deleted again: not written
+			}
+		}
+		if err != nil {
+			return errors.Join(failure.New(v1alpha2.ReasonCollision, "%d object(s) collide: %s", len(collided), list(collided)), err)
+		}
+		return failure.New(v1alpha2.ReasonCollision, "%d object(s) collide, nothing was applied: %s", len(collided), list(collided))
+	}
 	if len(errs) > 0 {
 		return errs[0]
 	}
 	return ctx.Err()
+}
+
+// writeFailure reports the failed write of it: a terminal failure when
+// writing it again will not help (in a direct plan, whose write is the
+// validation, as the dry-run would have reported it), else the error.
+func (e *Engine) writeFailure(p *Plan, it item, err error) error {
+	reason := v1alpha2.ReasonApplyFailed
+	if p.direct {
+		// No dry-run came first: the write is the validation, and
+		// its refusals are reported as the dry-run's would be.
+		reason = v1alpha2.ReasonValidationFailed
+		if apierrors.IsForbidden(err) && !terminating(err) {
+			reason = v1alpha2.ReasonMissingPermissions
+		}
+	}
+	if f := classify(err, reason); f != nil {
+		return failure.New(f.Reason, "applying object %s: %s", it.id, f.Message)
+	}
+	return fmt.Errorf("applying object %s: %w", it.id, err)
 }
 
 // existing reads the metadata of it's object as it is; an object that does
@@ -295,8 +354,7 @@ func (e *Engine) existing(ctx context.Context, it item) (*metav1.PartialObjectMe
 // patch server-side applies one object (or dry-runs it) and returns the
 // object's metadata after the apply.
 func (e *Engine) patch(ctx context.Context, it item, dryRun bool) (*metav1.PartialObjectMetadata, error) {
-	gvk := it.obj.GroupVersionKind()
-	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	ri, _, err := e.resourceOf(it)
 	if err != nil {
 		return nil, err
 	}
@@ -311,10 +369,6 @@ func (e *Engine) patch(ctx context.Context, it item, dryRun bool) (*metav1.Parti
 	opts := metav1.PatchOptions{FieldManager: e.opts.FieldManager, Force: ptr.To(true)}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
-	}
-	var ri metadata.ResourceInterface = e.meta.Resource(m.Resource)
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		ri = e.meta.Resource(m.Resource).Namespace(it.id.Namespace)
 	}
 	return ri.Patch(ctx, it.id.Name, types.ApplyPatchType, body, opts)
 }

@@ -9,7 +9,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -36,7 +35,7 @@ func newEngine(t *testing.T) *apply.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := metadata.NewForConfigAndClient(env.Config, hc)
+	md, err := apply.NewMetadataClient(env.Config, hc)
 	if err != nil {
 		t.Fatal(err)
 	}

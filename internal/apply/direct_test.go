@@ -10,13 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/metadata"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
@@ -77,7 +79,7 @@ func countingEngine(t *testing.T, log *requestLog) *apply.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := metadata.NewForConfigAndClient(cfg, hc)
+	md, err := apply.NewMetadataClient(cfg, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,9 +90,10 @@ func countingEngine(t *testing.T, log *requestLog) *apply.Engine {
 	return apply.New(c, c, md, mapper, apply.Options{FieldManager: "rukpak-test", Concurrency: 4, EstablishTimeout: 30 * time.Second})
 }
 
-// TestDirectPlans: a Direct plan (a first install) writes without a
-// dry-run, still refuses to take over an object it does not own before
-// writing anything, and reports an object the API server refuses as
+// TestDirectPlans: a Direct plan (a first install) creates its objects
+// without a dry-run or a read first (one create each), still refuses to
+// take over an object it does not own and leaves nothing it created when
+// it does, and reports an object the API server refuses as
 // ValidationFailed naming it. Hashes are stable and tell changed objects
 // from unchanged ones.
 func TestDirectPlans(t *testing.T) {
@@ -114,26 +117,46 @@ func TestDirectPlans(t *testing.T) {
 	if n := log.count("PATCH dry-run"); n != 0 {
 		t.Fatalf("a direct plan made %d dry-run requests", n)
 	}
-	if n := log.count("PATCH"); n != 2 {
-		t.Fatalf("a direct plan of 2 objects made %d apply requests, want 2", n)
+	if n, reads := log.count("POST"), log.count("GET one"); n != 2 || reads != 0 || log.count("PATCH") != 0 {
+		t.Fatalf("a direct plan of 2 new objects made %d creates, %d reads and %d applies, want 2 creates only", n, reads, log.count("PATCH"))
 	}
 
-	// An object someone else created is refused before any write.
+	// An object someone else created is refused, and what the plan
+	// created before it found out is deleted again.
 	foreign := objs(t, cm("theirs", ns, "x"))[0]
 	if err := env.Client.Create(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
 	before := log.count("PATCH")
-	p, err = e.Prepare(objs(t, cm("c", "", "3"), cm("theirs", "", "mine")), ns, apply.Owner{Name: "other", Revision: "other-1", UID: "uid-2"})
+	var mine []string
+	for i := range 20 {
+		mine = append(mine, cm(fmt.Sprintf("c%d", i), "", "3"))
+	}
+	p, err = e.Prepare(objs(t, append(mine, cm("theirs", "", "mine"))...), ns, apply.Owner{Name: "other", Revision: "other-1", UID: "uid-2"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
-	if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonCollision || !strings.Contains(f.Message, "ConfigMap "+ns+"/theirs") {
+	cs, err = e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
+	if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonCollision || !strings.Contains(f.Message, "ConfigMap "+ns+"/theirs") || !strings.Contains(f.Message, "nothing was applied") {
 		t.Fatalf("err = %v, want Collision naming the foreign ConfigMap", err)
 	}
 	if n := log.count("PATCH") - before; n != 0 {
-		t.Fatalf("a collision in a direct plan still made %d writes", n)
+		t.Fatalf("a collision in a direct plan applied %d objects", n)
+	}
+	if cs != nil && len(cs.Entries) != 0 {
+		t.Fatalf("a refused direct plan reports changes %v", cs.Entries)
+	}
+	left := &corev1.ConfigMapList{}
+	if err := env.Client.List(ctx, left, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range left.Items {
+		if strings.HasPrefix(o.Name, "c") {
+			t.Errorf("ConfigMap %s, created before the collision was found, was left", o.Name)
+		}
+		if o.Name == "theirs" && (o.Data["value"] != "x" || o.Labels[v1alpha2.LabelOwnerName] != "") {
+			t.Errorf("the foreign ConfigMap was changed: %v %v", o.Labels, o.Data)
+		}
 	}
 
 	// Content the API server refuses fails as ValidationFailed, naming it.
@@ -148,9 +171,9 @@ func TestDirectPlans(t *testing.T) {
 }
 
 // TestDirectPlansFindWhatExists: a direct plan with many objects of one
-// kind in a namespace finds which exist with paged lists instead of a
-// read each, and refuses a stranger's object and adopts its own exactly
-// as with reads.
+// kind in a namespace finds which exist with paged lists; one with a few
+// creates them and reads only those whose create was refused. Both refuse
+// a stranger's object and adopt their own alike.
 func TestDirectPlansFindWhatExists(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range []struct {
@@ -160,7 +183,9 @@ func TestDirectPlansFindWhatExists(t *testing.T) {
 		wantGets  int // reads of single objects (GETs with a name)
 		wantLists int
 	}{
-		{name: "a few: a read each", objects: 10, others: 600, wantGets: 10},
+		// Created without a read; the one create refused because the
+		// object exists is followed by a read of it.
+		{name: "a few: a create each", objects: 10, others: 600, wantGets: 1},
 		// The namespace holds 602 ConfigMaps: two pages of 500.
 		{name: "many: paged lists", objects: 1200, others: 600, wantLists: 2},
 	} {
@@ -262,5 +287,71 @@ func TestEntryHashes(t *testing.T) {
 				t.Fatalf("hashes %v against %v: want a same=%v, b same=%v (%s)", tt.got, first, tt.sameA, tt.sameB, tt.why)
 			}
 		})
+	}
+}
+
+// TestCreatedObjectsUpgradeLikeApplied: an object a first install created
+// (its fields set by a create, not an apply) loses, in a later revision,
+// the fields that revision no longer has, as an applied one does; after
+// that upgrade the engine's field manager owns its fields as an applier
+// only.
+func TestCreatedObjectsUpgradeLikeApplied(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t, "created")
+	log := &requestLog{seen: map[string]int{}}
+	e := countingEngine(t, log)
+	owner := apply.Owner{Name: "bd", Revision: "bd-1", UID: "uid-1"}
+	v1 := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  labels:\n    tier: web\ndata:\n  kept: \"1\"\n  dropped: \"1\"\n"
+	p, err := e.Prepare(objs(t, v1), ns, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct()); err != nil {
+		t.Fatal(err)
+	}
+	if log.count("POST") != 1 {
+		t.Fatalf("the first install made %d creates, want 1", log.count("POST"))
+	}
+	owned := map[inventory.ID]bool{}
+	for _, id := range p.IDs() {
+		owned[id.Key()] = true
+	}
+	v2 := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  kept: \"2\"\n"
+	p, err = e.Prepare(objs(t, v2), ns, apply.Owner{Name: "bd", Revision: "bd-2", UID: "uid-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Apply(ctx, p.WithCollisions(&apply.Collisions{Owned: owned})); err != nil {
+		t.Fatal(err)
+	}
+	got := &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Data["dropped"]; ok || got.Data["kept"] != "2" || got.Labels["tier"] != "" {
+		t.Fatalf("after the upgrade data = %v, labels = %v; want only kept=2 and no tier label", got.Data, got.Labels)
+	}
+	for _, f := range got.ManagedFields {
+		if f.Manager == "rukpak-test" && f.Operation != metav1.ManagedFieldsOperationApply {
+			t.Errorf("the engine's field manager still has a %s entry: %s", f.Operation, f.FieldsV1.Raw)
+		}
+	}
+
+	// A first install of an object that exists and may be taken (the
+	// owner's own, here) applies it after the create is refused.
+	log.reset()
+	p, err = e.Prepare(objs(t, v2), ns, apply.Owner{Name: "bd", Revision: "bd-2", UID: "uid-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := actions(cs)["ConfigMap/app"]; a != apply.Unchanged {
+		t.Fatalf("action = %v, want Unchanged", a)
+	}
+	if log.count("POST") != 1 || log.count("PATCH") != 1 {
+		t.Fatalf("made %v, want a create refused, then an apply", log.seen)
 	}
 }

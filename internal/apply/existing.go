@@ -104,3 +104,10 @@ func (l listedObjects) existing(ctx context.Context, e *Engine, it item) (*metav
 	}
 	return &metav1.PartialObjectMetadata{}, nil
 }
+
+// exists reports whether a list found it's object; false also when its
+// kind was not listed.
+func (l listedObjects) exists(it item) bool {
+	_, ok := l[kindIn{gvk: it.id.GroupVersionKind(), namespace: it.id.Namespace}][it.id.Name]
+	return ok
+}

@@ -161,10 +161,10 @@ func byWeight(p *Plan, idx []int) [][]int {
 // hook-succeeded are deleted once every hook of the phase succeeded (last
 // first), and when one fails, it is deleted if it has hook-failed and the
 // ones that succeeded before it if they have hook-succeeded.
-func (e *Engine) runHooks(ctx context.Context, p *Plan, idx []int, after []written) error {
+func (e *Engine) runHooks(ctx context.Context, p *Plan, idx []int, before []string, after []written) error {
 	var succeeded []item
 	for _, group := range byWeight(p, idx) {
-		if err := e.write(ctx, p, group, after); err != nil {
+		if err := e.write(ctx, p, group, before, after); err != nil {
 			return err
 		}
 		for _, i := range group {

@@ -12,7 +12,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -160,7 +159,7 @@ func hookEngine(t *testing.T, timeout time.Duration) *apply.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := metadata.NewForConfigAndClient(env.Config, hc)
+	md, err := apply.NewMetadataClient(env.Config, hc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,12 @@ type item struct {
 	replace bool
 	// hook is set for a Helm hook (see RunHooks).
 	hook *hookSpec
+	// create is set by validation of a direct plan for an object not
+	// read first: it is written with a create request (see createsFirst).
+	create bool
+	// takeOver is set by validation when the object still has fields
+	// the engine set when it created the object (see takeOverCreated).
+	takeOver bool
 }
 
 // Plan is a revision's objects, ready to apply: placed, labelled, checked

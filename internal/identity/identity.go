@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/internal/apply"
 )
 
 // Identity is who installs a BundleDeployment: a ServiceAccount, or (the
@@ -154,7 +156,7 @@ func (p *Pool) build(id Identity) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating client for %s: %w", id, err)
 	}
-	md, err := metadata.NewForConfigAndClient(p.cfg, hc)
+	md, err := apply.NewMetadataClient(p.cfg, hc)
 	if err != nil {
 		return nil, fmt.Errorf("creating metadata client for %s: %w", id, err)
 	}

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -238,7 +237,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	}
 	mdCfg := rest.CopyConfig(cfg)
 	mdCfg.WarningHandlerWithContext = apply.WarningHandler{}
-	md, err := metadata.NewForConfigAndClient(mdCfg, mgr.GetHTTPClient())
+	md, err := apply.NewMetadataClient(mdCfg, mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("creating metadata client: %w", err)
 	}

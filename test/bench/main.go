@@ -51,6 +51,7 @@ type config struct {
 	// after are the scenarios run once everything is installed.
 	after       string
 	big         int
+	costs       int
 	sa          bool
 	idle        time.Duration
 	driftEdits  int
@@ -77,6 +78,7 @@ func main() {
 	flag.IntVar(&c.churnRounds, "churn-rounds", 1, "with -churn: how many times to create and delete them")
 	flag.DurationVar(&c.churnSettle, "churn-settle", 2*time.Minute, "with -churn: how long the manager is left alone before each measurement (idle connections close after 90s)")
 	flag.IntVar(&c.big, "big", 0, "instead: install one bundle of this many objects (a mix of kinds, about 5 KB each) and measure it, and an upgrade of 1 % of them, against the floor")
+	flag.IntVar(&c.costs, "costs", 0, "instead: measure what each kind of request the install makes costs the cluster, this many requests of each")
 	flag.BoolVar(&c.sa, "sa", false, "install-sa: each BundleDeployment installs as its own ServiceAccount (least privilege: preflight reviews and impersonation)")
 	flag.StringVar(&c.after, "after", "", "scenarios to run, in order, once the install is measured: drift, restart, idle (comma-separated)")
 	flag.DurationVar(&c.idle, "idle", 5*time.Minute, "with -after idle: how long to leave the cluster alone")
@@ -153,6 +155,13 @@ func run(c config) error {
 			return err
 		}
 		return bigScenario(ctx, c, cl, k, cs)
+	}
+	if c.costs > 0 {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		return costsScenario(ctx, c, cl, k, cs)
 	}
 	if c.churn > 0 {
 		cs, err := kubernetes.NewForConfig(cfg)

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/localcluster"
+)
+
+// costClass is a ProvisionerClass name no controller serves: the manager
+// sees the BundleDeployments and Bundles the cost mode writes (and converts
+// them for the API server's v1alpha1 cache) but does not install them.
+const costClass = "bench-costs-unserved"
+
+// costStep is one kind of request the cost mode measures: do makes the
+// i-th request.
+type costStep struct {
+	name string
+	do   func(ctx context.Context, i int) error
+}
+
+// costsScenario measures what one request of each kind the install makes
+// costs the cluster: n requests of a kind, on c.concurrency workers, and
+// the CPU seconds the API server, etcd and the manager (which serves the
+// v1alpha1 conversions and watches what it manages) used for them, per
+// request and against a ConfigMap server-side apply measured in the same
+// run (before and after the others, since this machine's speed drifts).
+// Then the same for the custom resources once v1alpha1 is no longer
+// served, which removes the API server's v1alpha1 watch cache.
+func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k client.WithWatch, cs kubernetes.Interface) error {
+	n := c.costs
+	procs, err := cpuProcesses(cl)
+	if err != nil {
+		return err
+	}
+	ns := "costs"
+	if err := k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return fmt.Errorf("creating namespace: %w", err)
+	}
+	if err := k.Create(ctx, &v1alpha2.ProvisionerClass{ObjectMeta: metav1.ObjectMeta{Name: costClass},
+		Spec: v1alpha2.ProvisionerClassSpec{ControllerName: "bench.rukpak.io/nobody"}}); err != nil {
+		return fmt.Errorf("creating ProvisionerClass: %w", err)
+	}
+	cm := func(prefix string, i int) *corev1.ConfigMap {
+		return &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i), Namespace: ns},
+			Data:       map[string]string{"index": fmt.Sprint(i)},
+		}
+	}
+	apply := func(prefix string) func(ctx context.Context, i int) error {
+		return func(ctx context.Context, i int) error {
+			return k.Patch(ctx, cm(prefix, i), client.Apply, client.FieldOwner("costs"), client.ForceOwnership)
+		}
+	}
+	get := func(rv string) func(ctx context.Context, i int) error {
+		return func(ctx context.Context, i int) error {
+			obj := &metav1.PartialObjectMetadata{}
+			obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+			return k.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("apply-a-%d", i)}, obj,
+				&client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: rv}})
+		}
+	}
+	crSteps := func(suffix, name string) []costStep {
+		bdName := func(i int) string { return fmt.Sprintf("%s-%d", name, i) }
+		return []costStep{
+			{"create BundleDeployment" + suffix, func(ctx context.Context, i int) error {
+				bd := bundleDeployment(i, 1)
+				bd.Name, bd.Spec.ProvisionerClassName, bd.Spec.InstallNamespace = bdName(i), costClass, ns
+				return k.Create(ctx, bd)
+			}},
+			{"BundleDeployment status patch" + suffix, func(ctx context.Context, i int) error {
+				bd := &v1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: bdName(i)}}
+				base := bd.DeepCopy()
+				now := metav1.Now()
+				bd.Status.ActiveBundle, bd.Status.ObservedGeneration = bdName(i)+"-0123456789", 1
+				for _, t := range []string{v1alpha2.TypeUnpacked, v1alpha2.TypeInstalled, v1alpha2.TypeHealthy, "Progressing", "Paused", "Ready"} {
+					meta.SetStatusCondition(&bd.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: "Measured",
+						Message: "revision " + bdName(i) + " installed: 10 objects", ObservedGeneration: 1, LastTransitionTime: now})
+				}
+				return k.Status().Patch(ctx, bd, client.MergeFrom(base))
+			}},
+			{"create Bundle" + suffix, func(ctx context.Context, i int) error {
+				return k.Create(ctx, &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: bdName(i) + "-0123456789",
+					Labels: map[string]string{v1alpha2.LabelBundleDeployment: bdName(i)}},
+					Spec: v1alpha2.BundleSpec{ProvisionerClassName: costClass, Sources: bundleDeployment(i, 1).Spec.Sources}})
+			}},
+			{"Bundle status patch" + suffix, func(ctx context.Context, i int) error {
+				b := &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: bdName(i) + "-0123456789"}}
+				base := b.DeepCopy()
+				b.Status.ObservedGeneration, b.Status.ObjectCount = 1, 10
+				b.Status.ContentDigest = "sha256:3a3b0c70996c46b377bfd2efd4fbff9110050f7773d4e3c37e116b758b7491d9"
+				meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: v1alpha2.TypeUnpacked, Status: metav1.ConditionTrue,
+					Reason: "Unpacked", Message: "content " + b.Status.ContentDigest + " is in the content store", ObservedGeneration: 1})
+				return k.Status().Patch(ctx, b, client.MergeFrom(base))
+			}},
+		}
+	}
+	steps := []costStep{
+		{"ConfigMap apply (create)", apply("apply-a")},
+		{"ConfigMap apply (unchanged)", apply("apply-a")},
+		{"ConfigMap read", get("")},
+		{"ConfigMap read from the watch cache", get("0")},
+		{"ConfigMap create", func(ctx context.Context, i int) error { return k.Create(ctx, cm("create", i)) }},
+		{"Event create", func(ctx context.Context, i int) error {
+			return k.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("costs-%d", i), Namespace: ns},
+				InvolvedObject: corev1.ObjectReference{Kind: "BundleDeployment", Namespace: ns, Name: fmt.Sprintf("costs-%d", i)},
+				Reason:         "Installed", Message: "revision installed: 10 objects", Type: corev1.EventTypeNormal,
+				FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1, Source: corev1.EventSource{Component: "rukpak"}})
+		}},
+	}
+	steps = append(steps, crSteps("", "costs")...)
+	steps = append(steps, costStep{"ConfigMap apply (create, again)", apply("apply-b")})
+	type result struct {
+		name string
+		cpu  cpuSample
+		wall time.Duration
+	}
+	var results []result
+	run := func(s costStep) error {
+		cpu0 := procs.sample()
+		start := time.Now()
+		// With -pprof, profiles of the first 3 s of each step.
+		profiled := profileInstall(ctx, c, cs, 3, "costs-"+strings.NewReplacer(" ", "-", "(", "", ")", "", ",", "").Replace(s.name))
+		if err := parallel(n, c.concurrency, func(i int) error { return s.do(ctx, i) }); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		wall := time.Since(start)
+		cpu1 := procs.sample()
+		if err := <-profiled; err != nil {
+			return err
+		}
+		d := make(cpuSample, len(cpu1))
+		for i := range d {
+			d[i] = cpu1[i] - cpu0[i]
+		}
+		results = append(results, result{s.name, d, wall})
+		return nil
+	}
+	for _, s := range steps {
+		if err := run(s); err != nil {
+			return err
+		}
+	}
+	for _, crd := range []string{"bundledeployments.core.rukpak.io", "bundles.core.rukpak.io"} {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("apiextensions.k8s.io/v1")
+		u.SetKind("CustomResourceDefinition")
+		u.SetName(crd)
+		patch := `[{"op":"test","path":"/spec/versions/0/name","value":"v1alpha1"},{"op":"replace","path":"/spec/versions/0/served","value":false}]`
+		if err := k.Patch(ctx, u, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil {
+			return fmt.Errorf("no longer serving v1alpha1 of %s: %w", crd, err)
+		}
+	}
+	// The API server stops the v1alpha1 cache once it has rebuilt the
+	// CRD's handlers; give it the time to.
+	time.Sleep(3 * time.Second)
+	for _, s := range append(crSteps(" (v1alpha1 not served)", "costs-v1alpha2"), costStep{"ConfigMap apply (create, last)", apply("apply-c")}) {
+		if err := run(s); err != nil {
+			return err
+		}
+	}
+
+	// Each row against the mean of the three ConfigMap applies that create.
+	var unit float64
+	var units int
+	for _, r := range results {
+		if r.name == "ConfigMap apply (create)" || r.name == "ConfigMap apply (create, again)" || r.name == "ConfigMap apply (create, last)" {
+			unit += r.cpu[0] + r.cpu[1] + r.cpu[2]
+			units++
+		}
+	}
+	unit /= float64(units)
+	fmt.Printf("\n%d requests of each kind on %d workers; CPU ms per request of the manager, API server and etcd; against a ConfigMap apply that creates (%.2f ms)\n",
+		n, c.concurrency, unit*1000/float64(n))
+	fmt.Printf("%-48s %8s %8s %8s %8s %8s %8s\n", "request", "manager", "apiserv", "etcd", "total", "vs apply", "wall ms")
+	for _, r := range results {
+		total := r.cpu[0] + r.cpu[1] + r.cpu[2]
+		per := func(s float64) float64 { return s * 1000 / float64(n) }
+		fmt.Printf("%-48s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", r.name, per(r.cpu[0]), per(r.cpu[1]), per(r.cpu[2]), per(total), total/unit,
+			float64(r.wall.Microseconds())/1000/float64(n)*float64(c.concurrency))
+	}
+	return nil
+}
