@@ -7,7 +7,9 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -116,4 +118,81 @@ func TestConversionWebhook(t *testing.T) {
 	if !found {
 		t.Fatalf("the v1alpha1 Bundle is not listed as v1alpha1")
 	}
+}
+
+// TestServeV1alpha1: NoV1alpha1 makes the registrar stop serving
+// core.rukpak.io/v1alpha1 (the API server then refuses requests for it,
+// while v1alpha2 is served as before), and without it the registrar serves
+// the version again.
+func TestServeV1alpha1(t *testing.T) {
+	ctx := context.Background()
+	ca, err := newCA(time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, _, err := ca.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each CRD's conversion as it was, put back afterwards.
+	for _, name := range ConvertedCRDs {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+			t.Fatal(err)
+		}
+		was := crd.Spec.Conversion
+		t.Cleanup(func() {
+			envtest.Eventually(t, 10*time.Second, func() error {
+				crd := &apiextensionsv1.CustomResourceDefinition{}
+				if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+					return err
+				}
+				crd.Spec.Conversion = was
+				return env.Client.Update(ctx, crd)
+			})
+		})
+	}
+	served := func(noV1alpha1 bool) {
+		t.Helper()
+		r := &registrar{client: env.Client, opts: Options{AdvertiseAddress: "127.0.0.1:9", NoV1alpha1: noV1alpha1}}
+		if err := r.registerConversion(ctx, caPEM); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range ConvertedCRDs {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range crd.Spec.Versions {
+				if want := v.Name != V1alpha1 || !noV1alpha1; v.Served != want {
+					t.Fatalf("%s: version %s served = %v, want %v", name, v.Name, v.Served, want)
+				}
+			}
+		}
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	discovered := func(want bool) func() error {
+		return func() error {
+			_, err := dc.ServerResourcesForGroupVersion(v1alpha1.GroupVersion.String())
+			switch {
+			case want && err != nil:
+				return fmt.Errorf("v1alpha1 is not served: %w", err)
+			case !want && err == nil:
+				return fmt.Errorf("v1alpha1 is still served")
+			case !want && !apierrors.IsNotFound(err):
+				return fmt.Errorf("discovering v1alpha1: %w", err)
+			}
+			return nil
+		}
+	}
+	served(true)
+	envtest.Eventually(t, 30*time.Second, discovered(false))
+	if err := env.Client.List(ctx, &v1alpha2.BundleDeploymentList{}); err != nil {
+		t.Fatalf("v1alpha2 is no longer served: %v", err)
+	}
+	served(false)
+	envtest.Eventually(t, 30*time.Second, discovered(true))
 }

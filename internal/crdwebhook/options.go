@@ -43,6 +43,9 @@ type Options struct {
 	Namespace string
 	// TrustedUsers are user names whose updates are never checked.
 	TrustedUsers []string
+	// NoV1alpha1 stops serving core.rukpak.io/v1alpha1 (the conversion
+	// stays registered, for objects stored as v1alpha1 before).
+	NoV1alpha1 bool
 }
 
 // withDefaults fills in the defaults and checks the addresses.

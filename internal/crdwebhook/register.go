@@ -202,8 +202,12 @@ func webhookFor(opts Options, caPEM []byte) admissionregistrationv1.ValidatingWe
 // webhook converts.
 var ConvertedCRDs = []string{"bundles.core.rukpak.io", "bundledeployments.core.rukpak.io"}
 
+// V1alpha1 is the version of rukpak's API that NoV1alpha1 stops serving.
+const V1alpha1 = "v1alpha1"
+
 // registerConversion points the conversion of rukpak's own CRDs at the
-// webhook server, with its CA, when they do not already.
+// webhook server, with its CA, and serves v1alpha1 or not as the options
+// say, when they do not already.
 func (r *registrar) registerConversion(ctx context.Context, caPEM []byte) error {
 	want := conversionFor(r.opts, caPEM)
 	for _, name := range ConvertedCRDs {
@@ -211,7 +215,8 @@ func (r *registrar) registerConversion(ctx context.Context, caPEM []byte) error 
 		if err := r.client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 			return fmt.Errorf("reading CustomResourceDefinition %s: %w", name, err)
 		}
-		if equality.Semantic.DeepEqual(crd.Spec.Conversion, want) {
+		served := servedAsOptions(crd, !r.opts.NoV1alpha1)
+		if equality.Semantic.DeepEqual(crd.Spec.Conversion, want) && !served {
 			continue
 		}
 		crd.Spec.Conversion = want
@@ -220,6 +225,18 @@ func (r *registrar) registerConversion(ctx context.Context, caPEM []byte) error 
 		}
 	}
 	return nil
+}
+
+// servedAsOptions sets whether crd serves v1alpha1, and reports whether
+// that changed it.
+func servedAsOptions(crd *apiextensionsv1.CustomResourceDefinition, serve bool) bool {
+	for i := range crd.Spec.Versions {
+		if v := &crd.Spec.Versions[i]; v.Name == V1alpha1 && v.Served != serve {
+			v.Served = serve
+			return true
+		}
+	}
+	return false
 }
 
 // conversionFor is the conversion of rukpak's CRDs through the webhook.

@@ -103,6 +103,12 @@ type Options struct {
 	// which the API server calls the webhook; when empty it calls
 	// CRDWebhookBindAddress directly.
 	CRDWebhookService string
+	// ServeV1alpha1 keeps core.rukpak.io/v1alpha1 served (the CRD
+	// webhook's registrar sets the CRDs' served flag; it converts that
+	// version). Serving it costs every write of a BundleDeployment or
+	// Bundle a conversion webhook call, for the API server's v1alpha1
+	// watch cache.
+	ServeV1alpha1 bool
 	// DefaultIdentity is who installs BundleDeployments without
 	// spec.serviceAccount: IdentityNone refuses them (ServiceAccountRequired);
 	// IdentityManager installs them as the manager itself, which then needs
@@ -169,6 +175,7 @@ func DefaultOptions() Options {
 		SourceTimeout:           source.DefaultDeadline,
 		StoreQuota:              DefaultStoreQuota,
 		Render:                  sandbox.DefaultLimits(),
+		ServeV1alpha1:           true,
 	}
 }
 
@@ -386,6 +393,7 @@ func setupCRDWebhook(mgr manager.Manager, cfg *rest.Config, opts Options) error 
 		ServiceName:  opts.CRDWebhookService,
 		Namespace:    v1alpha2.SystemNamespace,
 		TrustedUsers: []string{self},
+		NoV1alpha1:   !opts.ServeV1alpha1,
 	}); err != nil {
 		return fmt.Errorf("setting up CRD webhook: %w", err)
 	}
