@@ -448,6 +448,11 @@ func classify(err error, reason string) *failure.Error {
 		return failure.New(reason, "%v", err)
 	case apierrors.IsForbidden(err) && !terminating(err):
 		return failure.New(reason, "%v", err)
+	case apierrors.IsInternalError(err) && strings.Contains(err.Error(), "failed to create typed patch object"):
+		// Server-side apply cannot merge the object: its content
+		// breaks the schema's list or map rules (such as two
+		// entries with the same key), however often it is sent.
+		return failure.New(reason, "%v", err)
 	}
 	return nil
 }

@@ -355,3 +355,33 @@ func TestCreatedObjectsUpgradeLikeApplied(t *testing.T) {
 		t.Fatalf("made %v, want a create refused, then an apply", log.seen)
 	}
 }
+
+// TestDuplicateListEntries: an object with two entries of the same key in
+// a list keyed by name (two env vars A) is created by a first install, as
+// kubectl create and Helm do; server-side apply cannot merge it, so an
+// upgrade that changes it fails as ValidationFailed naming the object and
+// the key, not as an error retried for ever.
+func TestDuplicateListEntries(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t, "dup")
+	e := newEngine(t)
+	pod := func(image string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: " + image +
+			"\n    env:\n    - name: A\n      value: \"1\"\n    - name: A\n      value: \"2\"\n"
+	}
+	p, err := e.Prepare(objs(t, pod("x")), ns, apply.Owner{Name: "bd", Revision: "bd-1", UID: "uid-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Apply(ctx, p.Direct()); err != nil {
+		t.Fatalf("first install: %v", err)
+	}
+	p, err = e.Prepare(objs(t, pod("y")), ns, apply.Owner{Name: "bd", Revision: "bd-2", UID: "uid-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Apply(ctx, p)
+	if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonValidationFailed || !strings.Contains(f.Message, "Pod "+ns+"/p") || !strings.Contains(f.Message, `duplicate entries for key [name="A"]`) {
+		t.Fatalf("upgrade: err = %v, want ValidationFailed naming the Pod and the duplicate key", err)
+	}
+}
