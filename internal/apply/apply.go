@@ -230,17 +230,20 @@ func list(msgs []string) string {
 	return msg
 }
 
-// write applies the objects at idx, recording resourceVersions in after.
 // written is what an object looked like right after it was applied.
 type written struct {
 	rv         string
 	generation int64
 }
 
+// write applies the objects at idx, recording resourceVersions in after
+// (and, for objects created or taken here, in before what they were).
 // Objects marked create are created; one that exists is checked against
 // the collision rules then, and when it may not be taken, the write stops
-// and deletes what it created, so that a refused plan leaves nothing of
-// the phase applied, as when the collision is found before the write.
+// and deletes what it created, so that a refused plan leaves nothing it
+// created in the phase, as when the collision is found before the write
+// (objects it took, existing ones it may adopt, stay, and the refusal
+// says so).
 func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string, after []written) error {
 	var mu sync.Mutex
 	var errs []error
@@ -309,10 +312,20 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string,
 				after[i] = written{} // deleted again: not written
 			}
 		}
-		if err != nil {
-			return errors.Join(failure.New(v1alpha2.ReasonCollision, "%d object(s) collide: %s", len(collided), list(collided)), err)
+		stayed := 0 // objects taken (applied), or whose create could not be undone
+		for _, i := range idx {
+			if after[i].rv != "" {
+				stayed++
+			}
 		}
-		return failure.New(v1alpha2.ReasonCollision, "%d object(s) collide, nothing was applied: %s", len(collided), list(collided))
+		refusal := failure.New(v1alpha2.ReasonCollision, "%d object(s) collide, nothing was applied: %s", len(collided), list(collided))
+		if stayed > 0 {
+			refusal = failure.New(v1alpha2.ReasonCollision, "%d object(s) collide: %s; %d object(s) written before that stay applied", len(collided), list(collided), stayed)
+		}
+		if err != nil {
+			return errors.Join(refusal, err)
+		}
+		return refusal
 	}
 	if len(errs) > 0 {
 		return errs[0]

@@ -159,6 +159,27 @@ func TestDirectPlans(t *testing.T) {
 		}
 	}
 
+	// An object of the owner's it takes before the collision is found
+	// stays applied, and the refusal says so; or the collision stopped
+	// the write first, and it says that nothing was applied.
+	p, err = e.Prepare(objs(t, cm("a", "", "9"), cm("theirs", "", "mine")), ns, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
+	f := failure.As(err)
+	if f == nil || f.Reason != v1alpha2.ReasonCollision {
+		t.Fatalf("err = %v, want Collision", err)
+	}
+	a := &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "a"}, a); err != nil {
+		t.Fatal(err)
+	}
+	if stayed := strings.Contains(f.Message, "1 object(s) written before that stay applied"); stayed != (a.Data["value"] == "9") ||
+		stayed == strings.Contains(f.Message, "nothing was applied") {
+		t.Fatalf("refusal %q, while ConfigMap a has value %q", f.Message, a.Data["value"])
+	}
+
 	// Content the API server refuses fails as ValidationFailed, naming it.
 	p, err = e.Prepare(objs(t, "apiVersion: v1\nkind: Service\nmetadata:\n  name: broken\nspec:\n  ports:\n  - port: 99999\n"), ns, owner)
 	if err != nil {
