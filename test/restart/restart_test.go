@@ -44,6 +44,9 @@ func (l *writeLog) wrap(next http.RoundTripper) http.RoundTripper {
 			if req.URL.Query().Get("dryRun") != "" {
 				w += " dry-run"
 			}
+			if req.Header.Get("Content-Type") == "application/json-patch+json" {
+				w += " json-patch"
+			}
 			l.writes = append(l.writes, w)
 		}
 		l.mu.Unlock()
