@@ -286,16 +286,7 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string,
 				return false
 			}
 		}
-		obj, err := e.patch(ctx, it, false)
-		if fields := immutableFields(err); fields != nil && !it.replace && replaceable(it) {
-			// Not seen by a dry-run (a first install over an existing
-			// object): replaced now.
-			if err = e.replace(ctx, it); err == nil {
-				obj, err = e.patch(ctx, it, false)
-			}
-		} else if fields != nil {
-			err = failure.New(v1alpha2.ReasonImmutableFieldChanged, "%s", immutableRefusal(it, fields))
-		}
+		obj, err := e.applyOrReplace(ctx, it)
 		if err == nil {
 			after[i] = written{rv: obj.GetResourceVersion(), generation: obj.GetGeneration()}
 			return true
@@ -331,6 +322,21 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string,
 		return errs[0]
 	}
 	return ctx.Err()
+}
+
+// applyOrReplace applies it's object; when an immutable field refuses the
+// apply, not seen by a dry-run (a first install over an existing object),
+// it replaces the object if it may, else reports ImmutableFieldChanged.
+func (e *Engine) applyOrReplace(ctx context.Context, it item) (*metav1.PartialObjectMetadata, error) {
+	obj, err := e.patch(ctx, it, false)
+	if fields := immutableFields(err); fields != nil && !it.replace && replaceable(it) {
+		if err = e.replace(ctx, it); err == nil {
+			obj, err = e.patch(ctx, it, false)
+		}
+	} else if fields != nil {
+		err = failure.New(v1alpha2.ReasonImmutableFieldChanged, "%s", immutableRefusal(it, fields))
+	}
+	return obj, err
 }
 
 // writeFailure reports the failed write of it: a terminal failure when

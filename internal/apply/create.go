@@ -93,8 +93,9 @@ type created struct {
 }
 
 // createOrTake creates it's object; if it exists, it checks it against
-// the plan's collision rules as a dry-run would have, and applies it when
-// the plan may take it.
+// the plan's collision rules as a dry-run would have, and applies it (or
+// replaces it, for an immutable field that may be) when the plan may take
+// it.
 func (e *Engine) createOrTake(ctx context.Context, p *Plan, it item) (created, error) {
 	body, err := json.Marshal(it.obj.Object)
 	if err != nil {
@@ -127,7 +128,7 @@ func (e *Engine) createOrTake(ctx context.Context, p *Plan, it item) (created, e
 	if out.collision, err = e.collision(ctx, p, it, cur); err != nil || out.collision != "" {
 		return out, err
 	}
-	out.obj, err = e.patch(ctx, it, false)
+	out.obj, err = e.applyOrReplace(ctx, it)
 	return out, err
 }
 

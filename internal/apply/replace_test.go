@@ -104,3 +104,57 @@ func configMapValue(t *testing.T, ns, name string) string {
 	}
 	return c.Data["value"]
 }
+
+// TestFirstInstallOverExistingImmutable: a first install (a direct plan,
+// which creates its objects) that finds its Job already there with another
+// pod template replaces it when the Job may be replaced, and otherwise
+// fails as ImmutableFieldChanged naming it, as an apply after a read did.
+func TestFirstInstallOverExistingImmutable(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t)
+	for _, tt := range []struct {
+		name        string
+		annotations string
+		replaced    bool
+	}{
+		{name: "annotated replace-on-immutable", annotations: `core.rukpak.io/replace-on-immutable: "true"`, replaced: true},
+		{name: "plain Job", annotations: ``},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := env.Namespace(t, "immutable-direct")
+			owner := apply.Owner{Name: "bd", Revision: "bd-1", UID: "uid-1"}
+			first := func(image string) error {
+				p, err := e.Prepare(objs(t, jobWith(tt.annotations, image)), ns, owner)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = e.Apply(ctx, p.Direct())
+				return err
+			}
+			if err := first("one"); err != nil {
+				t.Fatal(err)
+			}
+			before := &batchv1.Job{}
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "migrate"}, before); err != nil {
+				t.Fatal(err)
+			}
+			err := first("two") // the Job exists: its create is refused
+			after := &batchv1.Job{}
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "migrate"}, after); err != nil {
+				t.Fatal(err)
+			}
+			if tt.replaced {
+				if err != nil || after.UID == before.UID || after.Spec.Template.Spec.Containers[0].Image != "two" {
+					t.Fatalf("err = %v, uid %s -> %s, image %s; want the Job replaced", err, before.UID, after.UID, after.Spec.Template.Spec.Containers[0].Image)
+				}
+				return
+			}
+			if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonImmutableFieldChanged || !strings.Contains(f.Message, "Job.batch "+ns+"/migrate") {
+				t.Fatalf("err = %v, want ImmutableFieldChanged naming the Job", err)
+			}
+			if after.UID != before.UID {
+				t.Fatal("a Job that may not be replaced was replaced")
+			}
+		})
+	}
+}
