@@ -249,52 +249,48 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string,
 	var errs []error
 	var collided []string
 	uids := make([]types.UID, len(p.items)) // of the objects this write created
+	fail := func(err error) bool {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+		return false
+	}
 	e.each(ctx, idx, func(i int) bool {
 		it := p.items[i]
 		if it.create {
 			c, err := e.createOrTake(ctx, p, it)
 			before[i] = c.before
-			if err == nil && c.collision == "" {
-				after[i] = written{rv: c.obj.GetResourceVersion(), generation: c.obj.GetGeneration()}
-				if c.before == "" {
-					uids[i] = c.obj.GetUID()
-				}
-				return true
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if c.collision != "" {
+			switch {
+			case err != nil:
+				return fail(e.writeFailure(p, it, err))
+			case c.collision != "":
+				mu.Lock()
 				collided = append(collided, c.collision)
-			} else {
-				errs = append(errs, e.writeFailure(p, it, err))
+				mu.Unlock()
+				return false
 			}
-			return false
+			after[i] = written{rv: c.obj.GetResourceVersion(), generation: c.obj.GetGeneration()}
+			if c.before == "" {
+				uids[i] = c.obj.GetUID()
+			}
+			return true
 		}
 		if it.takeOver {
 			if err := e.takeOverCreated(ctx, it); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-				return false
+				return fail(err)
 			}
 		}
 		if it.replace {
 			if err := e.replace(ctx, it); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-				return false
+				return fail(err)
 			}
 		}
 		obj, err := e.applyOrReplace(ctx, it)
-		if err == nil {
-			after[i] = written{rv: obj.GetResourceVersion(), generation: obj.GetGeneration()}
-			return true
+		if err != nil {
+			return fail(e.writeFailure(p, it, err))
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		errs = append(errs, e.writeFailure(p, it, err))
-		return false
+		after[i] = written{rv: obj.GetResourceVersion(), generation: obj.GetGeneration()}
+		return true
 	})
 	if len(collided) > 0 {
 		left, err := e.undoCreates(context.WithoutCancel(ctx), p, idx, uids)
