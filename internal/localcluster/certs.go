@@ -205,32 +205,16 @@ func writePEM(path, blockType string, der []byte, mode os.FileMode) error {
 // token up, and caches a ServiceAccount token's verdict, where it checks a
 // client certificate's signature on every request).
 func writeManagerKubeconfig(path, server string, p pki) error {
-	ca, err := os.ReadFile(p.path(caCert))
-	if err != nil {
-		return fmt.Errorf("reading CA: %w", err)
-	}
 	token, err := p.managerToken()
 	if err != nil {
 		return err
 	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[contextName] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
-	cfg.AuthInfos[contextName] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName, Namespace: "default"}
-	cfg.CurrentContext = contextName
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
-	}
-	return nil
+	return writeKubeconfigAs(path, server, p, &clientcmdapi.AuthInfo{Token: token})
 }
 
 // writeKubeconfig writes an admin kubeconfig for server to path, with the
 // CA and client pair embedded so the file stands alone.
 func writeKubeconfig(path, server string, p pki) error {
-	ca, err := os.ReadFile(p.path(caCert))
-	if err != nil {
-		return fmt.Errorf("reading CA: %w", err)
-	}
 	cert, err := os.ReadFile(p.path(adminCert))
 	if err != nil {
 		return fmt.Errorf("reading admin certificate: %w", err)
@@ -239,9 +223,19 @@ func writeKubeconfig(path, server string, p pki) error {
 	if err != nil {
 		return fmt.Errorf("reading admin key: %w", err)
 	}
+	return writeKubeconfigAs(path, server, p, &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key})
+}
+
+// writeKubeconfigAs writes a kubeconfig for server to path that trusts
+// the cluster's CA and authenticates with auth.
+func writeKubeconfigAs(path, server string, p pki, auth *clientcmdapi.AuthInfo) error {
+	ca, err := os.ReadFile(p.path(caCert))
+	if err != nil {
+		return fmt.Errorf("reading CA: %w", err)
+	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[contextName] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
-	cfg.AuthInfos[contextName] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
+	cfg.AuthInfos[contextName] = auth
 	cfg.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName, Namespace: "default"}
 	cfg.CurrentContext = contextName
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
