@@ -248,7 +248,10 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string,
 	var mu sync.Mutex
 	var errs []error
 	var collided []string
-	uids := make([]types.UID, len(p.items)) // of the objects this write created
+	var uids []types.UID // of the objects this write created; only a direct plan creates
+	if p.direct {
+		uids = make([]types.UID, len(p.items))
+	}
 	fail := func(err error) bool {
 		mu.Lock()
 		errs = append(errs, err)

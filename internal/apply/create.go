@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/csaupgrade"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // asMetadata asks the API server to answer with the object's metadata only
@@ -105,15 +104,7 @@ func (e *Engine) createOrTake(ctx context.Context, p *Plan, it item) (created, e
 	if err != nil {
 		return created{}, err
 	}
-	var obj *metav1.PartialObjectMetadata
-	if mc, ok := e.meta.(*MetadataClient); ok {
-		obj, err = mc.create(ctx, resource, it.id.Namespace, e.opts.FieldManager, body)
-	} else {
-		u := it.obj.DeepCopy()
-		if err = e.c.Create(ctx, u, client.FieldOwner(e.opts.FieldManager)); err == nil {
-			obj = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{UID: u.GetUID(), ResourceVersion: u.GetResourceVersion(), Generation: u.GetGeneration()}}
-		}
-	}
+	obj, err := e.meta.create(ctx, resource, it.id.Namespace, e.opts.FieldManager, body)
 	if !apierrors.IsAlreadyExists(err) {
 		return created{obj: obj}, err
 	}

@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/internal/inventory"
@@ -29,18 +28,18 @@ type Options struct {
 type Engine struct {
 	c      client.Client
 	reader client.Reader
-	meta   metadata.Interface
+	meta   *MetadataClient
 	mapper meta.RESTMapper
 	opts   Options
 }
 
-// New returns an Engine. It applies bundle objects through md, a metadata
-// client, so the API server answers each apply with the object's metadata
-// (as protobuf) rather than the whole object; it writes its own objects
+// New returns an Engine. It applies and creates bundle objects through md
+// (NewMetadataClient), so the API server answers each write with the
+// object's metadata (as protobuf) rather than the whole object; it writes its own objects
 // (namespaces) with c and reads managed objects with reader, which must not
 // be a cache (managed objects may be of any kind; caching them all would
 // cost memory); mapper tells which kinds the cluster serves and their scope.
-func New(c client.Client, reader client.Reader, md metadata.Interface, mapper meta.RESTMapper, opts Options) *Engine {
+func New(c client.Client, reader client.Reader, md *MetadataClient, mapper meta.RESTMapper, opts Options) *Engine {
 	if opts.Concurrency < 1 {
 		opts.Concurrency = 1
 	}
@@ -61,7 +60,7 @@ func (e *Engine) Reader() client.Reader { return e.reader }
 
 // With returns a copy of e that reads and writes through other clients
 // (those of another identity), sharing e's RESTMapper and options.
-func (e *Engine) With(c client.Client, reader client.Reader, md metadata.Interface) *Engine {
+func (e *Engine) With(c client.Client, reader client.Reader, md *MetadataClient) *Engine {
 	out := *e
 	out.c, out.reader, out.meta = c, reader, md
 	return &out

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,7 +60,7 @@ type Clients struct {
 	// Client reads and writes typed and unstructured objects.
 	Client client.Client
 	// Metadata reads and writes objects' metadata only.
-	Metadata metadata.Interface
+	Metadata *apply.MetadataClient
 }
 
 // DefaultSize is how many identities' clients a Pool keeps.

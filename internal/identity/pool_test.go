@@ -13,11 +13,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -40,7 +40,7 @@ func newPool(t *testing.T, size int) (*Pool, *Clients) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := metadata.NewForConfigAndClient(cfg, hc)
+	md, err := apply.NewMetadataClient(cfg, hc)
 	if err != nil {
 		t.Fatal(err)
 	}

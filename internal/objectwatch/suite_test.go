@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
@@ -91,7 +92,7 @@ func clients(t testing.TB) (Clients, *identity.Pool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := metadata.NewForConfigAndClient(cfg, hc)
+	md, err := apply.NewMetadataClient(cfg, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
