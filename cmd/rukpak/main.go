@@ -47,7 +47,7 @@ func run() error {
 	fs.StringVar(&opts.ContentURL, "content-url", "", "external base URL of the content server, for Bundles' status.contentURL")
 	fs.StringVar(&opts.ContentTLSCertFile, "content-tls-cert-file", "", "serving certificate of the content server (HTTPS); empty serves HTTP")
 	fs.StringVar(&opts.ContentTLSKeyFile, "content-tls-key-file", "", "key of --content-tls-cert-file")
-	fs.BoolVar(&opts.ServeV1alpha1, "serve-v1alpha1", opts.ServeV1alpha1, "serve core.rukpak.io/v1alpha1, the original README's API, through the CRD webhook's conversion; false stops serving it, which spares each write of a BundleDeployment or Bundle a conversion webhook call (the API server keeps a watch cache per served version)")
+	fs.BoolVar(&opts.ServeV1alpha1, "serve-v1alpha1", opts.ServeV1alpha1, "serve core.rukpak.io/v1alpha1, the original README's API, through the CRD webhook's conversion; false (with --crd-webhook-bind-address) stops serving it, which spares each write of a BundleDeployment or Bundle a conversion webhook call (the API server keeps a watch cache per served version)")
 	fs.StringVar(&opts.CRDWebhookBindAddress, "crd-webhook-bind-address", "", "host:port of the webhook that applies CRD upgrade safety to direct edits of managed CRDs; empty turns it off")
 	fs.StringVar(&opts.CRDWebhookService, "crd-webhook-service", "", "Service in rukpak-system through which the API server calls the CRD webhook; empty: it calls --crd-webhook-bind-address")
 	fs.StringVar(&opts.DefaultIdentity, "default-identity", opts.DefaultIdentity, "who installs BundleDeployments without spec.serviceAccount: none (they are refused with ServiceAccountRequired) or manager (the manager itself: the cluster-admin mode, see docs/security.md)")

@@ -105,7 +105,7 @@ type Options struct {
 	CRDWebhookService string
 	// ServeV1alpha1 keeps core.rukpak.io/v1alpha1 served (the CRD
 	// webhook's registrar sets the CRDs' served flag; it converts that
-	// version). Serving it costs every write of a BundleDeployment or
+	// version). False needs CRDWebhookBindAddress. Serving it costs every write of a BundleDeployment or
 	// Bundle a conversion webhook call, for the API server's v1alpha1
 	// watch cache.
 	ServeV1alpha1 bool
@@ -197,6 +197,10 @@ func Scheme() (*runtime.Scheme, error) {
 
 // New builds the manager; Start it to run.
 func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
+	if !opts.ServeV1alpha1 && opts.CRDWebhookBindAddress == "" {
+		// The CRD webhook's registrar is what stops serving it.
+		return nil, fmt.Errorf("--serve-v1alpha1=false needs the CRD webhook (--crd-webhook-bind-address)")
+	}
 	scheme, err := Scheme()
 	if err != nil {
 		return nil, err
