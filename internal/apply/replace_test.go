@@ -63,15 +63,9 @@ func TestImmutableFieldChanges(t *testing.T) {
 			if err := applyImage("one"); err != nil {
 				t.Fatal(err)
 			}
-			before := &batchv1.Job{}
-			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "migrate"}, before); err != nil {
-				t.Fatal(err)
-			}
+			before := migrateJob(t, ns)
 			err := applyImage("two")
-			after := &batchv1.Job{}
-			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "migrate"}, after); err != nil {
-				t.Fatal(err)
-			}
+			after := migrateJob(t, ns)
 			if tt.replaced {
 				if err != nil {
 					t.Fatal(err)
@@ -134,15 +128,9 @@ func TestFirstInstallOverExistingImmutable(t *testing.T) {
 			if err := first("one"); err != nil {
 				t.Fatal(err)
 			}
-			before := &batchv1.Job{}
-			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "migrate"}, before); err != nil {
-				t.Fatal(err)
-			}
+			before := migrateJob(t, ns)
 			err := first("two") // the Job exists: its create is refused
-			after := &batchv1.Job{}
-			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "migrate"}, after); err != nil {
-				t.Fatal(err)
-			}
+			after := migrateJob(t, ns)
 			if tt.replaced {
 				if err != nil || after.UID == before.UID || after.Spec.Template.Spec.Containers[0].Image != "two" {
 					t.Fatalf("err = %v, uid %s -> %s, image %s; want the Job replaced", err, before.UID, after.UID, after.Spec.Template.Spec.Containers[0].Image)
@@ -157,4 +145,14 @@ func TestFirstInstallOverExistingImmutable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// migrateJob reads the Job jobWith makes, in ns.
+func migrateJob(t *testing.T, ns string) *batchv1.Job {
+	t.Helper()
+	j := &batchv1.Job{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "migrate"}, j); err != nil {
+		t.Fatal(err)
+	}
+	return j
 }

@@ -199,10 +199,6 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
-	req0, err := readRequestCounts(ctx, cs)
-	if err != nil {
-		return err
-	}
 
 	// The floor, once before and once after the install (the machine's
 	// speed drifts; the ratio is against the mean of both): the same
@@ -211,7 +207,7 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
-	req0, err = readRequestCounts(ctx, cs)
+	req0, err := readRequestCounts(ctx, cs)
 	if err != nil {
 		return err
 	}
