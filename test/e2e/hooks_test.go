@@ -14,11 +14,13 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/pkg/envtest"
+	"github.com/rukpak/rukpak/test/internal/follow"
 )
 
 // hookChart writes a chart whose pre-install/pre-upgrade hook is a Job
@@ -98,35 +100,40 @@ func jobRuns(t *testing.T, ns, name string) func() []jobRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	w, err := wc.Watch(ctx, &batchv1.JobList{}, client.InNamespace(ns))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var runs []jobRun
 	seen := map[types.UID]int{}
-	go func() {
-		for ev := range w.ResultChan() {
-			j, ok := ev.Object.(*batchv1.Job)
-			if !ok || j.Name != name {
-				continue
-			}
-			mu.Lock()
-			n, ok := seen[j.UID]
-			if !ok {
-				n = len(runs)
-				seen[j.UID] = n
-				runs = append(runs, jobRun{uid: j.UID})
-			}
-			if j.Status.CompletionTime != nil {
-				runs[n].completed = j.Status.CompletionTime.Time
-			}
-			mu.Unlock()
+	record := func(j *batchv1.Job) {
+		if j.Name != name {
+			return
 		}
-	}()
+		n, ok := seen[j.UID]
+		if !ok {
+			n = len(runs)
+			seen[j.UID] = n
+			runs = append(runs, jobRun{uid: j.UID})
+		}
+		if j.Status.CompletionTime != nil {
+			runs[n].completed = j.Status.CompletionTime.Time
+		}
+	}
+	mu.Lock() // Jobs listed before the watch are recorded first
+	list := &batchv1.JobList{}
+	ended := follow.Watch(t, wc, list, func(e watch.Event) {
+		if j, ok := e.Object.(*batchv1.Job); ok {
+			mu.Lock()
+			defer mu.Unlock()
+			record(j)
+		}
+	}, client.InNamespace(ns))
+	for i := range list.Items {
+		record(&list.Items[i])
+	}
+	mu.Unlock()
 	return func() []jobRun {
+		if err := ended(); err != nil {
+			t.Fatalf("cannot count the runs of Job %s/%s: %v", ns, name, err)
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]jobRun(nil), runs...)

@@ -30,6 +30,7 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/contentserver"
 	"github.com/rukpak/rukpak/pkg/envtest"
+	"github.com/rukpak/rukpak/test/internal/follow"
 	"github.com/rukpak/rukpak/test/internal/managerproc"
 )
 
@@ -112,55 +113,48 @@ func leading(t *testing.T, rs []*replica) *replica {
 
 // objectEvents counts, per namespace/name, the writes a watch sees to
 // ConfigMaps rukpak manages: creations, deletions and changes of data.
+// ended says why the watch stopped before the test ended, if it did.
 type objectEvents struct {
 	mu                        sync.Mutex
 	added, deleted, dataWrite map[string]int
+	ended                     func() error
 }
 
+// watchObjects counts the writes to rukpak's ConfigMaps from now on.
 func watchObjects(t *testing.T) *objectEvents {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := &corev1.ConfigMapList{}
-	sel := client.MatchingLabels{v1alpha2.LabelOwnerKind: v1alpha2.BundleDeploymentKind}
-	if err := wc.List(ctx, list, sel); err != nil {
-		t.Fatal(err)
-	}
+	ev := &objectEvents{added: map[string]int{}, deleted: map[string]int{}, dataWrite: map[string]int{}}
 	data := map[string]string{}
+	list := &corev1.ConfigMapList{}
+	ev.mu.Lock() // data is seeded from list once Watch returns
+	defer ev.mu.Unlock()
+	ev.ended = follow.Watch(t, wc, list, func(e watch.Event) {
+		cm, ok := e.Object.(*corev1.ConfigMap)
+		if !ok {
+			return
+		}
+		key := cm.Namespace + "/" + cm.Name
+		ev.mu.Lock()
+		defer ev.mu.Unlock()
+		switch e.Type {
+		case watch.Added:
+			ev.added[key]++
+		case watch.Deleted:
+			ev.deleted[key]++
+		case watch.Modified:
+			if data[key] != cm.Data["value"] {
+				ev.dataWrite[key]++
+			}
+		}
+		data[key] = cm.Data["value"]
+	}, client.MatchingLabels{v1alpha2.LabelOwnerKind: v1alpha2.BundleDeploymentKind})
 	for _, cm := range list.Items {
 		data[cm.Namespace+"/"+cm.Name] = cm.Data["value"]
 	}
-	w, err := wc.Watch(ctx, &corev1.ConfigMapList{}, sel, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := &objectEvents{added: map[string]int{}, deleted: map[string]int{}, dataWrite: map[string]int{}}
-	go func() {
-		for e := range w.ResultChan() {
-			cm, ok := e.Object.(*corev1.ConfigMap)
-			if !ok {
-				continue
-			}
-			key := cm.Namespace + "/" + cm.Name
-			ev.mu.Lock()
-			switch e.Type {
-			case watch.Added:
-				ev.added[key]++
-			case watch.Deleted:
-				ev.deleted[key]++
-			case watch.Modified:
-				if data[key] != cm.Data["value"] {
-					ev.dataWrite[key]++
-				}
-			}
-			data[key] = cm.Data["value"]
-			ev.mu.Unlock()
-		}
-	}()
 	return ev
 }
 
@@ -247,26 +241,40 @@ func TestLeaderKilledDuringUpgrade(t *testing.T) {
 
 	converged(t, names, wantV2, 3*time.Minute)
 	noOrphans(t, names, wantV2)
-	events.mu.Lock()
-	defer events.mu.Unlock()
+	// The watch may deliver the last events a moment after the objects
+	// read as converged; counts only grow, so one written twice never
+	// comes back to once.
+	envtest.Eventually(t, 30*time.Second, func() error { return events.onceEach(names, wantV1) })
+}
+
+// onceEach checks that every object of the BundleDeployments names was
+// written exactly once for the upgrade from revision v1 (whose objects are
+// wantV1) to v2: only-v1 deleted, only-v2 created, the others changed.
+func (ev *objectEvents) onceEach(names []string, wantV1 map[string]string) error {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	if err := ev.ended(); err != nil {
+		return fmt.Errorf("cannot count the upgrade's writes: %w", err)
+	}
 	var twice []string
 	for _, ns := range names {
 		for name := range wantV1 {
 			key := ns + "/" + name
 			switch {
-			case name == "only-v1" && (events.deleted[key] != 1 || events.added[key] != 0):
-				twice = append(twice, fmt.Sprintf("%s: deleted %d, created %d times", key, events.deleted[key], events.added[key]))
-			case name != "only-v1" && (events.dataWrite[key] != 1 || events.added[key] != 0 || events.deleted[key] != 0):
-				twice = append(twice, fmt.Sprintf("%s: changed %d, created %d, deleted %d times", key, events.dataWrite[key], events.added[key], events.deleted[key]))
+			case name == "only-v1" && (ev.deleted[key] != 1 || ev.added[key] != 0):
+				twice = append(twice, fmt.Sprintf("%s: deleted %d, created %d times", key, ev.deleted[key], ev.added[key]))
+			case name != "only-v1" && (ev.dataWrite[key] != 1 || ev.added[key] != 0 || ev.deleted[key] != 0):
+				twice = append(twice, fmt.Sprintf("%s: changed %d, created %d, deleted %d times", key, ev.dataWrite[key], ev.added[key], ev.deleted[key]))
 			}
 		}
-		if key := ns + "/only-v2"; events.added[key] != 1 || events.deleted[key] != 0 || events.dataWrite[key] != 0 {
-			twice = append(twice, fmt.Sprintf("%s: created %d, deleted %d, changed %d times", key, events.added[key], events.deleted[key], events.dataWrite[key]))
+		if key := ns + "/only-v2"; ev.added[key] != 1 || ev.deleted[key] != 0 || ev.dataWrite[key] != 0 {
+			twice = append(twice, fmt.Sprintf("%s: created %d, deleted %d, changed %d times", key, ev.added[key], ev.deleted[key], ev.dataWrite[key]))
 		}
 	}
 	if len(twice) > 0 {
-		t.Fatalf("%d object(s) not written exactly once for the upgrade, e.g. %s", len(twice), strings.Join(twice[:min(5, len(twice))], "; "))
+		return fmt.Errorf("%d object(s) not written exactly once for the upgrade, e.g. %s", len(twice), strings.Join(twice[:min(5, len(twice))], "; "))
 	}
+	return nil
 }
 
 func update(t *testing.T, name string, mutate func(*v1alpha2.BundleDeployment)) {
