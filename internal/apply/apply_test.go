@@ -25,21 +25,39 @@ var env *envtest.Env
 
 func TestMain(m *testing.M) { envtest.Run(m, &env) }
 
+// newEngine is an engine over the test API server whose hooks are polled
+// (its reader cannot watch).
 func newEngine(t *testing.T) *apply.Engine {
 	t.Helper()
-	hc, err := rest.HTTPClientFor(env.Config)
+	return engineOver(t, env.Config, false, 0)
+}
+
+// engineOver is an engine whose requests go over cfg; withWatch gives it
+// a reader that can watch (hooks are watched rather than polled), and
+// hookTimeout bounds each hook (0: the default).
+func engineOver(t *testing.T, cfg *rest.Config, withWatch bool, hookTimeout time.Duration) *apply.Engine {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapper, err := apiutil.NewDynamicRESTMapper(env.Config, hc)
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := apply.NewMetadataClient(env.Config, hc)
+	md, err := apply.NewMetadataClient(cfg, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return apply.New(env.Client, env.Client, md, mapper, apply.Options{FieldManager: "rukpak-test", Concurrency: 4, EstablishTimeout: 30 * time.Second})
+	c, err := client.NewWithWatch(cfg, client.Options{HTTPClient: hc, Scheme: env.Scheme, Mapper: mapper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reader client.Reader = c
+	if !withWatch {
+		reader = struct{ client.Reader }{c} // hides Watch
+	}
+	return apply.New(c, reader, md, mapper, apply.Options{FieldManager: "rukpak-test", Concurrency: 4, EstablishTimeout: 30 * time.Second, HookTimeout: hookTimeout})
 }
 
 func objs(t *testing.T, docs ...string) []*unstructured.Unstructured {

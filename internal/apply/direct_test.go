@@ -8,13 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
@@ -66,28 +64,14 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// countingEngine is an engine whose requests go through log.
-func countingEngine(t *testing.T, log *requestLog) *apply.Engine {
+// countingEngine is an engine whose requests are counted in the log it
+// returns.
+func countingEngine(t *testing.T) (*apply.Engine, *requestLog) {
 	t.Helper()
+	log := &requestLog{seen: map[string]int{}}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Wrap(log.RoundTrip)
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, err := apply.NewMetadataClient(cfg, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{HTTPClient: hc, Mapper: mapper})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return apply.New(c, c, md, mapper, apply.Options{FieldManager: "rukpak-test", Concurrency: 4, EstablishTimeout: 30 * time.Second})
+	return engineOver(t, cfg, false, 0), log
 }
 
 // TestDirectPlans: a Direct plan (a first install) creates its objects
@@ -99,8 +83,7 @@ func countingEngine(t *testing.T, log *requestLog) *apply.Engine {
 func TestDirectPlans(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t, "direct")
-	log := &requestLog{seen: map[string]int{}}
-	e := countingEngine(t, log)
+	e, log := countingEngine(t)
 	owner := apply.Owner{Name: "bd", Revision: "bd-1", UID: "uid-1"}
 
 	p, err := e.Prepare(objs(t, cm("a", "", "1"), cm("b", "", "2")), ns, owner)
@@ -212,8 +195,7 @@ func TestDirectPlansFindWhatExists(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := env.Namespace(t, "listed")
-			log := &requestLog{seen: map[string]int{}}
-			e := countingEngine(t, log)
+			e, log := countingEngine(t)
 			owner := apply.Owner{Name: "bd", Revision: "bd-1", UID: "uid-1"}
 			// Others' ConfigMaps, a stranger's that the plan names, and
 			// one this owner wrote before.
@@ -319,8 +301,7 @@ func TestEntryHashes(t *testing.T) {
 func TestCreatedObjectsUpgradeLikeApplied(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t, "created")
-	log := &requestLog{seen: map[string]int{}}
-	e := countingEngine(t, log)
+	e, log := countingEngine(t)
 	owner := apply.Owner{Name: "bd", Revision: "bd-1", UID: "uid-1"}
 	v1 := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  labels:\n    tier: web\ndata:\n  kept: \"1\"\n  dropped: \"1\"\n"
 	p, err := e.Prepare(objs(t, v1), ns, owner)

@@ -12,9 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
@@ -151,23 +149,7 @@ func startJobs(t *testing.T, ns string, fail ...string) *jobController {
 // can watch (so hooks are watched; newEngine's engine polls them).
 func hookEngine(t *testing.T, timeout time.Duration) *apply.Engine {
 	t.Helper()
-	hc, err := rest.HTTPClientFor(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper, err := apiutil.NewDynamicRESTMapper(env.Config, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, err := apply.NewMetadataClient(env.Config, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, err := client.NewWithWatch(env.Config, client.Options{HTTPClient: hc, Scheme: env.Client.Scheme(), Mapper: mapper})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return apply.New(env.Client, live, md, mapper, apply.Options{FieldManager: "rukpak-test", Concurrency: 4, EstablishTimeout: 30 * time.Second, HookTimeout: timeout})
+	return engineOver(t, env.Config, true, timeout)
 }
 
 // before reports whether a comes before b in order (both present).
