@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak/rukpak/api/v1alpha1"
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/localcluster"
 )
@@ -136,15 +138,11 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 		wall := time.Since(start)
-		cpu1 := procs.sample()
+		used := procs.used(cpu0)
 		if err := <-profiled; err != nil {
 			return err
 		}
-		d := make(cpuSample, len(cpu1))
-		for i := range d {
-			d[i] = cpu1[i] - cpu0[i]
-		}
-		results = append(results, result{s.name, d, wall})
+		results = append(results, result{s.name, used, wall})
 		return nil
 	}
 	for _, s := range steps {
@@ -162,9 +160,12 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 			return fmt.Errorf("no longer serving v1alpha1 of %s: %w", crd, err)
 		}
 	}
-	// The API server stops the v1alpha1 cache once it has rebuilt the
-	// CRD's handlers; give it the time to.
-	time.Sleep(3 * time.Second)
+	// The API server drops the v1alpha1 handlers (and their watch cache)
+	// as it takes the CRDs' change in; discovery stops listing the
+	// version then.
+	if err := v1alpha1Gone(ctx, cs); err != nil {
+		return err
+	}
 	for _, s := range append(crSteps(" (v1alpha1 not served)", "costs-v1alpha2"), costStep{"ConfigMap apply (create, last)", apply("apply-c")}) {
 		if err := run(s); err != nil {
 			return err
@@ -192,4 +193,21 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 			float64(r.wall.Microseconds())/1000/float64(n)*float64(c.concurrency))
 	}
 	return nil
+}
+
+// v1alpha1Gone waits, for at most a minute, until discovery no longer
+// lists core.rukpak.io/v1alpha1.
+func v1alpha1Gone(ctx context.Context, cs kubernetes.Interface) error {
+	gv := v1alpha1.GroupVersion.String()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		_, err := cs.Discovery().ServerResourcesForGroupVersion(gv)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case time.Now().After(deadline):
+			return fmt.Errorf("%s is still served a minute after the CRDs stopped serving it (last error: %v)", gv, err)
+		}
+	}
 }

@@ -45,12 +45,21 @@ func (s *cpuSet) sample() cpuSample {
 	return out
 }
 
+// used is the CPU seconds each process used since start.
+func (s *cpuSet) used(start cpuSample) cpuSample {
+	now := s.sample()
+	for i := range now {
+		now[i] -= start[i]
+	}
+	return now
+}
+
 // since formats the CPU seconds each process used since start.
 func (s *cpuSet) since(start cpuSample) string {
-	now := s.sample()
+	used := s.used(start)
 	parts := make([]string, len(s.names))
 	for i, name := range s.names {
-		parts[i] = fmt.Sprintf("%s %.1f", name, now[i]-start[i])
+		parts[i] = fmt.Sprintf("%s %.1f", name, used[i])
 	}
 	return strings.Join(parts, ", ")
 }
