@@ -215,8 +215,8 @@ func (r *registrar) registerConversion(ctx context.Context, caPEM []byte) error 
 		if err := r.client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 			return fmt.Errorf("reading CustomResourceDefinition %s: %w", name, err)
 		}
-		served := servedAsOptions(crd, !r.opts.NoV1alpha1)
-		if equality.Semantic.DeepEqual(crd.Spec.Conversion, want) && !served {
+		changed := servedAsOptions(crd, !r.opts.NoV1alpha1)
+		if equality.Semantic.DeepEqual(crd.Spec.Conversion, want) && !changed {
 			continue
 		}
 		crd.Spec.Conversion = want
