@@ -145,6 +145,17 @@ const (
 	ReasonUnhealthy = "Unhealthy"
 	// ReasonRollingOut: a revision is being applied or waited on.
 	ReasonRollingOut = "RollingOut"
+	// ReasonHookRunning: the revision is being applied and waits for a
+	// Helm hook Job or Pod to finish; the message names the hook, its
+	// phase and the deadline. Written while the apply runs and replaced
+	// when it ends.
+	ReasonHookRunning = "HookRunning"
+	// ReasonHookBlocked: as HookRunning, but the hook cannot make progress
+	// as things stand (its Job cannot create its Pods, its Pod cannot be
+	// scheduled or its image pulled); the message names the warning
+	// event. The wait goes on until the deadline, as what blocks it may be
+	// fixed meanwhile.
+	ReasonHookBlocked = "HookBlocked"
 	// ReasonProgressDeadlineExceeded: the revision was not healthy in time.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 	// ReasonSettled: nothing is rolling out.

@@ -40,8 +40,7 @@ func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
 	before := make([]string, len(p.items)) // resourceVersion before the write; "" if absent
 	var now, later, first, pre, rest, post []int
 	for i, it := range p.items {
-		st := stageOf(it, p.hookRun)
-		if st == notRun {
+		if !runs(it, p.hookRun) {
 			continue
 		}
 		if deferred[i] {
@@ -49,15 +48,18 @@ func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
 		} else {
 			now = append(now, i)
 		}
+		inPre, inPost := phases(it, p.hookRun)
 		switch {
 		case it.phase == phaseFirst:
 			first = append(first, i)
-		case st == preHook:
-			pre = append(pre, i)
-		case st == postHook:
-			post = append(post, i)
-		default:
+		case it.hook == nil:
 			rest = append(rest, i)
+		}
+		if inPre {
+			pre = append(pre, i)
+		}
+		if inPost {
+			post = append(post, i)
 		}
 	}
 	if err := e.validate(ctx, p, now, before); err != nil {
@@ -74,13 +76,20 @@ func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
 	if err := e.validate(ctx, p, later, before); err != nil {
 		return e.changes(p, done, before, after), err
 	}
+	inDone := make([]bool, len(p.items)) // a hook of two phases is reported once
+	preName, postName := phaseNames(p.hookRun)
 	for _, stage := range []struct {
 		idx  []int
-		hook bool
-	}{{pre, true}, {rest, false}, {post, true}} {
-		done = append(done, stage.idx...)
-		if stage.hook {
-			err = e.runHooks(ctx, p, stage.idx, before, after)
+		hook string
+	}{{pre, preName}, {rest, ""}, {post, postName}} {
+		for _, i := range stage.idx {
+			if !inDone[i] {
+				inDone[i] = true
+				done = append(done, i)
+			}
+		}
+		if stage.hook != "" {
+			err = e.runHooks(ctx, p, stage.hook, stage.idx, before, after)
 		} else {
 			err = e.write(ctx, p, stage.idx, before, after)
 		}

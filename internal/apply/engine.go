@@ -22,6 +22,11 @@ type Options struct {
 	// HookTimeout bounds the wait for one hook Job or Pod to finish (see
 	// Plan.RunHooks); Helm's default, 5 minutes, when zero.
 	HookTimeout time.Duration
+	// Events reads the warning events about hooks being waited for (a
+	// Job's FailedCreate, say), uncached; the engine's reader when nil.
+	// The manager passes its own reader: an install identity may not be
+	// allowed to list events.
+	Events client.Reader
 }
 
 // Engine applies and prunes objects.

@@ -59,20 +59,40 @@ type hookSpec struct {
 	policies map[string]bool
 }
 
-// stage is when an object of a plan is written.
-type stage int
+// phases tells in which hook phases of a run an item is written: pre
+// (before the ordinary objects) and post (after them). A hook whose
+// helm.sh/hook names both phases of the run (pre-install and post-install,
+// say) runs in both, as Helm runs it: created afresh in each (its delete
+// policies applied in each), so what one phase deleted is there again when
+// the next runs. An ordinary object is in neither; a hook of other events
+// only is in neither and not written at all (see runs).
+func phases(it item, run HookRun) (pre, post bool) {
+	h := it.hook
+	switch {
+	case h == nil:
+		return false, false
+	case run == HooksInstall:
+		return h.events[preInstall], h.events[postInstall]
+	case run == HooksUpgrade:
+		return h.events[preUpgrade], h.events[postUpgrade]
+	}
+	return false, false
+}
 
-const (
-	// ordinary objects: CRDs and Namespaces first, then the rest.
-	ordinary stage = iota
-	// preHook: a hook written, and waited for, before ordinary objects.
-	preHook
-	// postHook: a hook written, and waited for, after them.
-	postHook
-	// notRun: a hook whose events do not include this run's; left as it
-	// is.
-	notRun
-)
+// phaseNames are the events of run's pre and post phases.
+func phaseNames(run HookRun) (pre, post string) {
+	if run == HooksUpgrade {
+		return preUpgrade, postUpgrade
+	}
+	return preInstall, postInstall
+}
+
+// runs reports whether Apply writes it in run: every ordinary object, and
+// the hooks of run's events.
+func runs(it item, run HookRun) bool {
+	pre, post := phases(it, run)
+	return it.hook == nil || pre || post
+}
 
 // hookOf reads obj's helm.sh/hook annotations. An object is a hook when
 // helm.sh/hook names an install or upgrade event; other events (test,
@@ -93,29 +113,19 @@ func hookOf(obj *unstructured.Unstructured) *hookSpec {
 	if len(h.events) == 0 {
 		return nil
 	}
-	h.weight, _ = strconv.Atoi(strings.TrimSpace(ann[helmHookWeight]))
+	// As Helm reads it: a weight that is not an integer as written
+	// (" 5", "1.5", "high") is 0.
+	h.weight, _ = strconv.Atoi(ann[helmHookWeight])
+	// Helm's default applies only when the annotation is missing; an
+	// empty one names no policy.
 	policy, set := ann[helmHookDeletePolicy]
 	if !set {
 		policy = beforeHookCreation
 	}
 	for _, p := range strings.Split(policy, ",") {
-		h.policies[strings.TrimSpace(p)] = true
+		h.policies[strings.ToLower(strings.TrimSpace(p))] = true
 	}
 	return h
-}
-
-// stageOf tells when it is written in a run of hooks.
-func stageOf(it item, run HookRun) stage {
-	h := it.hook
-	switch {
-	case h == nil:
-		return ordinary
-	case run == HooksInstall && h.events[preInstall], run == HooksUpgrade && h.events[preUpgrade]:
-		return preHook
-	case run == HooksInstall && h.events[postInstall], run == HooksUpgrade && h.events[postUpgrade]:
-		return postHook
-	}
-	return notRun
 }
 
 // RunHooks makes Apply run the plan's hooks of run: objects whose
@@ -161,15 +171,25 @@ func byWeight(p *Plan, idx []int) [][]int {
 // hook-succeeded are deleted once every hook of the phase succeeded (last
 // first), and when one fails, it is deleted if it has hook-failed and the
 // ones that succeeded before it if they have hook-succeeded.
-func (e *Engine) runHooks(ctx context.Context, p *Plan, idx []int, before []string, after []written) error {
+func (e *Engine) runHooks(ctx context.Context, p *Plan, phase string, idx []int, before []string, after []written) error {
 	var succeeded []item
 	for _, group := range byWeight(p, idx) {
+		for _, i := range group {
+			if after[i].rv != "" {
+				// Written by an earlier phase of this run: created
+				// afresh when its policy says so (before-hook-creation),
+				// else applied as it stands — created again if that
+				// phase deleted it (hook-succeeded).
+				it := &p.items[i]
+				it.create, it.takeOver, it.replace = false, false, it.hook.policies[beforeHookCreation]
+			}
+		}
 		if err := e.write(ctx, p, group, before, after); err != nil {
 			return err
 		}
 		for _, i := range group {
 			it := p.items[i]
-			if err := e.await(ctx, it, after[i].rv); err != nil {
+			if err := e.await(ctx, p, phase, it, after[i].rv); err != nil {
 				if it.hook.policies[hookFailed] {
 					if derr := e.remove(ctx, it); derr != nil {
 						err = fmt.Errorf("%w (deleting it as hook-failed asks: %v)", err, derr)
@@ -202,26 +222,29 @@ func (e *Engine) removeSucceeded(ctx context.Context, done []item) error {
 // await waits until a hook Job completes or a hook Pod succeeds (other
 // kinds are done once written); rv is its resourceVersion when written. A
 // Job or Pod that fails, or does not finish within HookTimeout, is a
-// HookFailed failure naming it.
-func (e *Engine) await(ctx context.Context, it item, rv string) error {
+// HookFailed failure naming it and, when a warning event said why it could
+// not run, that event. The wait is reported to the plan's OnHookWait.
+func (e *Engine) await(ctx context.Context, p *Plan, phase string, it item, rv string) error {
 	if !(it.id.Group == "batch" && it.id.Kind == "Job" || it.id.Group == "" && it.id.Kind == "Pod") {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.opts.HookTimeout)
 	defer cancel()
+	deadline, _ := ctx.Deadline()
+	hw := e.newHookWatch(p, it, phase, deadline)
 	var last string
 	var err error
 	if w, ok := e.reader.(client.WithWatch); ok && rv != "" {
-		last, err = e.watchHook(ctx, w, it, rv)
+		last, err = e.watchHook(ctx, w, it, rv, hw)
 		if apierrors.IsForbidden(err) {
 			// The identity may read but not watch it.
-			last, err = e.pollHook(ctx, it)
+			last, err = e.pollHook(ctx, it, hw)
 		}
 	} else {
-		last, err = e.pollHook(ctx, it)
+		last, err = e.pollHook(ctx, it, hw)
 	}
 	if err != nil && failure.As(err) == nil && ctx.Err() == context.DeadlineExceeded {
-		return failure.New(v1alpha2.ReasonHookFailed, "hook %s did not finish within %s (%s)", it.id, e.opts.HookTimeout, last)
+		return failure.New(v1alpha2.ReasonHookFailed, "hook %s did not finish within %s (%s)%s", it.id, e.opts.HookTimeout, last, hw.why())
 	}
 	return err
 }
@@ -229,7 +252,8 @@ func (e *Engine) await(ctx context.Context, it item, rv string) error {
 // watchHook follows the hook's changes from resourceVersion rv, so that
 // its end is seen even when it is deleted right after (a Job with
 // ttlSecondsAfterFinished: 0): the deletion event carries its last state.
-func (e *Engine) watchHook(ctx context.Context, w client.WithWatch, it item, rv string) (string, error) {
+// Meanwhile it reads, every blockedPoll, the warning events about it.
+func (e *Engine) watchHook(ctx context.Context, w client.WithWatch, it item, rv string, hw *hookWatch) (string, error) {
 	last := "not finished"
 	cur := &unstructured.Unstructured{}
 	cur.SetGroupVersionKind(it.id.GroupVersionKind())
@@ -242,9 +266,13 @@ func (e *Engine) watchHook(ctx context.Context, w client.WithWatch, it item, rv 
 		} else if ok {
 			return msg, nil
 		}
+		hw.saw(cur)
+		hw.check(ctx)
 	case !apierrors.IsNotFound(err):
 		return last, fmt.Errorf("reading hook %s: %w", it.id, err)
 	}
+	tick := time.NewTicker(blockedPoll)
+	defer tick.Stop()
 	for {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(it.id.GroupVersionKind().GroupVersion().WithKind(it.id.Kind + "List"))
@@ -263,6 +291,8 @@ func (e *Engine) watchHook(ctx context.Context, w client.WithWatch, it item, rv 
 				select {
 				case <-ctx.Done():
 					return false, ctx.Err()
+				case <-tick.C:
+					hw.check(ctx)
 				case ev, open := <-watcher.ResultChan():
 					if !open {
 						return false, nil // the server ended the watch: again from rv
@@ -287,6 +317,7 @@ func (e *Engine) watchHook(ctx context.Context, w client.WithWatch, it item, rv 
 					case ev.Type == watch.Deleted:
 						return false, failure.New(v1alpha2.ReasonHookFailed, "hook %s was deleted before it finished", it.id)
 					}
+					hw.saw(obj)
 					last = msg
 				}
 			}
@@ -298,8 +329,8 @@ func (e *Engine) watchHook(ctx context.Context, w client.WithWatch, it item, rv 
 }
 
 // pollHook reads the hook until it finished, for readers that cannot
-// watch.
-func (e *Engine) pollHook(ctx context.Context, it item) (string, error) {
+// watch, and the warning events about it on each read.
+func (e *Engine) pollHook(ctx context.Context, it item, hw *hookWatch) (string, error) {
 	last := "not finished"
 	err := wait.PollUntilContextCancel(ctx, hookPoll, true, func(ctx context.Context) (bool, error) {
 		obj := &unstructured.Unstructured{}
@@ -318,6 +349,10 @@ func (e *Engine) pollHook(ctx context.Context, it item) (string, error) {
 			return false, failure.New(v1alpha2.ReasonHookFailed, "hook %s failed: %s", it.id, msg)
 		}
 		last = msg
+		if !done {
+			hw.saw(obj)
+			hw.check(ctx)
+		}
 		return done, nil
 	})
 	return last, err

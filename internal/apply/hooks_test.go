@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -402,4 +403,70 @@ func wait(cond func() bool) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return nil
+}
+
+// TestHookBlockedIsReported: while a hook Job cannot create its Pods (the
+// Job controller's FailedCreate warning), the wait reports it within
+// seconds, and a wait that times out names that event, not "not
+// finished".
+func TestHookBlockedIsReported(t *testing.T) {
+	ctx := context.Background()
+	e := hookEngine(t, 8*time.Second)
+	ns := env.Namespace(t, "hook-blocked")
+	p, err := e.Prepare(objs(t, hookJob("patch", `helm.sh/hook: post-install`, "x"), cm("app", "", "x")),
+		ns, apply.Owner{Name: "bd", Revision: "r1", UID: "uid-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const why = `Error creating: pods "patch-" is forbidden: error looking up service account NS/admission: serviceaccount "admission" not found`
+	var mu sync.Mutex
+	var waits []apply.HookWait
+	var warned time.Time // when the warning was written
+	var reportedAfter time.Duration
+	p.RunHooks(apply.HooksInstall).OnHookWait(func(w apply.HookWait) {
+		mu.Lock()
+		defer mu.Unlock()
+		waits = append(waits, w)
+		if w.Blocked != "" && reportedAfter == 0 {
+			reportedAfter = time.Since(warned)
+		}
+		if len(waits) > 1 {
+			return
+		}
+		// The first report: the Job is written; the Job controller
+		// warns that it cannot create its Pods.
+		job := &batchv1.Job{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "patch"}, job); err != nil {
+			t.Errorf("reading the hook Job: %v", err)
+			return
+		}
+		ev := &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{GenerateName: "patch-", Namespace: ns},
+			InvolvedObject: corev1.ObjectReference{Kind: "Job", APIVersion: "batch/v1", Namespace: ns, Name: "patch", UID: job.UID},
+			Type:           corev1.EventTypeWarning, Reason: "FailedCreate", Message: strings.ReplaceAll(why, "NS", ns),
+			FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1, Source: corev1.EventSource{Component: "job-controller"},
+		}
+		warned = time.Now()
+		if err := env.Client.Create(ctx, ev); err != nil {
+			t.Errorf("writing the warning: %v", err)
+		}
+	})
+	_, err = e.Apply(ctx, p)
+	f := failure.As(err)
+	wantWhy := "FailedCreate: " + strings.ReplaceAll(why, "NS", ns)
+	if f == nil || f.Reason != v1alpha2.ReasonHookFailed || !strings.Contains(f.Message, "did not finish within 8s") || !strings.Contains(f.Message, "it could not run: "+wantWhy) {
+		t.Fatalf("err = %v, want HookFailed naming the FailedCreate warning", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(waits) != 2 || waits[0].Blocked != "" || waits[1].Blocked != wantWhy {
+		t.Fatalf("reported waits %+v, want one without a cause, then one blocked by %q", waits, wantWhy)
+	}
+	w := waits[1]
+	if w.Phase != "post-install" || w.ID.Name != "patch" || w.Deadline.IsZero() {
+		t.Errorf("reported wait %+v: want the post-install hook patch with a deadline", w)
+	}
+	if reportedAfter > 5*time.Second {
+		t.Errorf("the blocked hook was reported %s after the warning, want within seconds", reportedAfter)
+	}
 }

@@ -73,6 +73,8 @@ type Plan struct {
 	direct bool
 	// hookRun is which hooks Apply runs (see RunHooks).
 	hookRun HookRun
+	// onHookWait is told of the hooks Apply waits for (see OnHookWait).
+	onHookWait func(HookWait)
 }
 
 // Direct makes Apply write without a server-side dry-run first: existing
@@ -176,7 +178,7 @@ func (p *Plan) Subset(ids []inventory.ID) *Plan {
 	for _, id := range ids {
 		want[id.Key()] = true
 	}
-	out := &Plan{owner: p.owner, namespaces: p.namespaces, collisions: p.collisions, direct: p.direct, hookRun: p.hookRun}
+	out := &Plan{owner: p.owner, namespaces: p.namespaces, collisions: p.collisions, direct: p.direct, hookRun: p.hookRun, onHookWait: p.onHookWait}
 	for _, it := range p.items {
 		if want[it.id.Key()] {
 			out.items = append(out.items, it)

@@ -60,6 +60,10 @@ type Options struct {
 	// MaxConcurrentReconciles is how many BundleDeployments (and Bundles)
 	// are reconciled at once.
 	MaxConcurrentReconciles int
+	// TenantReconciles is how many BundleDeployments of one tenant (the
+	// namespace they install into; see docs/security.md) are reconciled
+	// at once, at most.
+	TenantReconciles int
 	// ApplyConcurrency is how many objects one revision applies at once.
 	ApplyConcurrency int
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" turns it off.
@@ -166,6 +170,7 @@ const DefaultStoreQuota int64 = 10 << 30
 func DefaultOptions() Options {
 	return Options{
 		MaxConcurrentReconciles: 16,
+		TenantReconciles:        bundledeployment.DefaultTenantReconciles,
 		ApplyConcurrency:        8,
 		HealthProbeBindAddress:  ":8081",
 		MetricsBindAddress:      ":8443",
@@ -326,6 +331,9 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		FieldManager:     v1alpha2.FieldManager,
 		Concurrency:      opts.ApplyConcurrency,
 		EstablishTimeout: time.Minute,
+		// The warning events about hook Jobs and Pods it waits for,
+		// read as the manager: an install identity may not list events.
+		Events: live,
 	})
 	bdr := &bundledeployment.Reconciler{
 		Client:       mgr.GetClient(),
@@ -338,13 +346,14 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		// the identities' clients report API warnings like the manager's.
 		Identities: identity.NewPool(mdCfg, mgr.GetHTTPClient(), scheme, mgr.GetRESTMapper(),
 			&identity.Clients{Client: mgr.GetClient(), Metadata: md}, identity.DefaultSize),
-		ManagerIdentity: opts.DefaultIdentity == IdentityManager,
-		ApprovalTTL:     opts.ApprovalTTL,
-		Permissions:     &permissions.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews()},
-		Recorder:        mgr.GetEventRecorder("rukpak"),
-		Cluster:         cluster,
-		APIReader:       mgr.GetAPIReader(),
-		ContentURL:      contentURL,
+		ManagerIdentity:  opts.DefaultIdentity == IdentityManager,
+		ApprovalTTL:      opts.ApprovalTTL,
+		Permissions:      &permissions.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews()},
+		Recorder:         mgr.GetEventRecorder("rukpak"),
+		Cluster:          cluster,
+		APIReader:        mgr.GetAPIReader(),
+		ContentURL:       contentURL,
+		TenantReconciles: opts.TenantReconciles,
 	}
 	bdr.Approval = checker
 	if err := bdr.SetupWithManager(mgr, ctrlOpts); err != nil {

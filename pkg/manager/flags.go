@@ -24,5 +24,6 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "elect one active replica")
 	fs.DurationVar(&opts.SourceTimeout, "source-timeout", opts.SourceTimeout, "how long resolving or fetching one source may take")
 	fs.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", opts.MaxConcurrentReconciles, "BundleDeployments reconciled at once")
+	fs.IntVar(&opts.TenantReconciles, "tenant-reconciles", opts.TenantReconciles, "BundleDeployments of one tenant (the namespace they install into) reconciled at once, at most")
 	fs.IntVar(&opts.ApplyConcurrency, "apply-concurrency", opts.ApplyConcurrency, "objects of one revision applied at once")
 }

@@ -58,6 +58,9 @@ type Options struct {
 	// are reconciled at once; ApplyConcurrency how many objects one
 	// revision writes at once.
 	MaxConcurrentReconciles, ApplyConcurrency int
+	// TenantReconciles is how many BundleDeployments of one tenant (the
+	// namespace they install into) are reconciled at once, at most.
+	TenantReconciles int
 	// HealthProbeBindAddress serves /healthz and /readyz and
 	// MetricsBindAddress Prometheus metrics; "0" turns either off.
 	HealthProbeBindAddress, MetricsBindAddress string
@@ -85,6 +88,7 @@ func DefaultOptions() Options {
 	return Options{
 		MaxConcurrentReconciles: d.MaxConcurrentReconciles,
 		ApplyConcurrency:        d.ApplyConcurrency,
+		TenantReconciles:        d.TenantReconciles,
 		HealthProbeBindAddress:  d.HealthProbeBindAddress,
 		MetricsBindAddress:      d.MetricsBindAddress,
 		DefaultIdentity:         d.DefaultIdentity,
@@ -119,6 +123,7 @@ func New(cfg *rest.Config, opts Options) (ctrlmanager.Manager, error) {
 	in.StorageDir = opts.StorageDir
 	in.LeaderElection, in.LeaderElectionID = opts.LeaderElection, opts.LeaderElectionID
 	in.MaxConcurrentReconciles, in.ApplyConcurrency = opts.MaxConcurrentReconciles, opts.ApplyConcurrency
+	in.TenantReconciles = opts.TenantReconciles
 	in.HealthProbeBindAddress, in.MetricsBindAddress = opts.HealthProbeBindAddress, opts.MetricsBindAddress
 	in.ContentBindAddress, in.ContentURL = opts.ContentBindAddress, opts.ContentURL
 	in.DefaultIdentity = opts.DefaultIdentity

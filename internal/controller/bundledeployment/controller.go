@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/metadata"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -45,7 +46,7 @@ import (
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundles,verbs=get;list;watch;create;delete;deletecollection
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete,namespace=rukpak-system
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch,namespace=rukpak-system
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch;list
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;impersonate
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
@@ -99,6 +100,9 @@ type Reconciler struct {
 	// Cluster tells formats that need it (Helm) what the cluster serves;
 	// nil renders with the formats' defaults.
 	Cluster *clusterinfo.Reader
+	// TenantReconciles is how many BundleDeployments of one tenant (see
+	// tenantOf) are reconciled at once; DefaultTenantReconciles when 0.
+	TenantReconciles int
 	// ContentURL is the content server's external base URL, for the
 	// status.contentURL of the Bundles this controller reports; "" when
 	// there is no content server.
@@ -114,6 +118,10 @@ type Reconciler struct {
 	wake chan event.GenericEvent
 	// healthCache holds compiled health probes.
 	healthCache *health.Cache
+	// gate bounds each tenant's reconciles at once (see tenantOf).
+	gate *tenantGate
+	// flights are the reconciles running, cancelled when superseded.
+	flights *inFlight
 }
 
 // managedSelector selects the objects rukpak manages.
@@ -131,9 +139,22 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		return fmt.Errorf("indexing BundleDeployments by class: %w", err)
 	}
 	r.mem = newMemory()
+	r.gate = newTenantGate(r.TenantReconciles)
+	r.flights = newInFlight()
+	inf, err := mgr.GetCache().GetInformer(context.Background(), &v1alpha2.BundleDeployment{})
+	if err != nil {
+		return fmt.Errorf("getting the BundleDeployment informer: %w", err)
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) {
+		if bd, ok := obj.(*v1alpha2.BundleDeployment); ok {
+			r.flights.supersede(bd)
+		}
+	}}); err != nil {
+		return fmt.Errorf("watching BundleDeployments for superseded reconciles: %w", err)
+	}
 	r.healthCache = health.NewCache(1024)
 	r.wake = make(chan event.GenericEvent, 1024)
-	_, err := ctrl.NewControllerManagedBy(mgr).
+	_, err = ctrl.NewControllerManagedBy(mgr).
 		// Spec changes, and annotation changes (core.rukpak.io/retry).
 		For(&v1alpha2.BundleDeployment{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		// Only a deleted Bundle needs this controller: it creates them
@@ -218,10 +239,15 @@ type scope struct {
 	installed  *installResult
 	// requeueAfter is when floating sources are due to be resolved again.
 	requeueAfter time.Duration
+	// written is the status as last written to (or read from) the API
+	// server: what the status patch at the end of the reconcile is
+	// computed against. A report written during the reconcile (a hook
+	// being waited for) updates it.
+	written *v1alpha2.BundleDeploymentStatus
 }
 
 // Reconcile drives one BundleDeployment toward its spec.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	bd := &v1alpha2.BundleDeployment{}
 	if err := r.Client.Get(ctx, req.NamespacedName, bd); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -230,6 +256,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 		return ctrl.Result{}, fmt.Errorf("getting BundleDeployment: %w", err)
 	}
+	// One tenant's reconciles take at most TenantReconciles workers, so
+	// that BundleDeployments which wait long (for hooks) cannot keep
+	// another tenant's drift correction and installs waiting.
+	tenant := tenantOf(bd)
+	if !r.gate.enter(tenant) {
+		return ctrl.Result{RequeueAfter: tenantRetry}, nil
+	}
+	defer r.gate.leave(tenant)
+	// A spec change or a deletion stops this reconcile where it waits:
+	// the next one works on what the BundleDeployment is now.
+	ctx, superseded, done := r.flights.start(ctx, bd)
+	defer done()
+	defer func() {
+		if superseded() {
+			// Again, at once, for what it is now.
+			r.enqueue(req.Name)
+			result, retErr = ctrl.Result{}, nil
+		}
+	}()
 	prov, ok, err := r.Provisioners.ForClass(ctx, r.Client, bd.Spec.ProvisionerClassName)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -259,11 +304,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 	}
 
-	s := &scope{bd: bd, prov: prov}
-	orig := bd.Status.DeepCopy()
+	s := &scope{bd: bd, prov: prov, written: bd.Status.DeepCopy()}
 	defer func() {
+		if superseded() {
+			// What it found is about a spec (or a life) that is gone.
+			return
+		}
 		r.reportBundles(ctx, s)
-		if err := r.patchStatus(ctx, s, orig); err != nil {
+		if err := r.patchStatus(ctx, s, s.written); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
 	}()

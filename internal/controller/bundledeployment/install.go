@@ -302,7 +302,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	if len(same) > 0 {
 		toApply = plan.Subset(without(ids, same))
 	}
-	toApply.RunHooks(hookRun(s.bd, ref))
+	toApply.RunHooks(hookRun(s.bd, ref)).OnHookWait(func(w apply.HookWait) { r.reportHookWait(ctx, s, ref.bundle, w) })
 	if (len(old) == 0 && s.bd.Status.ActiveBundle == "") || ref.bundle == s.bd.Status.ActiveBundle {
 		// A first install has nothing installed to protect, and its
 		// objects are in the inventory already; the active revision

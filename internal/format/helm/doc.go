@@ -55,18 +55,13 @@
 // install namespace. Two objects with the same group, kind, namespace and
 // name are refused, naming both files.
 //
-// Hooks: rukpak has no hook phases. A hook for pre-install, post-install,
-// pre-upgrade or post-upgrade (alone or among other events) is installed
-// as an ordinary object of the revision: applied with the rest, kept,
-// pruned when a later revision no longer has it, and re-applied if it
-// drifts. These hooks come after the other objects, ordered by
-// helm.sh/hook-weight, then name. Of helm.sh/hook-delete-policy, only
-// before-hook-creation (Helm's default) has an effect: a hook whose
-// immutable fields change (a Job's pod template) is deleted and created
-// again by the apply engine; hook-succeeded and hook-failed are not
-// honoured. A hook Job with ttlSecondsAfterFinished runs once per
-// revision. Hooks only for test, pre-delete, post-delete, pre-rollback or
-// post-rollback, and hooks naming an unknown event, are skipped.
+// Hooks: a hook for pre-install, post-install, pre-upgrade or
+// post-upgrade (alone or among other events) is returned with the other
+// objects, after them, ordered by helm.sh/hook-weight, then name; the apply
+// engine runs it at each of its phases (package apply, Plan.RunHooks), as
+// Helm does. Hooks only for test, pre-delete, post-delete, pre-rollback or
+// post-rollback, and hooks naming an unknown event (Helm 2's crd-install),
+// are skipped, as Helm skips them on install and upgrade.
 //
 // lookup: templates never read the cluster. lookup returns an empty map,
 // as in helm template, so a chart that branches on an existing object

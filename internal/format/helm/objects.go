@@ -143,7 +143,7 @@ func hookOf(obj map[string]any) *hookInfo {
 		h.installed = h.installed || install
 	}
 	if w, ok := annotations[release.HookWeightAnnotation].(string); ok {
-		h.weight, _ = strconv.Atoi(strings.TrimSpace(w))
+		h.weight, _ = strconv.Atoi(w) // as Helm reads it: " 5" is 0
 	}
 	return h
 }

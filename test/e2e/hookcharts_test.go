@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/pkg/envtest"
+)
+
+// TestPublicHookCharts installs public charts whose hooks belong to more
+// than one phase (testdata/charts, see its README), as their users do.
+//
+// ingress-nginx: its admission ServiceAccount, Role, RoleBinding,
+// ClusterRole and ClusterRoleBinding are hooks of pre-install,
+// pre-upgrade, post-install and post-upgrade with before-hook-creation and
+// hook-succeeded. They are created for the pre phase (the admission-create
+// Job), deleted when it succeeds, and created again for the post phase
+// (the admission-patch Job, which cannot make its Pod without the
+// ServiceAccount). The install becomes Ready with each Job run once; an
+// upgrade that changes the patch Job runs both phases again and is Ready.
+func TestPublicHookCharts(t *testing.T) {
+	t.Parallel()
+	host := startRegistry(t)
+	ctx := context.Background()
+
+	name, ns := envtest.UniqueName("ingress-nginx"), envtest.UniqueName("ingress-nginx")
+	ref := host + "/charts/ingress-nginx:4.15.1"
+	pushHelmChart(t, ref, filepath.Join("testdata", "charts", "ingress-nginx"))
+	// The release name contains the chart's name: the chart's full name
+	// is the release name.
+	creates, patches := jobRuns(t, ns, name+"-admission-create"), jobRuns(t, ns, name+"-admission-patch")
+	corpusBD(t, name, v1alpha2.ClassHelm, ns, []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeImage,
+		Image: &v1alpha2.ImageSource{Ref: "oci://" + ref, InsecureSkipTLSVerify: true}}}, nil)
+	waitReady(t, name, ns)
+	checkRuns := func(want int) {
+		t.Helper()
+		for job, runs := range map[string][]jobRun{"admission-create": creates(), "admission-patch": patches()} {
+			if len(runs) != want {
+				t.Fatalf("the %s hook Job ran %d times, want %d", job, len(runs), want)
+			}
+			for _, r := range runs {
+				if r.completed.IsZero() {
+					t.Fatalf("a run of the %s hook Job did not complete: %+v", job, runs)
+				}
+			}
+		}
+		// hook-succeeded: the hooks are gone once their last phase
+		// succeeded, as after helm install.
+		err := suite.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-admission"}, &corev1.ServiceAccount{})
+		if !apierrors.IsNotFound(err) {
+			t.Fatalf("the admission ServiceAccount (hook-succeeded) is still there after the post phase: %v", err)
+		}
+	}
+	checkRuns(1)
+
+	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) {
+		s.Config = &v1alpha2.BundleConfig{Values: &apiextensionsv1.JSON{Raw: []byte(
+			`{"controller": {"admissionWebhooks": {"patch": {"podAnnotations": {"example.com/upgrade": "2"}}}}}`)}}
+	})
+	envtest.Eventually(t, corpusDeadline, func() error {
+		bd := &v1alpha2.BundleDeployment{}
+		if err := suite.client.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
+			return err
+		}
+		if bd.Status.ObservedGeneration != bd.Generation {
+			return fmt.Errorf("generation %d not observed yet", bd.Generation)
+		}
+		if c := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled); c == nil || c.Status != "True" || c.ObservedGeneration != bd.Generation {
+			return fmt.Errorf("Installed = %+v", c)
+		}
+		return nil
+	})
+	waitReady(t, name, ns)
+	checkRuns(2)
+}
