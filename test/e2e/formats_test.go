@@ -67,7 +67,13 @@ func fixture(parts ...string) string {
 func pushHelmChart(t *testing.T, ref, dir string) string {
 	t.Helper()
 	chartName := filepath.Base(dir)
-	data := tarGz(t, dirFiles(t, dir, chartName+"/"))
+	return pushHelmChartArchive(t, ref, tarGz(t, dirFiles(t, dir, chartName+"/")))
+}
+
+// pushHelmChartArchive pushes a packaged chart (a .tgz, as helm package or
+// helm pull makes it) to ref as an OCI Helm chart and returns its digest.
+func pushHelmChartArchive(t *testing.T, ref string, data []byte) string {
+	t.Helper()
 	layer := static.NewLayer(data, "application/vnd.cncf.helm.chart.content.v1.tar+gzip")
 	img, err := mutate.Append(mutate.MediaType(empty.Image, types.OCIManifestSchema1), mutate.Addendum{Layer: layer})
 	if err != nil {
