@@ -35,6 +35,7 @@ import (
 	"github.com/rukpak/rukpak/internal/objectwatch"
 	"github.com/rukpak/rukpak/internal/permissions"
 	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/internal/tenant"
 	"github.com/rukpak/rukpak/internal/values"
 	"github.com/rukpak/rukpak/pkg/provisioner"
 )
@@ -230,6 +231,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 		return ctrl.Result{}, fmt.Errorf("getting BundleDeployment: %w", err)
 	}
+	// Everything done for it — fetches, the content it stores, every
+	// render — counts against its tenant's share.
+	ctx = tenant.WithContext(ctx, tenant.Of(bd))
 	prov, ok, err := r.Provisioners.ForClass(ctx, r.Client, bd.Spec.ProvisionerClassName)
 	if err != nil {
 		return ctrl.Result{}, err
