@@ -235,8 +235,8 @@ func TestTenantQuota(t *testing.T) {
 	if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonResourceLimit {
 		t.Fatalf("team-b's third revision: %v, want ResourceLimit", err)
 	}
-	for _, w := range []string{"tenant team-b's quota of 2000 in the content store is full: it holds 2000 (",
-		"Bundle " + held[0] + " of BundleDeployment " + bdB1 + ": 1000", "Bundle " + held[1] + " of BundleDeployment " + bdB2 + ": 1000"} {
+	for _, w := range []string{"tenant team-b's quota of 2 KiB in the content store is full: it holds 2 KiB (",
+		"Bundle " + held[0] + " of BundleDeployment " + bdB1 + ": 1000 bytes", "Bundle " + held[1] + " of BundleDeployment " + bdB2 + ": 1000 bytes"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Fatalf("team-b's third revision: %q does not name %q", err, w)
 		}

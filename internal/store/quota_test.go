@@ -206,7 +206,7 @@ func TestTenantQuota(t *testing.T) {
 				{"a2", "a", 150, []Holder{{Tenant: "a", Bundle: "a2-rev", BundleDeployment: "a2"}, {Tenant: "a", Bundle: "a2-old", BundleDeployment: "a2"}}},
 			},
 			tenant: "a", next: 100,
-			msg: []string{"tenant a's quota of 300 in the content store is full: it holds 250 (Bundle a2-rev of BundleDeployment a2 and Bundle a2-old of BundleDeployment a2: 150, Bundle a1-rev of BundleDeployment a1: 100), and the new content needs 100 more"}},
+			msg: []string{"tenant a's quota of 300 bytes in the content store is full: it holds 250 bytes (Bundle a2-rev of BundleDeployment a2 and Bundle a2-old of BundleDeployment a2: 150 bytes, Bundle a1-rev of BundleDeployment a1: 100 bytes), and the new content needs 100 bytes more"}},
 		{name: "another tenant's trees do not count",
 			held: []held{
 				{"b1", "b", 300, []Holder{{Tenant: "b", Bundle: "b1-rev", BundleDeployment: "b1"}}},
@@ -217,12 +217,12 @@ func TestTenantQuota(t *testing.T) {
 			held: []held{
 				{"s", "b", 250, []Holder{{Tenant: "b", Bundle: "b-rev"}, {Tenant: "a", Bundle: "a-rev"}}},
 			},
-			tenant: "a", next: 100, msg: []string{"tenant a's quota", "Bundle a-rev: 250"}},
+			tenant: "a", next: 100, msg: []string{"tenant a's quota", "Bundle a-rev: 250 bytes"}},
 		{name: "unreferenced trees count for nobody",
 			held:   []held{{"old", "a", 250, nil}},
 			tenant: "a", next: 300},
 		{name: "larger than the tenant's quota",
-			tenant: "a", next: 301, msg: []string{"the content is 301, larger than tenant a's quota of 300"}},
+			tenant: "a", next: 301, msg: []string{"the content is 301 bytes, larger than tenant a's quota of 300 bytes"}},
 		{name: "no tenant: only the store's quota",
 			held:   []held{{"a1", "a", 300, []Holder{{Tenant: "a", Bundle: "a1-rev"}}}},
 			tenant: "", next: 400},
@@ -280,10 +280,19 @@ func TestCheckTenant(t *testing.T) {
 		t.Fatalf("CheckTenant(a) = %v, want nil", err)
 	}
 	err = s.CheckTenant("b")
-	if f := failure.As(err); f == nil || !strings.Contains(err.Error(), "tenant b's quota of 300 in the content store is full: it holds 300 (Bundle b-rev of BundleDeployment b: 300)") {
+	if f := failure.As(err); f == nil || !strings.Contains(err.Error(), "tenant b's quota of 300 bytes in the content store is full: it holds 300 bytes (Bundle b-rev of BundleDeployment b: 300 bytes); delete") {
 		t.Fatalf("CheckTenant(b) = %v, want ResourceLimit naming the quota and the holder", err)
 	}
 	if used, held, err := s.TenantUsage("b"); err != nil || used != 300 || len(held) != 1 || held[0].Digest != d {
 		t.Fatalf("TenantUsage(b) = %d, %v, %v", used, held, err)
+	}
+}
+
+func TestQuantity(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 bytes", 1000: "1000 bytes", 1024: "1 KiB", 24 << 20: "24 MiB",
+		24<<20 + 70: "24 MiB", 2560 << 20: "2.5 GiB", 64 << 20: "64 MiB", 1536: "1.5 KiB"} {
+		if got := quantity(n); got != want {
+			t.Errorf("quantity(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

@@ -4,9 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/pkg/failure"
@@ -123,7 +122,16 @@ func describeHeld(held []HeldTree) string {
 	return strings.Join(parts, ", ")
 }
 
-// quantity formats n bytes as a Kubernetes quantity: "512Mi", "1000".
+// quantity formats n bytes for a message: "300 bytes", "24 MiB",
+// "2.5 GiB".
 func quantity(n int64) string {
-	return resource.NewQuantity(n, resource.BinarySI).String()
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + " bytes"
+	}
+	v, i := float64(n)/1024, 0
+	for v >= 1024 && i < len(units)-1 {
+		v, i = v/1024, i+1
+	}
+	return strings.TrimSuffix(strconv.FormatFloat(v, 'f', 1, 64), ".0") + " " + units[i]
 }
