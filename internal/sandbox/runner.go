@@ -37,12 +37,14 @@ func New(limits Limits) (*Runner, error) {
 	return &Runner{limits: limits, exe: exe, slots: tenant.NewSlots(limits.Concurrency, limits.TenantConcurrency)}, nil
 }
 
-// Acquire waits for one of r's slots for the tenant ctx carries, as Run
-// does, and returns the function that gives it back. Work that renders
-// in the caller's process takes a slot this way, so that every render
-// counts against the same bounds.
+// Acquire waits for a slot of the share of the tenant ctx carries, as Run
+// does, but not for one of the total, and returns the function that gives
+// it back. Work that renders in the caller's process takes a slot this
+// way: it counts against its tenant's share, and starts no child, so it
+// neither adds to what the children use together nor waits behind other
+// tenants' children.
 func (r *Runner) Acquire(ctx context.Context, what string) (release func(), err error) {
-	return r.slots.Acquire(ctx, what)
+	return r.slots.AcquireShare(ctx, what)
 }
 
 // Usage returns how many of r's slots are held now and the most held at

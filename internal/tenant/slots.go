@@ -51,6 +51,18 @@ func (s *Slots) PerTenant() int { return s.perTenant }
 // the function that gives it back, or ctx's error, wrapped, saying what
 // waited.
 func (s *Slots) Acquire(ctx context.Context, what string) (release func(), err error) {
+	return s.acquire(ctx, what, true)
+}
+
+// AcquireShare waits for a slot of the tenant's share only, not one of the
+// total: for light work that must be bounded per tenant but must not wait
+// behind other tenants' heavy work. It counts in the tenant's peak, not in
+// the total's.
+func (s *Slots) AcquireShare(ctx context.Context, what string) (release func(), err error) {
+	return s.acquire(ctx, what, false)
+}
+
+func (s *Slots) acquire(ctx context.Context, what string, total bool) (release func(), err error) {
 	t := From(ctx)
 	s.mu.Lock()
 	sh := s.tenants[t]
@@ -73,27 +85,35 @@ func (s *Slots) Acquire(ctx context.Context, what string) (release func(), err e
 		leave()
 		return nil, fmt.Errorf("waiting for one of tenant %s's %d slots to start %s: %w", t, s.perTenant, what, ctx.Err())
 	}
-	select {
-	case s.all <- struct{}{}:
-	case <-ctx.Done():
-		<-sh.slots
-		leave()
-		return nil, fmt.Errorf("waiting for one of the %d slots to start %s: %w", s.total, what, ctx.Err())
+	if total {
+		select {
+		case s.all <- struct{}{}:
+		case <-ctx.Done():
+			<-sh.slots
+			leave()
+			return nil, fmt.Errorf("waiting for one of the %d slots to start %s: %w", s.total, what, ctx.Err())
+		}
 	}
 	s.mu.Lock()
-	s.running++
+	if total {
+		s.running++
+		s.peak = max(s.peak, s.running)
+	}
 	sh.running++
-	s.peak = max(s.peak, s.running)
 	s.peakOf[t] = max(s.peakOf[t], sh.running)
 	s.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			s.mu.Lock()
-			s.running--
+			if total {
+				s.running--
+			}
 			sh.running--
 			s.mu.Unlock()
-			<-s.all
+			if total {
+				<-s.all
+			}
 			<-sh.slots
 			leave()
 		})

@@ -155,3 +155,27 @@ func TestSlotsTotal(t *testing.T) {
 		t.Fatalf("usage %+v, want 2 running, peak 2", u)
 	}
 }
+
+// TestSlotsShareOnly takes slots of a tenant's share only: they bound the
+// tenant, not the total, and wait for none of it.
+func TestSlotsShareOnly(t *testing.T) {
+	s := NewSlots(1, 1)
+	if _, err := s.Acquire(WithContext(context.Background(), "a"), "child"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(WithContext(context.Background(), "b"), time.Second)
+	defer cancel()
+	release, err := s.AcquireShare(ctx, "in-process")
+	if err != nil {
+		t.Fatalf("b's share-only slot while a holds the total: %v", err)
+	}
+	short, cancel2 := context.WithTimeout(WithContext(context.Background(), "b"), 50*time.Millisecond)
+	defer cancel2()
+	if _, err := s.Acquire(short, "child"); err == nil || !strings.Contains(err.Error(), "tenant b's 1 slots") {
+		t.Fatalf("b's second slot: %v, want it to wait for b's share", err)
+	}
+	release()
+	if u := s.Usage(); u.Running != 1 || u.Peak != 1 || u.PeakOf["b"] != 1 {
+		t.Fatalf("usage %+v: share-only slots count for the tenant, not the total", u)
+	}
+}

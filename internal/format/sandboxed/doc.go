@@ -24,8 +24,10 @@
 // once, and the values of the others come from a memo kept by digest.
 //
 // Every render takes one of the runner's slots, of the tenant its context
-// carries (package tenant): a child's, or, for a small plain bundle
-// decoded in this process, one taken with Runner.Acquire. Content that
+// carries (package tenant): a child's, of the tenant's share and of the
+// total, or, for a small plain bundle or remembered documents decoded in
+// this process, one of the tenant's share taken with Runner.Acquire (no
+// child starts, so it waits behind no other tenant's). Content that
 // rendered before (drift correction, a BundleDeployment created again)
 // waits like any other: the slots bound what children use together.
 //
