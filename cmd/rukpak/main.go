@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/manager"
 	"github.com/rukpak/rukpak/internal/memlimit"
 	"github.com/rukpak/rukpak/internal/version"
@@ -68,6 +70,21 @@ func run() error {
 		opts.StoreQuota = q.Value()
 		return nil
 	})
+	fs.Func("tenant-store-quota", "bytes of content one tenant's revisions (the BundleDeployments installing as ServiceAccounts of one namespace; those installing as the manager are one tenant) may hold in the content store, as a quantity such as 2560Mi (default a quarter of --store-quota); a revision over it fails with ResourceLimit naming what holds the tenant's quota; negative: no bound but --store-quota",
+		func(v string) error {
+			if strings.HasPrefix(v, "-") {
+				opts.TenantStoreQuota = -1
+				return nil
+			}
+			q, err := resource.ParseQuantity(v)
+			if err != nil {
+				return fmt.Errorf("parsing --tenant-store-quota: %w", err)
+			}
+			opts.TenantStoreQuota = q.Value()
+			return nil
+		})
+	fs.IntVar(&opts.SourceConcurrency, "source-concurrency", content.DefaultFetches, "revisions whose sources are fetched and unpacked at once; more wait")
+	fs.IntVar(&opts.TenantSourceConcurrency, "tenant-source-concurrency", content.DefaultTenantFetches, "revisions of one tenant fetched and unpacked at once (at most --source-concurrency)")
 	fs.Func("render-memory", fmt.Sprintf("memory one rendering child process may use, as a quantity (default %s); a bundle over it fails with ResourceLimit",
 		resource.NewQuantity(opts.Render.Memory, resource.BinarySI)), func(v string) error {
 		q, err := resource.ParseQuantity(v)
@@ -78,7 +95,8 @@ func run() error {
 		return nil
 	})
 	fs.DurationVar(&opts.Render.Timeout, "render-timeout", opts.Render.Timeout, "how long rendering one bundle (Helm, kustomize, manifests) may take in its child process; a bundle over it fails with ResourceLimit")
-	fs.IntVar(&opts.Render.Concurrency, "render-concurrency", opts.Render.Concurrency, "rendering child processes run at once; more renders wait")
+	fs.IntVar(&opts.Render.Concurrency, "render-concurrency", opts.Render.Concurrency, "renders run at once (each in a child process of at most --render-memory, but for small plain bundles); more renders wait, whatever they render and why (first install, drift correction, content that rendered before)")
+	fs.IntVar(&opts.Render.TenantConcurrency, "tenant-render-concurrency", 0, "renders of one tenant run at once (default half of --render-concurrency, at least 1); a tenant waiting for its own slots holds none of the others'")
 	var memoryLimit int64
 	fs.Func("memory-limit", fmt.Sprintf("soft memory limit of the manager's Go runtime, as a quantity such as 256Mi; near it the garbage collector works harder instead of the process growing (default: GOMEMLIMIT if set, else %s or 85%% of the cgroup's memory limit if that is less)",
 		resource.NewQuantity(memlimit.Default, resource.BinarySI)), func(v string) error {

@@ -13,21 +13,44 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/store"
+	"github.com/rukpak/rukpak/internal/tenant"
 )
 
 // Unpacker unpacks revisions into the store.
 type Unpacker struct {
 	store   *store.Store
 	sources source.Registry
+	fetches *tenant.Slots
 
 	group   singleflight.Group
 	mu      sync.RWMutex
-	digests map[string]string // revision (Bundle name) → content digest
+	digests map[string]unpacked // by revision (Bundle name)
 }
 
-// NewUnpacker returns an Unpacker writing into st and reading with sources.
-func NewUnpacker(st *store.Store, sources source.Registry) *Unpacker {
-	return &Unpacker{store: st, sources: sources, digests: map[string]string{}}
+// unpacked is what Ensure remembers of a revision.
+type unpacked struct {
+	digest, tenant string
+}
+
+// Default bounds of the fetches in flight (see WithFetches).
+const (
+	// DefaultFetches is how many revisions are unpacked at once in all.
+	DefaultFetches = 8
+	// DefaultTenantFetches is how many of those one tenant's may be.
+	DefaultTenantFetches = 2
+)
+
+// NewUnpacker returns an Unpacker writing into st and reading with
+// sources, unpacking at most fetches revisions at once and tenantFetches
+// of one tenant (0: DefaultFetches, DefaultTenantFetches).
+func NewUnpacker(st *store.Store, sources source.Registry, fetches, tenantFetches int) *Unpacker {
+	if fetches <= 0 {
+		fetches = DefaultFetches
+	}
+	if tenantFetches <= 0 {
+		tenantFetches = min(DefaultTenantFetches, fetches)
+	}
+	return &Unpacker{store: st, sources: sources, fetches: tenant.NewSlots(fetches, tenantFetches), digests: map[string]unpacked{}}
 }
 
 // Store returns the content store.
@@ -36,18 +59,32 @@ func (u *Unpacker) Store() *store.Store { return u.store }
 // Ensure returns the digest of the revision's content, unpacking the pinned
 // sources into the store unless the content is there already. known is a
 // digest recorded earlier (e.g. in the Bundle's status), or "".
+//
+// The revision is the tenant's that ctx carries (package tenant): a
+// tenant whose content fills its quota of the store is refused before
+// anything is fetched; the fetch waits for one of the tenant's slots and
+// one of all; the content must fit in the tenant's quota to be committed.
 func (u *Unpacker) Ensure(ctx context.Context, revision string, pinned []v1alpha2.BundleSource, known string) (string, error) {
+	t := tenant.From(ctx)
 	if known != "" && u.store.Has(known) {
-		u.remember(revision, known)
+		u.remember(revision, known, t)
 		return known, nil
 	}
 	u.mu.RLock()
-	d, ok := u.digests[revision]
+	r, ok := u.digests[revision]
 	u.mu.RUnlock()
-	if ok && u.store.Has(d) {
-		return d, nil
+	if ok && u.store.Has(r.digest) {
+		return r.digest, nil
 	}
 	v, err, _ := u.group.Do(revision, func() (any, error) {
+		if err := u.store.CheckTenant(t); err != nil {
+			return "", fmt.Errorf("unpacking %s: %w", revision, err)
+		}
+		release, err := u.fetches.Acquire(ctx, "unpacking "+revision)
+		if err != nil {
+			return "", err
+		}
+		defer release()
 		staging, err := u.store.NewStaging()
 		if err != nil {
 			return "", fmt.Errorf("creating staging directory: %w", err)
@@ -56,12 +93,12 @@ func (u *Unpacker) Ensure(ctx context.Context, revision string, pinned []v1alpha
 			_ = os.RemoveAll(staging)
 			return "", err
 		}
-		digest, err := u.store.Commit(staging)
+		digest, err := u.store.CommitFor(staging, t)
 		if err != nil {
 			_ = os.RemoveAll(staging)
 			return "", fmt.Errorf("committing content of %s: %w", revision, err)
 		}
-		u.remember(revision, digest)
+		u.remember(revision, digest, t)
 		return digest, nil
 	})
 	if err != nil {
@@ -70,11 +107,15 @@ func (u *Unpacker) Ensure(ctx context.Context, revision string, pinned []v1alpha
 	return v.(string), nil
 }
 
-func (u *Unpacker) remember(revision, digest string) {
+func (u *Unpacker) remember(revision, digest, t string) {
 	u.mu.Lock()
-	u.digests[revision] = digest
+	u.digests[revision] = unpacked{digest: digest, tenant: t}
 	u.mu.Unlock()
 }
+
+// Fetches returns how many unpacks are in flight and the most there were
+// at once, in all and by tenant.
+func (u *Unpacker) Fetches() tenant.Usage { return u.fetches.Usage() }
 
 // Forget drops what is remembered of a revision (its Bundle is gone).
 func (u *Unpacker) Forget(revision string) {
@@ -87,25 +128,37 @@ func (u *Unpacker) Forget(revision string) {
 const listTimeout = 30 * time.Second
 
 // InUse returns the store.InUse of the revisions: the content digest in the
-// status of every Bundle (read through r, the manager's cache) and every
-// digest u remembers.
+// status of every Bundle (read through r, the manager's cache), held by
+// the Bundle's owner (tenant.OfBundle), and every digest u remembers, held
+// by the tenant it was unpacked for.
 func (u *Unpacker) InUse(r client.Reader) store.InUse {
-	return func() (map[string]bool, error) {
+	return func() (map[string][]store.Holder, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
 		defer cancel()
 		list := &v1alpha2.BundleList{}
 		if err := r.List(ctx, list); err != nil {
 			return nil, fmt.Errorf("listing Bundles: %w", err)
 		}
-		inUse := map[string]bool{}
+		inUse := map[string][]store.Holder{}
+		listed := map[string]bool{}
 		for i := range list.Items {
-			if d := list.Items[i].Status.ContentDigest; d != "" {
-				inUse[d] = true
+			b := &list.Items[i]
+			d := b.Status.ContentDigest
+			if d == "" {
+				continue
 			}
+			owner, err := tenant.OfBundle(ctx, r, b)
+			if err != nil {
+				return nil, err
+			}
+			inUse[d] = append(inUse[d], store.Holder{Tenant: owner.Tenant, Bundle: b.Name, BundleDeployment: owner.BundleDeployment})
+			listed[b.Name+" "+d] = true
 		}
 		u.mu.RLock()
-		for _, d := range u.digests {
-			inUse[d] = true
+		for rev, un := range u.digests {
+			if !listed[rev+" "+un.digest] {
+				inUse[un.digest] = append(inUse[un.digest], store.Holder{Tenant: un.tenant, Bundle: rev})
+			}
 		}
 		u.mu.RUnlock()
 		return inUse, nil

@@ -3,6 +3,7 @@ package content
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -10,16 +11,22 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/credentials"
 	httpsource "github.com/rukpak/rukpak/internal/source/http"
 	"github.com/rukpak/rukpak/internal/store"
+	"github.com/rukpak/rukpak/internal/tenant"
 	"github.com/rukpak/rukpak/pkg/envtest"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
@@ -100,7 +107,7 @@ func TestQuotaKeepsWhatBundlesReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	sources := source.Registry{v1alpha2.SourceTypeHTTP: httpsource.New(credentials.NewReader(env.Client, v1alpha2.SystemNamespace))}
-	u := NewUnpacker(st, sources)
+	u := NewUnpacker(st, sources, 0, 0)
 	st.SetInUse(u.InUse(env.Client))
 
 	srcA, srcB := srv.add(t, hs.URL, "a", 'a'), srv.add(t, hs.URL, "b", 'b')
@@ -145,5 +152,109 @@ func TestQuotaKeepsWhatBundlesReference(t *testing.T) {
 	again, err := u.Ensure(ctx, "rev-a", srcA, a)
 	if err != nil || again != a || !st.Has(a) {
 		t.Fatalf("Ensure of evicted content = %s, %v (in store: %v); want %s fetched again", again, err, st.Has(a), a)
+	}
+}
+
+// ownedBundle creates a BundleDeployment installing into ns as its
+// ServiceAccount installer (or as the manager when ns is ""), and a Bundle
+// it controls whose status refers to digest; it returns their names.
+func ownedBundle(t *testing.T, bdName, ns, digest string) string {
+	t.Helper()
+	ctx := context.Background()
+	bd := &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: bdName},
+		Spec: v1alpha2.BundleDeploymentSpec{ProvisionerClassName: v1alpha2.ClassPlain, InstallNamespace: cmp.Or(ns, "default"),
+			Sources: []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeUpload, Upload: &v1alpha2.UploadSource{Digest: "sha256:" + strings.Repeat("a", 64)}}}},
+	}
+	if ns != "" {
+		bd.Spec.ServiceAccount = &v1alpha2.ServiceAccountReference{Name: "installer"}
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd); apierrors.IsNotFound(err) {
+		if err := env.Client.Create(ctx, bd); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), bd) })
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	b := &v1alpha2.Bundle{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName(bdName)},
+		Spec:       v1alpha2.BundleSpec{ProvisionerClassName: v1alpha2.ClassPlain, Sources: bd.Spec.Sources},
+	}
+	if err := controllerutil.SetControllerReference(bd, b, env.Scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), b) })
+	b.Status.ContentDigest = digest
+	if err := env.Client.Status().Update(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Name
+}
+
+// TestTenantQuota has team-b fill its quota of the store (2000 of 10000
+// bytes) with revisions of 1000 bytes, held by Bundles of its
+// BundleDeployments on a real API server, and checks that its next
+// revision is refused before anything is fetched, naming the quota and
+// its Bundles, and that team-a and the manager tenant still store theirs.
+func TestTenantQuota(t *testing.T) {
+	srv := archives{}
+	var mu sync.Mutex
+	fetched := map[string]int{}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		fetched[r.URL.Path]++
+		mu.Unlock()
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	st, err := store.New(filepath.Join(t.TempDir(), "store"), store.WithQuota(10000), store.WithTenantQuota(2000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := source.Registry{v1alpha2.SourceTypeHTTP: httpsource.New(credentials.NewReader(env.Client, v1alpha2.SystemNamespace))}
+	u := NewUnpacker(st, sources, 0, 0)
+	st.SetInUse(u.InUse(env.Client))
+	teamA, teamB := tenant.WithContext(context.Background(), "team-a"), tenant.WithContext(context.Background(), "team-b")
+	bdB1, bdB2 := envtest.UniqueName("b1"), envtest.UniqueName("b2")
+
+	var held []string
+	for i, bd := range []string{bdB1, bdB2} {
+		rev := "rev-b" + strconv.Itoa(i)
+		d, err := u.Ensure(teamB, rev, srv.add(t, hs.URL, rev, byte('0'+i)), "")
+		if err != nil {
+			t.Fatalf("team-b's revision %d: %v", i, err)
+		}
+		held = append(held, ownedBundle(t, bd, "team-b", d))
+		u.Forget(rev) // from now on only the Bundle holds it
+	}
+	_, err = u.Ensure(teamB, "rev-b2", srv.add(t, hs.URL, "rev-b2", '2'), "")
+	if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonResourceLimit {
+		t.Fatalf("team-b's third revision: %v, want ResourceLimit", err)
+	}
+	for _, w := range []string{"tenant team-b's quota of 2 KiB in the content store is full: it holds 2 KiB (",
+		"Bundle " + held[0] + " of BundleDeployment " + bdB1 + ": 1000 bytes", "Bundle " + held[1] + " of BundleDeployment " + bdB2 + ": 1000 bytes"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Fatalf("team-b's third revision: %q does not name %q", err, w)
+		}
+	}
+	mu.Lock()
+	if n := fetched["/rev-b2"]; n != 0 {
+		t.Fatalf("team-b's third revision was fetched %d times; a full tenant is refused first", n)
+	}
+	mu.Unlock()
+
+	// team-a and the manager tenant are not held back by team-b.
+	if _, err := u.Ensure(teamA, "rev-a0", srv.add(t, hs.URL, "a0", 'a'), ""); err != nil {
+		t.Fatalf("team-a's revision while team-b's quota is full: %v", err)
+	}
+	if _, err := u.Ensure(tenant.WithContext(context.Background(), tenant.Manager), "rev-m0", srv.add(t, hs.URL, "m0", 'm'), ""); err != nil {
+		t.Fatalf("the manager tenant's revision while team-b's quota is full: %v", err)
+	}
+	if used, _ := st.Usage(); used != 4000 {
+		t.Fatalf("the store holds %d bytes, want 4000: team-b's two, team-a's and the manager's", used)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/contentserver"
+	"github.com/rukpak/rukpak/internal/tenant"
 	"github.com/rukpak/rukpak/internal/upload"
 )
 
@@ -42,7 +43,12 @@ func addContentServer(mgr manager.Manager, cfg *rest.Config, unpacker *content.U
 			// A Bundle another replica unpacked is unpacked here when
 			// asked for, so that every replica answers.
 			contentserver.WithFill(func(ctx context.Context, b *v1alpha2.Bundle) (string, error) {
-				return unpacker.Ensure(ctx, b.Name, b.Status.ResolvedSources, b.Status.ContentDigest)
+				// For the Bundle's tenant, within its share.
+				owner, err := tenant.OfBundle(ctx, mgr.GetClient(), b)
+				if err != nil {
+					return "", err
+				}
+				return unpacker.Ensure(tenant.WithContext(ctx, owner.Tenant), b.Name, b.Status.ResolvedSources, b.Status.ContentDigest)
 			}),
 			contentserver.WithLogger(mgr.GetLogger().WithName("content-server"))),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -134,9 +134,17 @@ type Options struct {
 	// StoreQuota bounds the bytes of the content store; content no Bundle
 	// references is evicted to make room. 0 means no quota.
 	StoreQuota int64
+	// TenantStoreQuota bounds the bytes of the content one tenant's
+	// revisions reference (see package tenant); 0 means a quarter of
+	// StoreQuota, negative no bound but StoreQuota.
+	TenantStoreQuota int64
+	// SourceConcurrency is how many revisions are unpacked (fetched) at
+	// once, TenantSourceConcurrency how many of one tenant's; 0 means
+	// content.DefaultFetches and content.DefaultTenantFetches.
+	SourceConcurrency, TenantSourceConcurrency int
 	// Render bounds the child processes bundles are rendered in (memory,
-	// time, how many at once; see package sandbox); zero fields are
-	// defaults.
+	// time, how many at once in all and of one tenant; see package
+	// sandbox); zero fields are defaults.
 	Render sandbox.Limits
 	// Provisioners are the provisioners this manager runs; nil means
 	// rukpak's built-in ones (plain, registry+v1, Helm), rendering in
@@ -257,7 +265,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating metadata client: %w", err)
 	}
-	st, err := store.New(opts.StorageDir, store.WithQuota(opts.StoreQuota))
+	st, err := store.New(opts.StorageDir, store.WithQuota(opts.StoreQuota), store.WithTenantQuota(tenantStoreQuota(opts)))
 	if err != nil {
 		return nil, fmt.Errorf("opening content store: %w", err)
 	}
@@ -285,7 +293,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := metrics.RegisterState(mgr.GetClient(), st.Usage); err != nil {
 		return nil, err
 	}
-	unpacker := content.NewUnpacker(st, sources)
+	unpacker := content.NewUnpacker(st, sources, opts.SourceConcurrency, opts.TenantSourceConcurrency)
 	st.SetInUse(unpacker.InUse(mgr.GetClient()))
 	ctrlOpts := controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}
 
@@ -376,6 +384,19 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("adding ready check: %w", err)
 	}
 	return mgr, nil
+}
+
+// tenantStoreQuota is the quota of one tenant's content: opts'
+// TenantStoreQuota, a quarter of the store's quota when that is 0, none
+// when it is negative.
+func tenantStoreQuota(opts Options) int64 {
+	switch {
+	case opts.TenantStoreQuota < 0:
+		return 0
+	case opts.TenantStoreQuota == 0:
+		return opts.StoreQuota / 4
+	}
+	return opts.TenantStoreQuota
 }
 
 // metricsOptions serves metrics as opts say: by default over HTTPS,

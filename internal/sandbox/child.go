@@ -24,6 +24,11 @@ const (
 	envTimeout = "RUKPAK_SANDBOX_TIMEOUT"
 )
 
+// EnvTenant names, in a child's environment, the tenant it works for
+// (package tenant), so that the manager's children can be counted by
+// tenant from outside (ps, /proc).
+const EnvTenant = "RUKPAK_SANDBOX_TENANT"
+
 // notePrefix starts a line of the child's stderr that describes what it
 // does (see Describe).
 const notePrefix = "rukpak-sandbox-doing: "

@@ -13,7 +13,12 @@
 // One run is a pipeline:
 //
 //  1. The parent waits for one of Limits.Concurrency slots, so that a few
-//     children at most compete with the manager for the CPU.
+//     children at most compete with the manager for the CPU and their
+//     memory stays under Concurrency times Limits.Memory, and for one of
+//     the Limits.TenantConcurrency slots of the tenant its context
+//     carries (package tenant), so that no tenant holds them all. Every
+//     child waits, whatever it runs and however often the same input ran
+//     before; work done in the caller's process takes a slot with Acquire.
 //  2. It starts the child in a process group of its own with a minimal
 //     environment and writes the job's input to its stdin as JSON.
 //  3. The child, before reading any input, bounds itself: RLIMIT_DATA to

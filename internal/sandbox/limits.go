@@ -24,6 +24,12 @@ const (
 	minMemory int64 = 64 << 20
 )
 
+// DefaultTenantConcurrency is how many of concurrency slots one tenant
+// may hold when Limits.TenantConcurrency is 0: half, at least 1.
+func DefaultTenantConcurrency(concurrency int) int {
+	return max(concurrency/2, 1)
+}
+
 // Limits bound one child. A zero field means its default.
 type Limits struct {
 	// Memory is the most memory, in bytes, the child's heap and data may
@@ -35,6 +41,10 @@ type Limits struct {
 	// Concurrency is how many children of one Runner run at once; others
 	// wait for a slot.
 	Concurrency int
+	// TenantConcurrency is how many of those one tenant's children (see
+	// package tenant) may take at once; 0 means half of Concurrency (at
+	// least 1), so that one tenant never holds every slot.
+	TenantConcurrency int
 	// MaxOutputBytes is the most bytes the child may write as its result.
 	MaxOutputBytes int64
 }
@@ -42,10 +52,11 @@ type Limits struct {
 // DefaultLimits returns the limits a zero Limits stands for.
 func DefaultLimits() Limits {
 	return Limits{
-		Memory:         DefaultMemory,
-		Timeout:        DefaultTimeout,
-		Concurrency:    DefaultConcurrency,
-		MaxOutputBytes: DefaultMaxOutputBytes,
+		Memory:            DefaultMemory,
+		Timeout:           DefaultTimeout,
+		Concurrency:       DefaultConcurrency,
+		TenantConcurrency: DefaultTenantConcurrency(DefaultConcurrency),
+		MaxOutputBytes:    DefaultMaxOutputBytes,
 	}
 }
 
@@ -62,6 +73,10 @@ func (l Limits) withDefaults() Limits {
 	if l.Concurrency <= 0 {
 		l.Concurrency = d.Concurrency
 	}
+	if l.TenantConcurrency <= 0 {
+		l.TenantConcurrency = DefaultTenantConcurrency(l.Concurrency)
+	}
+	l.TenantConcurrency = min(l.TenantConcurrency, l.Concurrency)
 	if l.MaxOutputBytes <= 0 {
 		l.MaxOutputBytes = d.MaxOutputBytes
 	}

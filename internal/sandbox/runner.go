@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/tenant"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
@@ -22,7 +23,7 @@ import (
 type Runner struct {
 	limits Limits
 	exe    string
-	slots  chan struct{}
+	slots  *tenant.Slots
 }
 
 // New returns a Runner of children of the running executable with limits
@@ -33,8 +34,22 @@ func New(limits Limits) (*Runner, error) {
 		return nil, fmt.Errorf("finding the executable to run sandboxed children: %w", err)
 	}
 	limits = limits.withDefaults()
-	return &Runner{limits: limits, exe: exe, slots: make(chan struct{}, limits.Concurrency)}, nil
+	return &Runner{limits: limits, exe: exe, slots: tenant.NewSlots(limits.Concurrency, limits.TenantConcurrency)}, nil
 }
+
+// Acquire waits for a slot of the share of the tenant ctx carries, as Run
+// does, but not for one of the total, and returns the function that gives
+// it back. Work that renders in the caller's process takes a slot this
+// way: it counts against its tenant's share, and starts no child, so it
+// neither adds to what the children use together nor waits behind other
+// tenants' children.
+func (r *Runner) Acquire(ctx context.Context, what string) (release func(), err error) {
+	return r.slots.AcquireShare(ctx, what)
+}
+
+// Usage returns how many of r's slots are held now and the most held at
+// once, in all and by tenant.
+func (r *Runner) Usage() tenant.Usage { return r.slots.Usage() }
 
 // Limits returns the limits of r's children, defaults filled in.
 func (r *Runner) Limits() Limits { return r.limits }
@@ -54,30 +69,25 @@ type Call struct {
 	// another cause than a limit (a bug, not the content's fault in
 	// general); empty means the error is not terminal.
 	CrashReason string
-	// Unqueued starts the child without waiting for a slot: for work
-	// known to finish within the limits (the same input did before), so
-	// that children that loop until their deadline cannot delay it.
-	Unqueued bool
 }
 
-// Run runs c in a child and decodes its result into c.Out. A child over a
-// limit is a *failure.Error with reason ResourceLimit naming the limit; an
-// error the job returned keeps its reason and message; a canceled ctx is
-// returned as such.
+// Run runs c in a child and decodes its result into c.Out. Every child
+// waits for a slot first: at most Limits.Concurrency run at once, and at
+// most Limits.TenantConcurrency of the tenant ctx carries (package
+// tenant). A child over a limit is a *failure.Error with reason
+// ResourceLimit naming the limit; an error the job returned keeps its
+// reason and message; a canceled ctx is returned as such.
 func (r *Runner) Run(ctx context.Context, c Call) error {
 	in, err := json.Marshal(c.In)
 	if err != nil {
 		return fmt.Errorf("encoding the input of %s: %w", c.What, err)
 	}
-	if !c.Unqueued {
-		select {
-		case r.slots <- struct{}{}:
-			defer func() { <-r.slots }()
-		case <-ctx.Done():
-			return fmt.Errorf("waiting to start %s: %w", c.What, ctx.Err())
-		}
+	release, err := r.slots.Acquire(ctx, c.What)
+	if err != nil {
+		return err
 	}
-	res, err := r.start(ctx, c.Job, in)
+	defer release()
+	res, err := r.start(ctx, c.Job, in, tenant.From(ctx))
 	if err != nil {
 		return err
 	}
@@ -123,11 +133,11 @@ type result struct {
 }
 
 // start runs the child to its end.
-func (r *Runner) start(ctx context.Context, job string, in []byte) (*result, error) {
+func (r *Runner) start(ctx context.Context, job string, in []byte, tenantName string) (*result, error) {
 	runCtx, cancel := context.WithTimeout(ctx, r.limits.Timeout)
 	defer cancel()
 	cmd := exec.Command(r.exe)
-	cmd.Env = r.env(job)
+	cmd.Env = r.env(job, tenantName)
 	cmd.Stdin = bytes.NewReader(in)
 	// The child and anything it might start are one group, killed as one.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -165,12 +175,15 @@ func (r *Runner) start(ctx context.Context, job string, in []byte) (*result, err
 	}, nil
 }
 
-// env is the child's whole environment: its job and limits, and where
-// temporary files go. Nothing else of the parent's (credentials in the
-// environment, KUBECONFIG) reaches content the child processes.
-func (r *Runner) env(job string) []string {
+// env is the child's whole environment: its job, its tenant (for whoever
+// lists the manager's children: it tells the content nothing it does not
+// know) and limits, and where temporary files go. Nothing else of the
+// parent's (credentials in the environment, KUBECONFIG) reaches content
+// the child processes.
+func (r *Runner) env(job, tenantName string) []string {
 	return []string{
 		envJob + "=" + job,
+		EnvTenant + "=" + tenantName,
 		envMemory + "=" + strconv.FormatInt(r.limits.Memory, 10),
 		envTimeout + "=" + r.limits.Timeout.String(),
 		"TMPDIR=" + os.TempDir(),

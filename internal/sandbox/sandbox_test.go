@@ -6,11 +6,16 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/tenant"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
@@ -65,7 +70,39 @@ func init() {
 	ServeIfChild("test-env", func(context.Context, json.RawMessage) (any, error) {
 		return os.Environ(), nil
 	})
+	// Marks itself alive in a directory, and says how many children were
+	// alive, in all and of its tenant, while it was.
+	ServeIfChild("test-overlap", func(_ context.Context, in json.RawMessage) (any, error) {
+		var dir string
+		if err := json.Unmarshal(in, &dir); err != nil {
+			return nil, err
+		}
+		me := filepath.Join(dir, os.Getenv(EnvTenant)+"."+strconv.Itoa(os.Getpid()))
+		if err := os.WriteFile(me, nil, 0o600); err != nil {
+			return nil, err
+		}
+		defer os.Remove(me)
+		var seen overlap
+		for range 10 {
+			time.Sleep(15 * time.Millisecond)
+			des, err := os.ReadDir(dir)
+			if err != nil {
+				return nil, err
+			}
+			mine := 0
+			for _, de := range des {
+				if strings.HasPrefix(de.Name(), os.Getenv(EnvTenant)+".") {
+					mine++
+				}
+			}
+			seen.All, seen.Tenant = max(seen.All, len(des)), max(seen.Tenant, mine)
+		}
+		return seen, nil
+	})
 }
+
+// overlap is what a test-overlap child saw alive at once.
+type overlap struct{ All, Tenant int }
 
 func recurse(n int) int {
 	var pad [256]byte
@@ -180,6 +217,9 @@ func TestRunEnvironment(t *testing.T) {
 	if err := r.Run(context.Background(), Call{Job: "test-env", What: "x", Out: &env}); err != nil {
 		t.Fatal(err)
 	}
+	if !slices.Contains(env, EnvTenant+"="+tenant.Unattributed) {
+		t.Errorf("the child's environment %q does not name its tenant", env)
+	}
 	for _, kv := range env {
 		if !strings.HasPrefix(kv, "RUKPAK_SANDBOX_") && !strings.HasPrefix(kv, "TMPDIR=") && kv != "GOTRACEBACK=none" {
 			t.Errorf("the child's environment holds %q", kv)
@@ -194,7 +234,7 @@ func TestRunConcurrency(t *testing.T) {
 	go func() { done <- r.Run(context.Background(), Call{Job: "test-loop", What: "x"}) }()
 	// Wait until the loop holds the slot.
 	deadline := time.Now().Add(5 * time.Second)
-	for len(r.slots) == 0 {
+	for r.Usage().Running == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the first child never took its slot")
 		}
@@ -203,16 +243,85 @@ func TestRunConcurrency(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	err := r.Run(ctx, Call{Job: "test-echo", What: "x", In: "a"})
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting to start x") {
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "slots to start x") {
 		t.Fatalf("second Run = %v, want it to wait for the slot", err)
-	}
-	// Work known to finish does not wait.
-	var got string
-	if err := r.Run(context.Background(), Call{Job: "test-echo", What: "x", In: "a", Out: &got, Unqueued: true}); err != nil || got != "A" {
-		t.Fatalf("unqueued Run = %q, %v while the slot is taken", got, err)
 	}
 	if err := <-done; failure.Reason(err, "") != v1alpha2.ReasonResourceLimit {
 		t.Fatalf("first Run = %v", err)
+	}
+}
+
+// Many children of several tenants at once: the children themselves count
+// how many of them are alive together, which never exceeds Concurrency in
+// all nor TenantConcurrency of one tenant; in-process work taken with
+// Acquire counts against the same slots.
+func TestRunTenantConcurrency(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		limits                 Limits
+		tenants, each, inProc  int
+		wantAll, wantPerTenant int
+	}{
+		{"defaults: 4, 2 per tenant", Limits{}, 3, 4, 0, 4, 2},
+		{"one per tenant", Limits{Concurrency: 3, TenantConcurrency: 1}, 4, 3, 0, 3, 1},
+		{"with in-process work", Limits{Concurrency: 4, TenantConcurrency: 2}, 3, 3, 4, 4, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRunner(t, tc.limits)
+			dir := t.TempDir()
+			var (
+				wg   sync.WaitGroup
+				mu   sync.Mutex
+				seen overlap
+			)
+			for i := range tc.tenants {
+				ctx := tenant.WithContext(context.Background(), "team-"+strconv.Itoa(i))
+				for range tc.each {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						var got overlap
+						if err := r.Run(ctx, Call{Job: "test-overlap", What: "x", In: dir, Out: &got}); err != nil {
+							t.Error(err)
+							return
+						}
+						mu.Lock()
+						seen.All, seen.Tenant = max(seen.All, got.All), max(seen.Tenant, got.Tenant)
+						mu.Unlock()
+					}()
+				}
+				for range tc.inProc {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						release, err := r.Acquire(ctx, "in-process work")
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						time.Sleep(20 * time.Millisecond)
+						release()
+					}()
+				}
+			}
+			wg.Wait()
+			u := r.Usage()
+			t.Logf("children alive at once: %d (of one tenant %d); slots held at once: %d, by tenant %v", seen.All, seen.Tenant, u.Peak, u.PeakOf)
+			if seen.All > tc.wantAll || u.Peak > tc.wantAll {
+				t.Fatalf("%d children (%d slots) at once, more than %d", seen.All, u.Peak, tc.wantAll)
+			}
+			if seen.Tenant > tc.wantPerTenant {
+				t.Fatalf("%d children of one tenant at once, more than %d", seen.Tenant, tc.wantPerTenant)
+			}
+			for tn, p := range u.PeakOf {
+				if p > tc.wantPerTenant {
+					t.Fatalf("tenant %s held %d slots at once, more than %d", tn, p, tc.wantPerTenant)
+				}
+			}
+			if seen.All < 2 {
+				t.Fatalf("children never overlapped (%d at most): the test measures nothing", seen.All)
+			}
+		})
 	}
 }
 

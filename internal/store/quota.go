@@ -18,9 +18,25 @@ type Option func(*Store)
 // means no quota.
 func WithQuota(n int64) Option { return func(s *Store) { s.quota = n } }
 
-// InUse returns the digests of content that revisions still reference;
-// the store never evicts them to make room.
-type InUse func() (map[string]bool, error)
+// WithTenantQuota bounds the bytes of the trees one tenant's revisions
+// reference (see CommitFor); n <= 0 means no bound but the quota.
+func WithTenantQuota(n int64) Option { return func(s *Store) { s.tenantQuota = n } }
+
+// Holder is a revision that references a tree: the store never evicts
+// such a tree, and counts it against the quota of the holder's tenant.
+type Holder struct {
+	// Tenant is whose revision it is (package tenant).
+	Tenant string
+	// Bundle is the revision's Bundle.
+	Bundle string
+	// BundleDeployment controls the Bundle; "" when none does.
+	BundleDeployment string
+}
+
+// InUse returns, by digest, the revisions that still reference content;
+// the store never evicts it to make room. A digest with no holders listed
+// is referenced all the same.
+type InUse func() (map[string][]Holder, error)
 
 // SetInUse tells the store which content is referenced. Until it is set,
 // every tree is taken as referenced, so that nothing is evicted.
@@ -29,6 +45,9 @@ func (s *Store) SetInUse(fn InUse) {
 	defer s.mu.Unlock()
 	s.inUse = fn
 }
+
+// TenantQuota returns the bound of one tenant's trees (0: none).
+func (s *Store) TenantQuota() int64 { return s.tenantQuota }
 
 // Usage returns the bytes the committed trees hold and the quota (0: none).
 func (s *Store) Usage() (used, quota int64) {
@@ -92,6 +111,23 @@ func (s *Store) touch(digest string) {
 	}
 }
 
+// holders returns what references each tree; without SetInUse, every
+// tree, by nobody known. s.mu is held.
+func (s *Store) holders() (map[string][]Holder, error) {
+	if s.inUse == nil {
+		all := make(map[string][]Holder, len(s.trees))
+		for d := range s.trees {
+			all[d] = nil
+		}
+		return all, nil
+	}
+	inUse, err := s.inUse()
+	if err != nil {
+		return nil, fmt.Errorf("listing the content revisions reference: %w", err)
+	}
+	return inUse, nil
+}
+
 // makeRoom evicts trees no revision references, least recently used
 // first, until size more bytes fit in the quota; s.mu is held. Content
 // that cannot fit is a terminal ResourceLimit failure naming the quota.
@@ -103,20 +139,13 @@ func (s *Store) makeRoom(size int64) error {
 		return failure.New(v1alpha2.ReasonResourceLimit,
 			"the content is %d bytes, larger than the content store's quota of %d bytes", size, s.quota)
 	}
-	inUse := map[string]bool{}
-	if s.inUse == nil {
-		for d := range s.trees {
-			inUse[d] = true
-		}
-	} else {
-		var err error
-		if inUse, err = s.inUse(); err != nil {
-			return fmt.Errorf("listing the content revisions reference: %w", err)
-		}
+	inUse, err := s.holders()
+	if err != nil {
+		return err
 	}
 	var victims []string
 	for d := range s.trees {
-		if !inUse[d] {
+		if _, ok := inUse[d]; !ok {
 			victims = append(victims, d)
 		}
 	}

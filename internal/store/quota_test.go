@@ -17,6 +17,17 @@ func content(name string, n int) []node {
 	return []node{{path: name, content: strings.Repeat("x", n)}}
 }
 
+// held is the InUse answer for the digests of set, held by nobody named.
+func held(set map[string]bool) map[string][]Holder {
+	out := map[string][]Holder{}
+	for d, ok := range set {
+		if ok {
+			out[d] = nil
+		}
+	}
+	return out
+}
+
 // TestQuota fills a store with a quota of 250 bytes with trees of 100 bytes
 // and checks which trees the next commit evicts, or why it is refused.
 func TestQuota(t *testing.T) {
@@ -74,7 +85,7 @@ func TestQuota(t *testing.T) {
 			a := commit(t, s, content("a", 100))
 			b := commit(t, s, content("b", 100))
 			if tt.inUse != nil {
-				s.SetInUse(func() (map[string]bool, error) { return tt.inUse(a, b), nil })
+				s.SetInUse(func() (map[string][]Holder, error) { return held(tt.inUse(a, b)), nil })
 			}
 			if tt.use != nil {
 				tt.use(s, a, b)
@@ -151,7 +162,7 @@ func TestQuotaInUseError(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := commit(t, s, content("a", 100))
-	s.SetInUse(func() (map[string]bool, error) { return nil, errors.New("cache not synced") })
+	s.SetInUse(func() (map[string][]Holder, error) { return nil, errors.New("cache not synced") })
 	staging, err := s.NewStaging()
 	if err != nil {
 		t.Fatal(err)
@@ -166,5 +177,122 @@ func TestQuotaInUseError(t *testing.T) {
 	}
 	if _, err := os.Stat(staging); err != nil {
 		t.Fatalf("staging is gone after a refused commit (%v); the caller removes it", err)
+	}
+}
+
+// TestTenantQuota fills a store of 1000 bytes, 300 per tenant, with trees
+// of tenants a and b, and checks which commit of which tenant fits, that
+// a refusal names the quota and the revisions that hold it, and that a
+// full tenant leaves room for the others.
+func TestTenantQuota(t *testing.T) {
+	type held struct {
+		name, tenant string
+		size         int
+		holders      []Holder
+	}
+	tests := []struct {
+		name   string
+		held   []held // committed, then referenced by holders
+		tenant string
+		next   int
+		msg    []string // the commit fails with ResourceLimit and this message; none: it fits
+	}{
+		{name: "within the tenant's quota",
+			held:   []held{{"a1", "a", 100, []Holder{{Tenant: "a", Bundle: "a1-rev", BundleDeployment: "a1"}}}},
+			tenant: "a", next: 200},
+		{name: "over the tenant's quota: refused, naming the quota and the holders",
+			held: []held{
+				{"a1", "a", 100, []Holder{{Tenant: "a", Bundle: "a1-rev", BundleDeployment: "a1"}}},
+				{"a2", "a", 150, []Holder{{Tenant: "a", Bundle: "a2-rev", BundleDeployment: "a2"}, {Tenant: "a", Bundle: "a2-old", BundleDeployment: "a2"}}},
+			},
+			tenant: "a", next: 100,
+			msg: []string{"tenant a's quota of 300 bytes in the content store is full: it holds 250 bytes (Bundle a2-rev of BundleDeployment a2 and Bundle a2-old of BundleDeployment a2: 150 bytes, Bundle a1-rev of BundleDeployment a1: 100 bytes), and the new content needs 100 bytes more"}},
+		{name: "another tenant's trees do not count",
+			held: []held{
+				{"b1", "b", 300, []Holder{{Tenant: "b", Bundle: "b1-rev", BundleDeployment: "b1"}}},
+				{"b2", "b", 300, []Holder{{Tenant: "b", Bundle: "b2-rev"}}},
+			},
+			tenant: "a", next: 300},
+		{name: "a tree two tenants reference counts for each",
+			held: []held{
+				{"s", "b", 250, []Holder{{Tenant: "b", Bundle: "b-rev"}, {Tenant: "a", Bundle: "a-rev"}}},
+			},
+			tenant: "a", next: 100, msg: []string{"tenant a's quota", "Bundle a-rev: 250 bytes"}},
+		{name: "unreferenced trees count for nobody",
+			held:   []held{{"old", "a", 250, nil}},
+			tenant: "a", next: 300},
+		{name: "larger than the tenant's quota",
+			tenant: "a", next: 301, msg: []string{"the content is 301 bytes, larger than tenant a's quota of 300 bytes"}},
+		{name: "no tenant: only the store's quota",
+			held:   []held{{"a1", "a", 300, []Holder{{Tenant: "a", Bundle: "a1-rev"}}}},
+			tenant: "", next: 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := New(filepath.Join(t.TempDir(), "store"), WithQuota(1000), WithTenantQuota(300))
+			if err != nil {
+				t.Fatal(err)
+			}
+			refs := map[string][]Holder{}
+			for _, h := range tt.held {
+				d := commit(t, s, content(h.name, h.size))
+				if h.holders != nil {
+					refs[d] = h.holders
+				}
+			}
+			s.SetInUse(func() (map[string][]Holder, error) { return refs, nil })
+			staging, err := s.NewStaging()
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeTree(t, staging, content("next", tt.next))
+			_, err = s.CommitFor(staging, tt.tenant)
+			if tt.msg == nil {
+				if err != nil {
+					t.Fatalf("CommitFor: %v", err)
+				}
+				return
+			}
+			if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonResourceLimit {
+				t.Fatalf("CommitFor = %v, want ResourceLimit", err)
+			}
+			for _, m := range tt.msg {
+				if !strings.Contains(err.Error(), m) {
+					t.Fatalf("CommitFor error %q does not contain %q", err, m)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckTenant refuses a tenant whose trees fill its quota before
+// anything is fetched, and no other tenant.
+func TestCheckTenant(t *testing.T) {
+	s, err := New(filepath.Join(t.TempDir(), "store"), WithQuota(1000), WithTenantQuota(300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := commit(t, s, content("b", 300))
+	s.SetInUse(func() (map[string][]Holder, error) {
+		return map[string][]Holder{d: {{Tenant: "b", Bundle: "b-rev", BundleDeployment: "b"}}}, nil
+	})
+	if err := s.CheckTenant("a"); err != nil {
+		t.Fatalf("CheckTenant(a) = %v, want nil", err)
+	}
+	err = s.CheckTenant("b")
+	if f := failure.As(err); f == nil || !strings.Contains(err.Error(), "tenant b's quota of 300 bytes in the content store is full: it holds 300 bytes (Bundle b-rev of BundleDeployment b: 300 bytes); delete") {
+		t.Fatalf("CheckTenant(b) = %v, want ResourceLimit naming the quota and the holder", err)
+	}
+	if used, held, err := s.TenantUsage("b"); err != nil || used != 300 || len(held) != 1 || held[0].Digest != d {
+		t.Fatalf("TenantUsage(b) = %d, %v, %v", used, held, err)
+	}
+}
+
+func TestQuantity(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 bytes", 1000: "1000 bytes", 1024: "1 KiB", 24 << 20: "24 MiB",
+		24<<20 + 70: "24 MiB", 2560 << 20: "2.5 GiB", 64 << 20: "64 MiB", 1536: "1.5 KiB"} {
+		if got := quantity(n); got != want {
+			t.Errorf("quantity(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

@@ -20,9 +20,10 @@ const (
 // Store is a content-addressed store of directory trees on local disk. It is
 // safe for concurrent use by several goroutines of one process.
 type Store struct {
-	root    string
-	staging string
-	quota   int64
+	root        string
+	staging     string
+	quota       int64
+	tenantQuota int64
 
 	mu    sync.Mutex // guards what follows, and commits and deletes
 	inUse InUse
@@ -73,15 +74,23 @@ func (s *Store) NewStaging() (string, error) {
 	return d, nil
 }
 
-// Commit hashes the tree in staging (see TreeDigest), moves it to its
+// Commit is CommitFor without a tenant: only the quota of the whole
+// store applies.
+func (s *Store) Commit(staging string) (string, error) { return s.CommitFor(staging, "") }
+
+// CommitFor hashes the tree in staging (see TreeDigest), moves it to its
 // content address and returns its digest ("sha256:<hex>"). If the store
 // already holds that digest, staging is removed and the digest returned, so
 // committing the same content twice, even concurrently, is fine.
 //
+// A new tree must fit in tenant's quota (WithTenantQuota) beside the trees
+// the tenant's revisions reference, and then in the store's quota (see
+// WithQuota); tenant "" has no quota of its own.
+//
 // staging must be a directory returned by NewStaging. The tree must hold
 // only regular files and directories; anything else is refused with an
 // error naming its path, and staging is left in place for the caller.
-func (s *Store) Commit(staging string) (string, error) {
+func (s *Store) CommitFor(staging, tenant string) (string, error) {
 	staging, err := s.checkStaging(staging)
 	if err != nil {
 		return "", err
@@ -102,6 +111,9 @@ func (s *Store) Commit(staging string) (string, error) {
 			t.lastUsed = time.Now()
 		}
 		return digest, s.discard(staging)
+	}
+	if err := s.fitsTenant(tenant, size); err != nil {
+		return "", err
 	}
 	if err := s.makeRoom(size); err != nil {
 		return "", err

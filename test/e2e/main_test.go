@@ -92,7 +92,10 @@ func rukpakctl(args ...string) (string, error) {
 			// hostile corpus has one).
 			"--manager-arg=--source-timeout=15s",
 			// A template that loops ends sooner than the default 30s.
-			"--manager-arg=--render-timeout=10s")
+			"--manager-arg=--render-timeout=10s",
+			// A team fills its share of the content store sooner than
+			// the default 2.5Gi (hostile_quota_test.go).
+			"--manager-arg=--tenant-store-quota="+tenantStoreQuota)
 	}
 	cmd := exec.Command(filepath.Join(suite.bin, "rukpakctl"), args...)
 	cmd.Env = append(os.Environ(), "RUKPAK_STATE_DIR="+suite.stateDir, "KUBECONFIG="+suite.kubeconfig)

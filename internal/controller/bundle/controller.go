@@ -27,6 +27,7 @@ import (
 	"github.com/rukpak/rukpak/internal/contentserver"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/internal/tenant"
 	"github.com/rukpak/rukpak/internal/values"
 	"github.com/rukpak/rukpak/pkg/failure"
 	"github.com/rukpak/rukpak/pkg/provisioner"
@@ -116,6 +117,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// and reports it (status) in the write it makes anyway.
 		return ctrl.Result{}, nil
 	}
+	// A Bundle of no BundleDeployment is the manager tenant's.
+	ctx = tenant.WithContext(ctx, tenant.Manager)
 	if !controllerutil.ContainsFinalizer(b, v1alpha2.FinalizerContent) {
 		patch := client.MergeFrom(b.DeepCopy())
 		controllerutil.AddFinalizer(b, v1alpha2.FinalizerContent)

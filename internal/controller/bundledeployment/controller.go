@@ -36,6 +36,7 @@ import (
 	"github.com/rukpak/rukpak/internal/objectwatch"
 	"github.com/rukpak/rukpak/internal/permissions"
 	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/internal/tenant"
 	"github.com/rukpak/rukpak/internal/values"
 	"github.com/rukpak/rukpak/pkg/provisioner"
 )
@@ -259,11 +260,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	// One tenant's reconciles take at most TenantReconciles workers, so
 	// that BundleDeployments which wait long (for hooks) cannot keep
 	// another tenant's drift correction and installs waiting.
-	tenant := tenantOf(bd)
-	if !r.gate.enter(tenant) {
+	owner := tenant.Of(bd)
+	if !r.gate.enter(owner) {
 		return ctrl.Result{RequeueAfter: tenantRetry}, nil
 	}
-	defer r.gate.leave(tenant)
+	defer r.gate.leave(owner)
+	// Everything done for it — fetches, the content it stores, every
+	// render — counts against its tenant's share.
+	ctx = tenant.WithContext(ctx, owner)
 	// A spec change or a deletion stops this reconcile where it waits:
 	// the next one works on what the BundleDeployment is now.
 	ctx, superseded, done := r.flights.start(ctx, bd)

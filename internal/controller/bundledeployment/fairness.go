@@ -8,24 +8,8 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 )
 
-// A tenant is the namespace a BundleDeployment installs into: its
-// ServiceAccount (the install identity) lives there, so an admin grants a
-// team a tenant by granting it a namespace and a ServiceAccount in it.
-// BundleDeployments that install as the manager (no spec.serviceAccount,
-// the cluster-admin mode) are one tenant of their own.
-func tenantOf(bd *v1alpha2.BundleDeployment) string {
-	if bd.Spec.ServiceAccount == nil || bd.Spec.ServiceAccount.Name == "" {
-		return managerTenant
-	}
-	return bd.Spec.InstallNamespace
-}
-
-// managerTenant is the tenant of BundleDeployments installing as the
-// manager; no namespace can be named so.
-const managerTenant = "(manager)"
-
-// DefaultTenantReconciles is how many reconciles of one tenant run at once
-// unless set (Reconciler.TenantReconciles): a quarter of the manager's
+// DefaultTenantReconciles is how many reconciles of one tenant (see
+// package tenant) run at once unless set (Reconciler.TenantReconciles): a quarter of the manager's
 // default 16 workers, so that a tenant whose BundleDeployments wait (for
 // hooks that never finish, say) leaves the other workers to the others.
 const DefaultTenantReconciles = 4

@@ -23,9 +23,13 @@
 // the documents whose bytes it has not parsed before, several chunks at
 // once, and the values of the others come from a memo kept by digest.
 //
-// Content that rendered within the limits before, with the same config,
-// does not wait for one of the runner's slots when it is rendered again (to
-// correct drift): children that loop until their deadline cannot delay it.
+// Every render takes one of the runner's slots, of the tenant its context
+// carries (package tenant): a child's, of the tenant's share and of the
+// total, or, for a small plain bundle or remembered documents decoded in
+// this process, one of the tenant's share taken with Runner.Acquire (no
+// child starts, so it waits behind no other tenant's). Content that
+// rendered before (drift correction, a BundleDeployment created again)
+// waits like any other: the slots bound what children use together.
 //
 // Without a sandbox.Runner, the format runs in this process (step 2 and 3
 // are skipped); redaction still applies.

@@ -73,25 +73,13 @@ const maxMemoBytes = 64 << 20
 // documents and children parse those whose digest it has not parsed
 // before (parseChunkBytes of YAML each, at once); the others' values come
 // from the memo. An upgrade that changes a few documents of a large
-// bundle, or a render to correct drift, parses only what changed.
-// Unqueued children do not wait for one of the runner's slots (content
-// that rendered before).
-func (f *Format) plainDocuments(dir string, unqueued bool) plain.ParseFunc {
+// bundle, or a render to correct drift, parses only what changed. Each
+// child takes one of the runner's slots, of the tenant ctx carries.
+func (f *Format) plainDocuments(dir string) plain.ParseFunc {
 	return func(ctx context.Context, docs []plain.Document) ([]plain.Parsed, error) {
-		out := make([]plain.Parsed, len(docs))
-		var missing []plain.Document
-		var missingAt []int
-		for i, d := range docs {
-			raw, ok := f.memo.get(d.SHA256)
-			if !ok {
-				missing, missingAt = append(missing, d), append(missingAt, i)
-				continue
-			}
-			v, err := decodeValue(raw)
-			if err != nil {
-				return nil, fmt.Errorf("decoding the remembered value of %s at %d: %w", d.Path, d.Offset, err)
-			}
-			out[i].Value = v
+		out, missing, missingAt, err := f.remembered(ctx, docs)
+		if err != nil {
+			return nil, err
 		}
 		metrics.RenderDocuments.WithLabelValues(metrics.DocumentsReused).Add(float64(len(docs) - len(missing)))
 		if len(missing) == 0 {
@@ -119,7 +107,7 @@ func (f *Format) plainDocuments(dir string, unqueued bool) plain.ParseFunc {
 					errs[c] = parseCtx.Err()
 					return
 				}
-				errs[c] = f.parseChunk(parseCtx, dir, unqueued, missing[chunk.from:chunk.to], missingAt[chunk.from:chunk.to], out)
+				errs[c] = f.parseChunk(parseCtx, dir, missing[chunk.from:chunk.to], missingAt[chunk.from:chunk.to], out)
 			}()
 		}
 		wg.Wait()
@@ -136,6 +124,33 @@ func (f *Format) plainDocuments(dir string, unqueued bool) plain.ParseFunc {
 		metrics.RenderDocuments.WithLabelValues(metrics.DocumentsParsed).Add(float64(len(missing)))
 		return out, nil
 	}
+}
+
+// remembered sets in out the values of the documents the memo holds and
+// returns the others and their indices. Decoding the values is rendering
+// in this process: it takes a slot of the tenant ctx carries, so that a
+// bundle whose documents are all remembered (drift correction, a
+// BundleDeployment created again) renders within the slots too.
+func (f *Format) remembered(ctx context.Context, docs []plain.Document) (out []plain.Parsed, missing []plain.Document, missingAt []int, err error) {
+	release, err := f.runner.Acquire(ctx, "decoding the plain bundle's remembered YAML")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer release()
+	out = make([]plain.Parsed, len(docs))
+	for i, d := range docs {
+		raw, ok := f.memo.get(d.SHA256)
+		if !ok {
+			missing, missingAt = append(missing, d), append(missingAt, i)
+			continue
+		}
+		v, err := decodeValue(raw)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("decoding the remembered value of %s at %d: %w", d.Path, d.Offset, err)
+		}
+		out[i].Value = v
+	}
+	return out, missing, missingAt, nil
 }
 
 // parseChunkBytes is about how much YAML one child parses: a large bundle
@@ -165,7 +180,7 @@ func chunksOf(docs []plain.Document, size int64) []span {
 
 // parseChunk has a child parse docs, found at the indices at of out, and
 // sets their values there, remembering them.
-func (f *Format) parseChunk(ctx context.Context, dir string, unqueued bool, docs []plain.Document, at []int, out []plain.Parsed) error {
+func (f *Format) parseChunk(ctx context.Context, dir string, docs []plain.Document, at []int, out []plain.Parsed) error {
 	var res []parsedDoc
 	err := f.runner.Run(ctx, sandbox.Call{
 		Job:         parseJob,
@@ -173,7 +188,6 @@ func (f *Format) parseChunk(ctx context.Context, dir string, unqueued bool, docs
 		In:          parseRequest{Dir: dir, Docs: docs},
 		Out:         &res,
 		CrashReason: v1alpha2.ReasonRenderFailed,
-		Unqueued:    unqueued,
 	})
 	if err != nil {
 		return err

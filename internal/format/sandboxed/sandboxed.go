@@ -74,10 +74,6 @@ type Format struct {
 	name   string
 	runner *sandbox.Runner
 	local  format.Format
-	// rendered holds the inputs that rendered within the limits before:
-	// rendering them again (to correct drift) does not wait for a slot
-	// behind children that may loop until their deadline.
-	rendered *inputSet
 	// memo holds the values of the YAML documents of large plain bundles
 	// parsed before (see plainDocuments).
 	memo *docMemo
@@ -95,7 +91,7 @@ func New(name string, runner *sandbox.Runner) (*Format, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Format{name: name, runner: runner, local: local, rendered: newInputSet(maxRendered), memo: newDocMemo(maxMemoBytes), chunkBytes: parseChunkBytes}, nil
+	return &Format{name: name, runner: runner, local: local, memo: newDocMemo(maxMemoBytes), chunkBytes: parseChunkBytes}, nil
 }
 
 // Objects renders fsys with cfg in a child and redacts cfg.Redact from its
@@ -106,7 +102,16 @@ func (f *Format) Objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]
 }
 
 func (f *Format) objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]*unstructured.Unstructured, error) {
-	if f.runner == nil || f.smallPlain(fsys) {
+	if f.runner == nil {
+		return f.local.Objects(ctx, fsys, cfg)
+	}
+	if f.smallPlain(fsys) {
+		// Rendered here, but within a slot like any other render.
+		release, err := f.runner.Acquire(ctx, "decoding the plain bundle")
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		return f.local.Objects(ctx, fsys, cfg)
 	}
 	dir, cleanup, err := directory(fsys)
@@ -114,29 +119,19 @@ func (f *Format) objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]
 		return nil, err
 	}
 	defer cleanup()
-	req := request{Format: f.name, Dir: dir, Config: cfg}
-	key, keyErr := inputKey(req)
 	if p, ok := f.local.(*plain.Format); ok && plain.ReadsDocuments(fsys) {
-		objs, err := p.ObjectsParsedBy(ctx, os.DirFS(dir), cfg, f.plainDocuments(dir, keyErr == nil && f.rendered.has(key)))
-		if err == nil && keyErr == nil {
-			f.rendered.add(key)
-		}
-		return objs, err
+		return p.ObjectsParsedBy(ctx, os.DirFS(dir), cfg, f.plainDocuments(dir))
 	}
 	var out []json.RawMessage
 	err = f.runner.Run(ctx, sandbox.Call{
 		Job:         job,
 		What:        "rendering the " + f.name + " bundle",
-		In:          req,
+		In:          request{Format: f.name, Dir: dir, Config: cfg},
 		Out:         &out,
 		CrashReason: v1alpha2.ReasonRenderFailed,
-		Unqueued:    keyErr == nil && f.rendered.has(key),
 	})
 	if err != nil {
 		return nil, err
-	}
-	if keyErr == nil {
-		f.rendered.add(key)
 	}
 	objs := make([]*unstructured.Unstructured, len(out))
 	for i, raw := range out {

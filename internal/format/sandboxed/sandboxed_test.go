@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,6 +20,7 @@ import (
 	"github.com/rukpak/rukpak/internal/format/plain"
 	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/sandbox"
+	"github.com/rukpak/rukpak/internal/tenant"
 	"github.com/rukpak/rukpak/pkg/failure"
 	"github.com/rukpak/rukpak/pkg/format"
 )
@@ -314,54 +316,66 @@ func BenchmarkRender(b *testing.B) {
 	}
 }
 
-// Content that rendered before renders again (to correct drift) while
-// children that loop hold every slot; new content waits for a slot.
-func TestRenderedBeforeDoesNotWait(t *testing.T) {
-	r := newRunner(t, sandbox.Limits{Concurrency: 1, Timeout: 3 * time.Second})
-	f := newFormat(t, Helm, r)
+// Every render takes a slot of its tenant, whatever it renders: while a
+// tenant's chart that loops holds that tenant's only slot, the tenant's
+// renders of content that rendered before (drift correction, a
+// BundleDeployment created again), of a large plain bundle and of a small
+// plain bundle decoded in process all wait; another tenant's renders of
+// the same content do not.
+func TestEveryRenderTakesASlot(t *testing.T) {
+	r := newRunner(t, sandbox.Limits{Concurrency: 2, TenantConcurrency: 1, Timeout: 5 * time.Second})
+	helm, pl := newFormat(t, Helm, r), newFormat(t, Plain, r)
 	cfg := format.Config{ReleaseName: "rel", InstallNamespace: "ns"}
 	good := os.DirFS(writeFiles(t, chart("good", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good}\n", "")))
-	if _, err := f.Objects(context.Background(), good, cfg); err != nil {
-		t.Fatal(err)
-	}
-	// A large plain bundle, whose documents children parse; with nothing
-	// remembered, each render parses them all again.
-	p := newFormat(t, Plain, r)
-	p.memo = newDocMemo(0)
 	large := os.DirFS(largePlain(t, 400, -1))
-	if _, err := p.Objects(context.Background(), large, cfg); err != nil {
-		t.Fatal(err)
+	small := os.DirFS(writeFiles(t, map[string]string{"manifests/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: small}\n"}))
+	renders := []struct {
+		name    string
+		f       *Format
+		fsys    fs.FS
+		objects int
+	}{
+		{"a chart that rendered before", helm, good, 1},
+		{"a large plain bundle that rendered before", pl, large, 400},
+		{"a small plain bundle, in process", pl, small, 1},
+	}
+	teamA, teamB := tenant.WithContext(context.Background(), "team-a"), tenant.WithContext(context.Background(), "team-b")
+	for _, rd := range renders {
+		if objs, err := rd.f.Objects(teamA, rd.fsys, cfg); err != nil || len(objs) != rd.objects {
+			t.Fatalf("first render of %s: %d objects, %v", rd.name, len(objs), err)
+		}
 	}
 	loop := os.DirFS(writeFiles(t, chart("spinner", "{{ range $i := until 100000 }}{{ range $j := until 100000 }}{{ end }}{{ end }}\n", "")))
 	done := make(chan error, 1)
 	go func() {
-		_, err := f.Objects(context.Background(), loop, cfg)
+		_, err := helm.Objects(teamA, loop, cfg)
 		done <- err
 	}()
-	// Until the loop ends, a new chart waits for the only slot. (Each try
-	// is new content: one that rendered before the loop took the slot
-	// would not wait any more.)
 	eventually(t, 5*time.Second, func() error {
-		other := os.DirFS(writeFiles(t, chart("other", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n", "")))
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		defer cancel()
-		_, err := f.Objects(ctx, other, cfg)
-		if err == nil || !strings.Contains(err.Error(), "waiting to start") {
-			return fmt.Errorf("new chart: %v, want it to wait for the slot the loop holds", err)
+		if u := r.Usage(); u.Running != 1 {
+			return fmt.Errorf("%d slots held, want the loop's", u.Running)
 		}
 		return nil
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	objs, err := f.Objects(ctx, good, cfg)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("rendering the good chart again while the slot is taken: %v, %v", objs, err)
-	}
-	if objs, err := p.Objects(ctx, large, cfg); err != nil || len(objs) != 400 {
-		t.Fatalf("rendering the large plain bundle again while the slot is taken: %d objects, %v", len(objs), err)
+	for _, rd := range renders {
+		t.Run(rd.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(teamA, 300*time.Millisecond)
+			defer cancel()
+			if _, err := rd.f.Objects(ctx, rd.fsys, cfg); err == nil || !strings.Contains(err.Error(), "tenant team-a's 1 slots") {
+				t.Fatalf("team-a: %v, want it to wait for the slot its loop holds", err)
+			}
+			ctx, cancel = context.WithTimeout(teamB, 3*time.Second)
+			defer cancel()
+			if objs, err := rd.f.Objects(ctx, rd.fsys, cfg); err != nil || len(objs) != rd.objects {
+				t.Fatalf("team-b, while team-a's loop runs: %d objects, %v", len(objs), err)
+			}
+		})
 	}
 	if err := <-done; failure.Reason(err, "") != v1alpha2.ReasonResourceLimit {
 		t.Fatalf("loop: %v", err)
+	}
+	if u := r.Usage(); u.Peak > 2 || u.PeakOf["team-a"] > 1 || u.PeakOf["team-b"] > 1 {
+		t.Fatalf("slots held at once: %d, by tenant %v; want at most 2, 1 each", u.Peak, u.PeakOf)
 	}
 }
 
@@ -429,7 +443,7 @@ func TestPlainDocumentsSameAsInProcess(t *testing.T) {
 		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			want, wantErr := local.Objects(context.Background(), os.DirFS(dir), cfg)
-			got, err := p.ObjectsParsedBy(context.Background(), os.DirFS(dir), cfg, child.plainDocuments(dir, false))
+			got, err := p.ObjectsParsedBy(context.Background(), os.DirFS(dir), cfg, child.plainDocuments(dir))
 			if wantErr != nil || err != nil {
 				if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
 					t.Fatalf("parsed in a child: %v; in process: %v", err, wantErr)

@@ -1,0 +1,155 @@
+package tenant
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// Slots bounds how much work runs at once: at most Total in all and at
+// most PerTenant of one tenant. A tenant waits for a slot of its own share
+// first, holding nothing, and only then for one of the total, so a tenant
+// that has used up its share never keeps another tenant waiting; waiters
+// are served in the order they came. It is safe for concurrent use.
+type Slots struct {
+	total, perTenant int
+	all              chan struct{}
+
+	mu      sync.Mutex
+	tenants map[string]*share
+	running int
+	peak    int
+	peakOf  map[string]int
+}
+
+// share is one tenant's part of the slots.
+type share struct {
+	slots chan struct{}
+	// users are the holders and waiters; the share is dropped at 0.
+	users   int
+	running int
+}
+
+// NewSlots returns slots for total at once, perTenant of one tenant.
+// total < 1 is 1; perTenant < 1 or over total is total.
+func NewSlots(total, perTenant int) *Slots {
+	total = max(total, 1)
+	if perTenant < 1 || perTenant > total {
+		perTenant = total
+	}
+	return &Slots{total: total, perTenant: perTenant, all: make(chan struct{}, total),
+		tenants: map[string]*share{}, peakOf: map[string]int{}}
+}
+
+// Total returns how many slots there are in all.
+func (s *Slots) Total() int { return s.total }
+
+// PerTenant returns how many slots one tenant may hold at once.
+func (s *Slots) PerTenant() int { return s.perTenant }
+
+// Acquire waits for a slot for the tenant ctx carries (From) and returns
+// the function that gives it back, or ctx's error, wrapped, saying what
+// waited.
+func (s *Slots) Acquire(ctx context.Context, what string) (release func(), err error) {
+	return s.acquire(ctx, what, true)
+}
+
+// AcquireShare waits for a slot of the tenant's share only, not one of the
+// total: for light work that must be bounded per tenant but must not wait
+// behind other tenants' heavy work. It counts in the tenant's peak, not in
+// the total's.
+func (s *Slots) AcquireShare(ctx context.Context, what string) (release func(), err error) {
+	return s.acquire(ctx, what, false)
+}
+
+func (s *Slots) acquire(ctx context.Context, what string, total bool) (release func(), err error) {
+	t := From(ctx)
+	s.mu.Lock()
+	sh := s.tenants[t]
+	if sh == nil {
+		sh = &share{slots: make(chan struct{}, s.perTenant)}
+		s.tenants[t] = sh
+	}
+	sh.users++
+	s.mu.Unlock()
+	leave := func() {
+		s.mu.Lock()
+		if sh.users--; sh.users == 0 {
+			delete(s.tenants, t)
+		}
+		s.mu.Unlock()
+	}
+	select {
+	case sh.slots <- struct{}{}:
+	case <-ctx.Done():
+		leave()
+		return nil, fmt.Errorf("waiting for one of tenant %s's %d slots to start %s: %w", t, s.perTenant, what, ctx.Err())
+	}
+	if total {
+		select {
+		case s.all <- struct{}{}:
+		case <-ctx.Done():
+			<-sh.slots
+			leave()
+			return nil, fmt.Errorf("waiting for one of the %d slots to start %s: %w", s.total, what, ctx.Err())
+		}
+	}
+	s.mu.Lock()
+	if total {
+		s.running++
+		s.peak = max(s.peak, s.running)
+	}
+	sh.running++
+	s.peakOf[t] = max(s.peakOf[t], sh.running)
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if total {
+				s.running--
+			}
+			sh.running--
+			s.mu.Unlock()
+			if total {
+				<-s.all
+			}
+			<-sh.slots
+			leave()
+		})
+	}, nil
+}
+
+// Usage is what Slots saw.
+type Usage struct {
+	// Running is how many slots are held now.
+	Running int
+	// Peak is the most slots held at once since the last ResetPeak.
+	Peak int
+	// PeakOf is, by tenant, the most slots it held at once.
+	PeakOf map[string]int
+}
+
+// Usage returns how many slots are held now and the peaks.
+func (s *Slots) Usage() Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := Usage{Running: s.running, Peak: s.peak, PeakOf: make(map[string]int, len(s.peakOf))}
+	for t, n := range s.peakOf {
+		u.PeakOf[t] = n
+	}
+	return u
+}
+
+// ResetPeak forgets the peaks: they start again from what runs now.
+func (s *Slots) ResetPeak() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.peak = s.running
+	s.peakOf = map[string]int{}
+	for t, sh := range s.tenants {
+		if sh.running > 0 {
+			s.peakOf[t] = sh.running
+		}
+	}
+}

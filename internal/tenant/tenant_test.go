@@ -1,0 +1,181 @@
+package tenant
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+)
+
+func TestOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec v1alpha2.BundleDeploymentSpec
+		want string
+	}{
+		{"a ServiceAccount's namespace", v1alpha2.BundleDeploymentSpec{InstallNamespace: "team-a", ServiceAccount: &v1alpha2.ServiceAccountReference{Name: "installer"}}, "team-a"},
+		{"the manager's identity", v1alpha2.BundleDeploymentSpec{InstallNamespace: "team-a"}, Manager},
+		{"an empty ServiceAccount name", v1alpha2.BundleDeploymentSpec{InstallNamespace: "team-a", ServiceAccount: &v1alpha2.ServiceAccountReference{}}, Manager},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Of(&v1alpha2.BundleDeployment{Spec: tc.spec}); got != tc.want {
+				t.Fatalf("Of = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFrom(t *testing.T) {
+	if got := From(context.Background()); got != Unattributed {
+		t.Fatalf("From(no tenant) = %q, want %q", got, Unattributed)
+	}
+	if got := From(WithContext(context.Background(), "team-a")); got != "team-a" {
+		t.Fatalf("From = %q, want team-a", got)
+	}
+}
+
+// TestSlotsBounds runs many holders of several tenants at once and checks
+// the peaks against the bounds, and that each bound was reached.
+func TestSlotsBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		total, perTenant int
+		tenants, each    int
+		wantTotal, wantT int
+	}{
+		{"per tenant below the total", 4, 2, 3, 8, 4, 2},
+		{"one slot each", 4, 1, 6, 4, 4, 1},
+		{"per tenant over the total is the total", 2, 5, 2, 6, 2, 2},
+		{"per tenant 0 is the total", 3, 0, 1, 6, 3, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSlots(tc.total, tc.perTenant)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range tc.tenants {
+				ctx := WithContext(context.Background(), string(rune('a'+i)))
+				for range tc.each {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start
+						release, err := s.Acquire(ctx, "work")
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						time.Sleep(5 * time.Millisecond)
+						release()
+					}()
+				}
+			}
+			close(start)
+			wg.Wait()
+			u := s.Usage()
+			if u.Running != 0 || u.Peak != tc.wantTotal {
+				t.Fatalf("running %d, peak %d; want 0 and %d", u.Running, u.Peak, tc.wantTotal)
+			}
+			for tn, p := range u.PeakOf {
+				if p > tc.wantT {
+					t.Fatalf("tenant %s held %d slots at once, more than %d", tn, p, tc.wantT)
+				}
+			}
+			if len(s.tenants) != 0 {
+				t.Fatalf("%d tenants' shares left after every release", len(s.tenants))
+			}
+		})
+	}
+}
+
+// TestSlotsTenantDoesNotBlockOthers fills one tenant's share and has
+// another tenant acquire at once, while the first tenant's next waits.
+func TestSlotsTenantDoesNotBlockOthers(t *testing.T) {
+	s := NewSlots(4, 2)
+	a, b := WithContext(context.Background(), "a"), WithContext(context.Background(), "b")
+	for range 2 {
+		if _, err := s.Acquire(a, "work"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a's third waits for its share, holding none of the total...
+	waiting, cancel := context.WithTimeout(a, 50*time.Millisecond)
+	defer cancel()
+	_, err := s.Acquire(waiting, "chart x")
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "tenant a's 2 slots to start chart x") {
+		t.Fatalf("a's third Acquire: %v, want it to wait for its share", err)
+	}
+	// ...so b gets both of its own at once.
+	for i := range 2 {
+		ctx, cancel := context.WithTimeout(b, time.Second)
+		release, err := s.Acquire(ctx, "work")
+		cancel()
+		if err != nil {
+			t.Fatalf("b's Acquire %d while a waits: %v", i, err)
+		}
+		defer release()
+	}
+	if u := s.Usage(); u.Running != 4 || u.PeakOf["a"] != 2 || u.PeakOf["b"] != 2 {
+		t.Fatalf("usage %+v, want 4 running, 2 of each", u)
+	}
+}
+
+// TestSlotsTotal has a third tenant wait for the total when two fill it,
+// and start when one gives a slot back.
+func TestSlotsTotal(t *testing.T) {
+	s := NewSlots(2, 1)
+	ra, err := s.Acquire(WithContext(context.Background(), "a"), "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(WithContext(context.Background(), "b"), "work"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(WithContext(context.Background(), "c"), 10*time.Second)
+		defer cancel()
+		_, err := s.Acquire(ctx, "work")
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("c acquired past the total: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	ra()
+	ra() // a second release is a no-op
+	if err := <-got; err != nil {
+		t.Fatalf("c after a released: %v", err)
+	}
+	if u := s.Usage(); u.Running != 2 || u.Peak != 2 {
+		t.Fatalf("usage %+v, want 2 running, peak 2", u)
+	}
+}
+
+// TestSlotsShareOnly takes slots of a tenant's share only: they bound the
+// tenant, not the total, and wait for none of it.
+func TestSlotsShareOnly(t *testing.T) {
+	s := NewSlots(1, 1)
+	if _, err := s.Acquire(WithContext(context.Background(), "a"), "child"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(WithContext(context.Background(), "b"), time.Second)
+	defer cancel()
+	release, err := s.AcquireShare(ctx, "in-process")
+	if err != nil {
+		t.Fatalf("b's share-only slot while a holds the total: %v", err)
+	}
+	short, cancel2 := context.WithTimeout(WithContext(context.Background(), "b"), 50*time.Millisecond)
+	defer cancel2()
+	if _, err := s.Acquire(short, "child"); err == nil || !strings.Contains(err.Error(), "tenant b's 1 slots") {
+		t.Fatalf("b's second slot: %v, want it to wait for b's share", err)
+	}
+	release()
+	if u := s.Usage(); u.Running != 1 || u.Peak != 1 || u.PeakOf["b"] != 1 {
+		t.Fatalf("usage %+v: share-only slots count for the tenant, not the total", u)
+	}
+}
