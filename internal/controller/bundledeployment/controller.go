@@ -259,12 +259,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	// One tenant's reconciles take at most TenantReconciles workers, so
 	// that BundleDeployments which wait long (for hooks) cannot keep
-	// another tenant's drift correction and installs waiting.
+	// another tenant's drift correction and installs waiting. A deletion
+	// takes no place: it never waits for hooks, and must not wait behind
+	// the tenant's installs that do.
 	owner := tenant.Of(bd)
-	if !r.gate.enter(owner) {
-		return ctrl.Result{RequeueAfter: tenantRetry}, nil
+	if bd.DeletionTimestamp.IsZero() {
+		if !r.gate.enter(owner) {
+			return ctrl.Result{RequeueAfter: tenantRetry}, nil
+		}
+		defer r.gate.leave(owner)
 	}
-	defer r.gate.leave(owner)
 	// Everything done for it — fetches, the content it stores, every
 	// render — counts against its tenant's share.
 	ctx = tenant.WithContext(ctx, owner)

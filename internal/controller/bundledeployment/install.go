@@ -320,7 +320,10 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			// Writes began (a refusal before them returns no change
 			// set, and wrote nothing): the objects are known from now
 			// on.
-			if serr := r.Inventory.Save(ctx, inventoryOf(s.bd), ids); serr != nil {
+			// Even when the apply was stopped (the BundleDeployment
+			// changed or is being deleted): what it wrote must be known
+			// to be pruned.
+			if serr := r.Inventory.Save(context.WithoutCancel(ctx), inventoryOf(s.bd), ids); serr != nil {
 				err = errors.Join(err, fmt.Errorf("saving inventory: %w", serr))
 			}
 		}
