@@ -356,6 +356,7 @@ func TestCheckRevokedUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := checker(t)
+	c.Uploads = fakeUploads{digest0: {user}} // the spec's upload is the user's own
 	if err := c.Check(ctx, bd); err != nil {
 		t.Fatalf("Check() = %v, want nil", err)
 	}
