@@ -112,8 +112,11 @@ var _ = registerHostile(
 					o.SetFinalizers(slices.DeleteFunc(o.GetFinalizers(), func(f string) bool { return f == v1alpha2.FinalizerCleanup }))
 				}, []string{`user "` + team.user + `" may not add or remove the finalizer core.rukpak.io/cleanup of BundleDeployment "` + bd.Name + `"`,
 					"only by the rukpak manager"}},
-				{"a retry", func(o client.Object) { o.SetAnnotations(map[string]string{v1alpha2.AnnotationRetry: "now"}) },
-					notAs("annotation core.rukpak.io/retry")},
+				{"a retry", func(o client.Object) {
+					a := o.GetAnnotations() // the requested-by annotations stay
+					a[v1alpha2.AnnotationRetry] = "now"
+					o.SetAnnotations(a)
+				}, notAs("annotation core.rukpak.io/retry")},
 			}
 			errs := make([]error, len(attempts))
 			for i, a := range attempts {
