@@ -2,6 +2,7 @@ package config
 
 import (
 	"io/fs"
+	"strings"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -87,12 +88,20 @@ func TestPolicies(t *testing.T) {
 	}
 	vap := typed[2].(*admissionregistrationv1.ValidatingAdmissionPolicy)
 	mp := typed[0].(*admissionregistrationv1.MutatingAdmissionPolicy)
-	if len(vap.Spec.MatchConditions) != len(mp.Spec.MatchConditions) {
-		t.Fatal("the policies' matchConditions differ")
+	// Every request rukpak-requested-by mutates is validated (a forged
+	// requester is refused); the validating policy also takes changes of
+	// owner references, finalizers and the retry annotation, which are
+	// OR-ed onto the mutating policy's condition.
+	if len(vap.Spec.MatchConditions) != 1 || len(mp.Spec.MatchConditions) != 1 {
+		t.Fatal("each policy must have one matchCondition")
 	}
-	for i := range vap.Spec.MatchConditions {
-		if vap.Spec.MatchConditions[i] != mp.Spec.MatchConditions[i] {
-			t.Errorf("matchCondition %d differs between the policies", i)
+	mutated, validated := mp.Spec.MatchConditions[0].Expression, vap.Spec.MatchConditions[0].Expression
+	if !strings.HasPrefix(validated, mutated+" ||") {
+		t.Errorf("the validating policy's matchCondition %q does not start with the mutating policy's %q, OR-ed with more", validated, mutated)
+	}
+	for _, field := range []string{"ownerReferences", "finalizers", "core.rukpak.io/retry"} {
+		if !strings.Contains(strings.TrimPrefix(validated, mutated), field) {
+			t.Errorf("the validating policy's matchCondition does not take changes of %s", field)
 		}
 	}
 	for _, p := range []*admissionregistrationv1.FailurePolicyType{vap.Spec.FailurePolicy, mp.Spec.FailurePolicy} {

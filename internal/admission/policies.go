@@ -32,6 +32,9 @@ const (
 	// the install identity, use the class, or use a Secret or ConfigMap
 	// the spec names (for Bundles: the class, Secrets and ConfigMaps,
 	// unless the manager writes it).
+	// It also refuses changes of owner references, finalizers and the
+	// retry annotation by users who may not create the object as it
+	// stands, and of rukpak's finalizers by anyone but the manager.
 	ValidatingPolicyName = "rukpak-install-authorization"
 )
 

@@ -40,11 +40,17 @@ type Checker struct {
 	// created (for a BundleDeployment, whose requester is checked) is not
 	// checked again.
 	TrustedUsers []string
+	// Uploads tells who uploaded the uploads a spec names. Without it no
+	// one counts as an uploader: only a grant of use on uploads/HEX (or
+	// system:masters) allows naming an upload.
+	Uploads Uploaders
 }
 
 // Check returns nil when the requester of bd may impersonate its install
-// identity, use its ProvisionerClass and use every Secret and ConfigMap
-// its spec names (refs.List). Otherwise it returns a *failure.Error with
+// identity, use its ProvisionerClass, use every Secret and ConfigMap its
+// spec names (refs.List) and every upload it names: the requester or the
+// ServiceAccount bd installs as uploaded it (Uploads), or the requester
+// may use uploads/HEX (group core.rukpak.io). Otherwise it returns a *failure.Error with
 // reason v1alpha2.ReasonNotAuthorized whose message names the user, the
 // verb and the object (and the field naming it), as the admission denial
 // does. A BundleDeployment without the requested-by annotation is refused
@@ -56,8 +62,9 @@ func (c *Checker) Check(ctx context.Context, bd *v1alpha2.BundleDeployment) erro
 }
 
 // CheckBundle is Check for a Bundle: its requester must be allowed to use
-// its class and every Secret and ConfigMap it names (a Bundle installs
-// nothing, so no identity is checked). A Bundle the manager created itself
+// its class, every Secret and ConfigMap it names and every upload it names
+// (uploaded by the requester, or granted; a Bundle installs nothing, so no
+// identity is checked). A Bundle the manager created itself
 // (its requester is one of TrustedUsers) is allowed without reviews: the
 // manager writes Bundles only for BundleDeployments whose requester Check
 // allowed.
@@ -65,7 +72,8 @@ func (c *Checker) CheckBundle(ctx context.Context, b *v1alpha2.Bundle) error {
 	if user, _, ok := Requester(b); ok && slices.Contains(c.TrustedUsers, user) {
 		return nil
 	}
-	return c.check(ctx, b, v1alpha2.BundleKind, c.useReviews(b.Spec.ProvisionerClassName, refs.List(b.Spec.Sources, b.Spec.Config)))
+	reviews := c.useReviews(b.Spec.ProvisionerClassName, refs.List(b.Spec.Sources, b.Spec.Config))
+	return c.check(ctx, b, v1alpha2.BundleKind, append(reviews, uploadReviews(b.Spec.Sources, "")...))
 }
 
 func (c *Checker) check(ctx context.Context, obj metav1.Object, kind string, reviews []review) error {
@@ -86,6 +94,15 @@ func (c *Checker) check(ctx context.Context, obj metav1.Object, kind string, rev
 		who = fmt.Sprintf(`user %q, who created this Bundle (annotation %s),`, user, v1alpha2.AnnotationRequestedBy)
 	}
 	for _, r := range reviews {
+		if r.upload != nil {
+			uploaded, err := c.uploadedBy(ctx, r.upload, user)
+			if err != nil {
+				return err
+			}
+			if uploaded {
+				continue
+			}
+		}
 		allowed, err := c.allowed(ctx, user, groups, r.attributes)
 		if err != nil {
 			return err
@@ -109,6 +126,9 @@ func lower(kind string) string {
 type review struct {
 	attributes *authorizationv1.ResourceAttributes
 	denied     string
+	// upload, for the review of an upload, allows without the review
+	// when the requester or the identity uploaded it.
+	upload *uploadRef
 }
 
 func (c *Checker) bundleDeploymentReviews(bd *v1alpha2.BundleDeployment) []review {
@@ -125,7 +145,12 @@ func (c *Checker) bundleDeploymentReviews(bd *v1alpha2.BundleDeployment) []revie
 		},
 		denied: fmt.Sprintf(`may not impersonate serviceaccounts %q in namespace %q, the identity it installs as%s; %s`, name, namespace, what, how),
 	}
-	return append([]review{impersonate}, c.useReviews(bd.Spec.ProvisionerClassName, refs.List(bd.Spec.Sources, bd.Spec.Config))...)
+	identity := ""
+	if namesSA {
+		identity = "system:serviceaccount:" + namespace + ":" + name
+	}
+	reviews := append([]review{impersonate}, c.useReviews(bd.Spec.ProvisionerClassName, refs.List(bd.Spec.Sources, bd.Spec.Config))...)
+	return append(reviews, uploadReviews(bd.Spec.Sources, identity)...)
 }
 
 // useReviews are the reviews of verb use on the class and on every

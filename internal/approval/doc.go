@@ -2,7 +2,9 @@
 // BundleDeployment's install may have it: whether they may impersonate the
 // identity the bundle installs as (spec.serviceAccount in
 // spec.installNamespace, or the manager's own ServiceAccount when the
-// BundleDeployment names none) and use its ProvisionerClass.
+// BundleDeployment names none), use its ProvisionerClass and the Secrets
+// and ConfigMaps it names, and name its uploads (they or the identity
+// uploaded them, or they may use uploads/HEX).
 //
 // The decision is made twice:
 //
@@ -11,11 +13,16 @@
 //     records the requesting user and groups in the requested-by
 //     annotations, and the ValidatingAdmissionPolicy
 //     rukpak-install-authorization refuses the request unless that user may
-//     impersonate the identity and use the class.
+//     impersonate the identity and use the class, Secrets and ConfigMaps.
+//     It also refuses changes of owner references, finalizers and the
+//     retry annotation by users who may not create the object as it
+//     stands (docs/security.md, "Who may change an object's life").
 //  2. At reconcile time, by Checker: it reads the annotations back
-//     (Requester) and repeats both checks with SubjectAccessReviews, so that
+//     (Requester) and repeats the checks with SubjectAccessReviews, so that
 //     a permission revoked after the BundleDeployment was written stops the
-//     next install.
+//     next install; and it checks the uploads the spec names against the
+//     uploaders the content server recorded (Uploaders), which no
+//     admission policy can read.
 //
 // docs/security.md describes the model for users.
 package approval

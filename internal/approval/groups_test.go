@@ -43,6 +43,7 @@ func TestCommaGroup(t *testing.T) {
 		t.Fatalf("Requester() groups = %q, want %q", got, wantGroups)
 	}
 	c := checker(t)
+	c.Uploads = fakeUploads{digest0: {user}} // the spec's upload is the user's own
 	if err := c.Check(ctx, bd); err != nil {
 		t.Fatalf("Check() = %v, want nil: the group's right to use team-x-token applies", err)
 	}

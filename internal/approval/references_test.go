@@ -300,11 +300,15 @@ func TestCheckReferences(t *testing.T) {
 	ctx := context.Background()
 	c := checker(t)
 	c.TrustedUsers = []string{"the-manager"}
+	uploads := fakeUploads{}
+	c.Uploads = uploads
 	for _, kind := range []string{v1alpha2.BundleDeploymentKind, v1alpha2.BundleKind} {
 		for _, ref := range references {
 			t.Run(kind+"/"+ref.kind, func(t *testing.T) {
 				ns := env.Namespace(t, "team-a")
 				user := envtest.UniqueName("jo")
+				// The upload some specs name is the user's own.
+				uploads[digest0] = []string{user}
 				grant(t, ns, user, useClass, impersonateInstaller, useManifests)
 				name := envtest.UniqueName("theirs")
 				obj := ref.object(kind == v1alpha2.BundleKind, ns, name)
@@ -352,6 +356,7 @@ func TestCheckRevokedUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := checker(t)
+	c.Uploads = fakeUploads{digest0: {user}} // the spec's upload is the user's own
 	if err := c.Check(ctx, bd); err != nil {
 		t.Fatalf("Check() = %v, want nil", err)
 	}

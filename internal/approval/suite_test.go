@@ -66,6 +66,8 @@ const (
 	useManifests
 	// createBundles: create, get and delete bundles.
 	createBundles
+	// patchBundles: get, update and patch bundles.
+	patchBundles
 )
 
 // grant gives user the permissions, as an admin would (docs/security.md),
@@ -140,6 +142,10 @@ func rbacFor(p permission, ns, user string) (role, binding client.Object, allowe
 		role, binding = clusterWide(rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"bundles"},
 			Verbs: []string{"create", "get", "delete"}})
 		return role, binding, &authorizationv1.ResourceAttributes{Verb: "create", Group: group, Resource: "bundles"}
+	case patchBundles:
+		role, binding = clusterWide(rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"bundles"},
+			Verbs: []string{"get", "update", "patch"}})
+		return role, binding, &authorizationv1.ResourceAttributes{Verb: "patch", Group: group, Resource: "bundles"}
 	default:
 		return impersonate(v1alpha2.SystemNamespace, "rukpak-manager")
 	}

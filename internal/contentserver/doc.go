@@ -30,8 +30,12 @@
 //     and more than a few uploads at once (429);
 //  4. store the body with upload.Store.Put, which writes the
 //     content-addressed chunks as the manager, enforces the size limit
-//     (413) and checks the digest before the manifest is written (422);
-//     an upload stored already is not read again (idempotent);
+//     (413), checks the digest before the manifest is written (422) and
+//     records the user as an uploader of it (the manager's re-check lets
+//     an uploader name the upload: package approval); an upload this user
+//     stored already is not read again (idempotent), one stored only by
+//     others is read and checked like a new one, so that knowing a digest
+//     makes no one its uploader;
 //  5. answer 200 with an UploadResult.
 //
 // Review results are cached briefly per token, so a client reading many

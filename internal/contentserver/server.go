@@ -31,8 +31,10 @@ const Subresource = "content"
 
 // Uploads stores uploaded archives; *upload.Store is one.
 type Uploads interface {
-	// Put stores the archive read from r, whose digest must be digest.
-	Put(ctx context.Context, r io.Reader, digest string) error
+	// Put stores the archive read from r, whose digest must be digest,
+	// and records uploader as one of its uploaders. An uploader who stored
+	// it already is not read again.
+	Put(ctx context.Context, r io.Reader, digest, uploader string) error
 	// Stat describes a stored upload.
 	Stat(ctx context.Context, digest string) (upload.Info, error)
 	// MaxSize is the largest archive Put accepts.

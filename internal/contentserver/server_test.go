@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,8 @@ func newFixture(t *testing.T, opts ...Option) *fixture {
 	srv := httptest.NewServer(New(st, env.Client, kube, append([]Option{WithUploads(uploads, 0, 0)}, opts...)...))
 	t.Cleanup(srv.Close)
 	f := &fixture{url: srv.URL, bundle: b.Name, uploads: uploads, ns: ns, kube: kube}
+	// Granted before the reader, whose grant settled waits for.
+	f.grant(t, "second-uploader", rbacv1.PolicyRule{APIGroups: []string{v1alpha2.GroupVersion.Group}, Resources: []string{UploadResource}, Verbs: []string{"create"}})
 	f.grant(t, "reader", rbacv1.PolicyRule{APIGroups: []string{v1alpha2.GroupVersion.Group}, Resources: []string{"bundles/content"}, Verbs: []string{"get"}})
 	f.grant(t, "uploader", rbacv1.PolicyRule{APIGroups: []string{v1alpha2.GroupVersion.Group}, Resources: []string{UploadResource}, Verbs: []string{"create"}})
 	f.grant(t, "nobody")
@@ -222,6 +225,8 @@ func TestUpload(t *testing.T) {
 	f := newFixture(t)
 	f.settled(t)
 	uploader, nobody := f.token(t, "uploader", Audience), f.token(t, "nobody", Audience)
+	second := f.token(t, "second-uploader", Audience)
+	sa := func(name string) string { return "system:serviceaccount:" + f.ns + ":" + name }
 	data, digest := archive(1, upload.ChunkSize+100) // two chunks
 	other, otherDigest := archive(2, 1000)
 	big, bigDigest := archive(3, maxUpload+1)
@@ -235,12 +240,20 @@ func TestUpload(t *testing.T) {
 		wantCode      int
 		wantBody      string
 		wantStored    bool
-		wantNotStored string // a digest that must not be stored afterwards
+		wantNotStored string   // a digest that must not be stored afterwards
+		wantUploaders []string // the uploaders of digest afterwards
 	}{
 		{name: "stored", digest: digest, token: uploader, body: data, wantCode: http.StatusOK,
-			wantBody: fmt.Sprintf(`{"digest":%q,"size":%d,"chunks":2}`, digest, len(data)), wantStored: true},
+			wantBody: fmt.Sprintf(`{"digest":%q,"size":%d,"chunks":2}`, digest, len(data)), wantStored: true,
+			wantUploaders: []string{sa("uploader")}},
 		{name: "stored again: idempotent", digest: digest, token: uploader, body: data, wantCode: http.StatusOK,
-			wantBody: fmt.Sprintf(`"digest":%q`, digest), wantStored: true},
+			wantBody: fmt.Sprintf(`"digest":%q`, digest), wantStored: true, wantUploaders: []string{sa("uploader")}},
+		// The digest alone makes no one an uploader: another user's bytes
+		// are read and checked.
+		{name: "another uploader, other bytes under a stored digest", digest: digest, token: second, body: other, wantCode: http.StatusUnprocessableEntity,
+			wantBody: fmt.Sprintf("upload %s: the archive has digest %s, not %s", digest, otherDigest, digest), wantUploaders: []string{sa("uploader")}},
+		{name: "another uploader, the same bytes", digest: digest, token: second, body: data, wantCode: http.StatusOK,
+			wantBody: fmt.Sprintf(`"digest":%q`, digest), wantStored: true, wantUploaders: []string{sa("second-uploader"), sa("uploader")}},
 		{name: "not allowed", digest: otherDigest, token: nobody, body: other, wantCode: http.StatusForbidden,
 			wantBody: fmt.Sprintf(`user "system:serviceaccount:%s:nobody" may not create uploads in API group core.rukpak.io`, f.ns), wantNotStored: otherDigest},
 		{name: "a token for the API server", digest: otherDigest, token: f.token(t, "uploader"), body: other, wantCode: http.StatusUnauthorized,
@@ -280,6 +293,12 @@ func TestUpload(t *testing.T) {
 			if tt.wantNotStored != "" {
 				if _, err := f.uploads.Stat(context.Background(), tt.wantNotStored); err == nil {
 					t.Fatalf("upload %s was stored", tt.wantNotStored)
+				}
+			}
+			if tt.wantUploaders != nil {
+				got, err := f.uploads.Uploaders(context.Background(), tt.digest)
+				if err != nil || !slices.Equal(got, tt.wantUploaders) {
+					t.Fatalf("uploaders of %s = %q, %v; want %q", tt.digest, got, err, tt.wantUploaders)
 				}
 			}
 		})
@@ -389,10 +408,10 @@ type startSignal struct {
 	started chan struct{}
 }
 
-func (s *startSignal) Put(ctx context.Context, r io.Reader, digest string) error {
+func (s *startSignal) Put(ctx context.Context, r io.Reader, digest, uploader string) error {
 	select {
 	case s.started <- struct{}{}:
 	default:
 	}
-	return s.Uploads.Put(ctx, r, digest)
+	return s.Uploads.Put(ctx, r, digest, uploader)
 }

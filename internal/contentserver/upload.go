@@ -51,10 +51,13 @@ func UploadURL(base, digest string) string {
 }
 
 // serveUpload stores the request body as the upload digest, for a user
-// allowed to create uploads: 200 with an UploadResult when it is stored
-// (or was already: uploads are content-addressed), 400 for a malformed
-// digest, 401/403 as for content, 413 when larger than the store's limit,
-// 422 when the body's digest is another, 429 when too many uploads run.
+// allowed to create uploads, and records the user as one of its uploaders:
+// 200 with an UploadResult when it is stored (or was already by this user:
+// nothing is read), 400 for a malformed digest, 401/403 as for content,
+// 409 when the upload records upload.MaxUploaders others, 413 when larger
+// than the store's limit, 422 when the body's digest is another (also for
+// a digest stored by someone else: the digest alone is no proof of having
+// the bytes), 429 when too many uploads run.
 func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request, digest string) {
 	if r.Method != http.MethodPut {
 		w.Header().Set("Allow", http.MethodPut)
@@ -92,10 +95,15 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request, digest stri
 	}
 	// A client that stops sending must not hold its slot for ever.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.uploadTimeout))
-	err := s.uploads.Put(r.Context(), r.Body, digest)
+	err := s.uploads.Put(r.Context(), r.Body, digest, user.Username)
 	var tooLarge *upload.SizeError
 	var mismatch *upload.DigestError
+	var tooMany *upload.UploadersError
 	switch {
+	case errors.As(err, &tooMany):
+		log.Info("upload refused: too many uploaders")
+		http.Error(w, tooMany.Error(), http.StatusConflict)
+		return
 	case errors.As(err, &tooLarge):
 		log.Info("upload refused: too large")
 		http.Error(w, fmt.Sprintf("upload %s: %v", digest, tooLarge), http.StatusRequestEntityTooLarge)

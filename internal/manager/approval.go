@@ -15,13 +15,13 @@ import (
 // newApprovalChecker returns the re-check of requesters for the
 // BundleDeployment and Bundle controllers. It asks the API server who the
 // manager is (a SelfSubjectReview): the Bundles the manager writes itself
-// are not checked again.
-func newApprovalChecker(cfg *rest.Config, kube kubernetes.Interface) (*approval.Checker, error) {
+// are not checked again. uploads tells who uploaded what.
+func newApprovalChecker(cfg *rest.Config, kube kubernetes.Interface, uploads approval.Uploaders) (*approval.Checker, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	self, err := crdwebhook.CurrentUser(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the requester re-check: %w", err)
 	}
-	return &approval.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews(), TrustedUsers: []string{self}}, nil
+	return &approval.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews(), TrustedUsers: []string{self}, Uploads: uploads}, nil
 }

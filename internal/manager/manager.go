@@ -318,7 +318,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	}
 	var checker *approval.Checker
 	if opts.RequireApproval {
-		if checker, err = newApprovalChecker(cfg, kube); err != nil {
+		if checker, err = newApprovalChecker(cfg, kube, uploads); err != nil {
 			return nil, err
 		}
 	}

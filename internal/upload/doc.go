@@ -10,7 +10,8 @@
 //     last one less). Chunks are content-addressed, so identical content
 //     uploaded twice, or by two BundleDeployments, is stored once;
 //   - a manifest: an immutable ConfigMap named upload-<hex>, labelled
-//     LabelManifest, listing the chunks in order and the archive's size.
+//     LabelManifest, listing the chunks in order and the archive's size,
+//     and annotated with every user who uploaded it (Uploaders).
 //
 // The life of an upload is a pipeline:
 //
@@ -18,7 +19,9 @@
 //     (rukpakctl run), which sends it to the manager's upload endpoint
 //     (package contentserver).
 //  2. Store.Put, in the manager, writes the chunks, then the manifest: a
-//     manifest exists only when every chunk it lists was written. Users need
+//     manifest exists only when every chunk it lists was written. It
+//     records the uploader; a user who did not upload the digest before
+//     must send the bytes (the digest alone proves nothing). Users need
 //     no write access to ConfigMaps in the Store's namespace.
 //  3. Store.Open streams the archive back, chunk by chunk, verifying every
 //     chunk and the whole archive against their digests.

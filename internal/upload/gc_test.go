@@ -73,12 +73,12 @@ func TestGC(t *testing.T) {
 			at := NewStore(env.Client, env.Client, s.namespace)
 			at.now = tt.now
 			for _, u := range tt.reuse {
-				if err := at.Put(ctx, bytes.NewReader(data[u]), digests[u]); err != nil {
+				if err := at.Put(ctx, bytes.NewReader(data[u]), digests[u], testUploader); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if tt.touchOrphan {
-				if err := at.touch(ctx, orphan.Name); err != nil {
+				if err := at.touch(ctx, orphan.Name, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -150,7 +150,7 @@ func TestGCSparesForeignConfigMaps(t *testing.T) {
 			}},
 		{name: "a manifest the Store wrote is deleted", wantDeleted: true,
 			make: func(t *testing.T, s *Store) *corev1.ConfigMap {
-				cm := (&manifest{digest: digestPrefix + sum, size: int64(len(data)), chunks: []chunkRef{{hex: sum, size: int64(len(data))}}}).configMap(s.namespace, sum)
+				cm := (&manifest{digest: digestPrefix + sum, size: int64(len(data)), chunks: []chunkRef{{hex: sum, size: int64(len(data))}}}).configMap(s.namespace, sum, testUploader)
 				createWritten(t, s, cm)
 				return cm
 			}},
@@ -162,7 +162,7 @@ func TestGCSparesForeignConfigMaps(t *testing.T) {
 			}},
 		{name: "a manifest someone else created survives",
 			make: func(t *testing.T, s *Store) *corev1.ConfigMap {
-				cm := (&manifest{digest: digestPrefix + sum, size: int64(len(data)), chunks: []chunkRef{{hex: sum, size: int64(len(data))}}}).configMap(s.namespace, sum)
+				cm := (&manifest{digest: digestPrefix + sum, size: int64(len(data)), chunks: []chunkRef{{hex: sum, size: int64(len(data))}}}).configMap(s.namespace, sum, testUploader)
 				createCM(t, cm)
 				return cm
 			}},

@@ -31,24 +31,29 @@ type manifest struct {
 	digest string
 	size   int64
 	chunks []chunkRef
+	// uploaders are the users who uploaded it (uploadersOf), when read
+	// from a stored manifest.
+	uploaders []string
 }
 
 func (m *manifest) info() Info {
 	return Info{Digest: m.digest, Size: m.size, Chunks: len(m.chunks)}
 }
 
-// configMap returns the immutable manifest ConfigMap of m; hex is m's digest
-// without its prefix. The chunks are listed one a line as "<hex> <size>".
-func (m *manifest) configMap(namespace, hex string) *corev1.ConfigMap {
+// configMap returns the immutable manifest ConfigMap of m, recording
+// uploader; hex is m's digest without its prefix. The chunks are listed one
+// a line as "<hex> <size>".
+func (m *manifest) configMap(namespace, hex, uploader string) *corev1.ConfigMap {
 	var b strings.Builder
 	for _, c := range m.chunks {
 		fmt.Fprintf(&b, "%s %d\n", c.hex, c.size)
 	}
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      ManifestName(hex),
-			Namespace: namespace,
-			Labels:    map[string]string{LabelManifest: manifestLabel(hex)},
+			Name:        ManifestName(hex),
+			Namespace:   namespace,
+			Labels:      map[string]string{LabelManifest: manifestLabel(hex)},
+			Annotations: map[string]string{uploaderKey(uploader): uploader},
 		},
 		Immutable: ptr.To(true),
 		Data: map[string]string{

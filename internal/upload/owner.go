@@ -22,7 +22,7 @@ var (
 func writtenChunk(obj metav1.Object) bool {
 	return chunkNamePattern.MatchString(obj.GetName()) &&
 		obj.GetLabels()[LabelChunk] == "true" &&
-		labelSetBy(obj, LabelChunk, FieldManager)
+		fieldSetBy(obj, "f:labels", LabelChunk, FieldManager)
 }
 
 // writtenManifest reports whether obj is a manifest a Store wrote: a name
@@ -32,25 +32,23 @@ func writtenManifest(obj metav1.Object) bool {
 	name := obj.GetName()
 	return manifestNamePattern.MatchString(name) &&
 		obj.GetLabels()[LabelManifest] == manifestLabel(name[len(ManifestName("")):]) &&
-		labelSetBy(obj, LabelManifest, FieldManager)
+		fieldSetBy(obj, "f:labels", LabelManifest, FieldManager)
 }
 
-// labelSetBy reports whether the managedFields of obj record manager as an
-// owner of label.
-func labelSetBy(obj metav1.Object, label, manager string) bool {
+// fieldSetBy reports whether the managedFields of obj record manager as an
+// owner of key in the metadata map field ("f:labels" or "f:annotations").
+func fieldSetBy(obj metav1.Object, field, key, manager string) bool {
 	for _, e := range obj.GetManagedFields() {
 		if e.Manager != manager || e.FieldsV1 == nil {
 			continue
 		}
 		var fields struct {
-			Metadata struct {
-				Labels map[string]json.RawMessage `json:"f:labels"`
-			} `json:"f:metadata"`
+			Metadata map[string]map[string]json.RawMessage `json:"f:metadata"`
 		}
 		if err := json.Unmarshal(e.FieldsV1.Raw, &fields); err != nil {
 			continue
 		}
-		if _, ok := fields.Metadata.Labels["f:"+label]; ok {
+		if _, ok := fields.Metadata[field]["f:"+key]; ok {
 			return true
 		}
 	}

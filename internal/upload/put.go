@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -17,22 +18,30 @@ import (
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
-// Put stores the archive read from r, whose digest must be digest.
+// Put stores the archive read from r, whose digest must be digest, and
+// records uploader (the user the content server authenticated) as one of
+// its uploaders (Uploaders).
 //
-// When the upload is stored already (its manifest and every chunk exist),
-// Put marks them as used, restarting their grace period, and reads nothing
-// from r. Otherwise it splits r into chunks of ChunkSize, writes them
-// (concurrently; a chunk that exists already is reused), checks the
-// archive's digest and only then writes the manifest, so that a manifest
-// only exists when the upload is complete. An archive that does not match
-// digest, or is larger than the maximum size, leaves no manifest behind; GC
-// removes its chunks.
-func (s *Store) Put(ctx context.Context, r io.Reader, digest string) error {
+// When uploader stored the upload already (its manifest and every chunk
+// exist and record them), Put marks them as used, restarting their grace
+// period, and reads nothing from r. Anyone else must send the bytes: the
+// digest alone, which anyone who can read a BundleDeployment knows, makes
+// no one an uploader. Put then splits r into chunks of ChunkSize, writes
+// them (concurrently; a chunk that exists already is reused), checks the
+// archive's digest and only then writes the manifest, or adds uploader to
+// the stored one, so that a manifest only exists when the upload is
+// complete. An archive that does not match digest, or is larger than the
+// maximum size, leaves no manifest behind and records no one; GC removes
+// its chunks.
+func (s *Store) Put(ctx context.Context, r io.Reader, digest, uploader string) error {
 	hexDigest, err := ParseDigest(digest)
 	if err != nil {
 		return err
 	}
-	if stored, err := s.reuse(ctx, digest); err != nil || stored {
+	if uploader == "" {
+		return fmt.Errorf("uploading %s: no uploader to record", digest)
+	}
+	if stored, err := s.reuse(ctx, digest, uploader); err != nil || stored {
 		return err
 	}
 	start := s.now()
@@ -47,15 +56,16 @@ func (s *Store) Put(ctx context.Context, r io.Reader, digest string) error {
 			return fmt.Errorf("uploading %s: the upload was slower than the garbage collector's grace period (%s) allows: %w", digest, s.grace, err)
 		}
 	}
-	if err := s.createOrTouch(ctx, m.configMap(s.namespace, hexDigest)); err != nil {
+	if err := s.createOrTouch(ctx, m.configMap(s.namespace, hexDigest, uploader)); err != nil {
 		return fmt.Errorf("uploading %s: writing manifest: %w", digest, err)
 	}
 	return nil
 }
 
-// reuse reports whether the upload digest is stored completely, marking its
-// manifest and then its chunks as used if so.
-func (s *Store) reuse(ctx context.Context, digest string) (bool, error) {
+// reuse reports whether uploader stored the upload digest completely
+// already, marking its manifest and then its chunks as used if so. A
+// stored upload that records MaxUploaders others is an *UploadersError.
+func (s *Store) reuse(ctx context.Context, digest, uploader string) (bool, error) {
 	m, err := s.manifest(ctx, digest)
 	if failure.As(err) != nil {
 		return false, nil // missing or unreadable: upload it again
@@ -63,8 +73,14 @@ func (s *Store) reuse(ctx context.Context, digest string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if !slices.Contains(m.uploaders, uploader) {
+		if len(m.uploaders) >= MaxUploaders {
+			return false, &UploadersError{Digest: digest}
+		}
+		return false, nil // a new uploader sends the bytes
+	}
 	hexDigest, _ := ParseDigest(digest)
-	err = s.touch(ctx, ManifestName(hexDigest))
+	err = s.touch(ctx, ManifestName(hexDigest), nil)
 	if err == nil {
 		err = s.touchChunks(ctx, m)
 	}
@@ -79,7 +95,7 @@ func (s *Store) touchChunks(ctx context.Context, m *manifest) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.concurrency)
 	for _, c := range m.chunks {
-		g.Go(func() error { return s.touch(gctx, ChunkName(c.hex)) })
+		g.Go(func() error { return s.touch(gctx, ChunkName(c.hex), nil) })
 	}
 	return g.Wait()
 }
@@ -141,8 +157,9 @@ func (s *Store) chunk(hexSum string, data []byte) *corev1.ConfigMap {
 }
 
 // createOrTouch creates cm or, if it exists (content-addressed objects with
-// the same name have the same content), marks it as used. An object deleted
-// between the two (by a GC) is created again.
+// the same name have the same content), marks it as used and adds cm's
+// annotations (its uploader) to it. An object deleted between the two (by
+// a GC) is created again.
 func (s *Store) createOrTouch(ctx context.Context, cm *corev1.ConfigMap) error {
 	for attempt := 0; ; attempt++ {
 		cm.ResourceVersion = ""
@@ -153,7 +170,7 @@ func (s *Store) createOrTouch(ctx context.Context, cm *corev1.ConfigMap) error {
 			}
 			return nil
 		}
-		err = s.touch(ctx, cm.Name)
+		err = s.touch(ctx, cm.Name, cm.Annotations)
 		if !apierrors.IsNotFound(err) || attempt == 2 {
 			return err
 		}

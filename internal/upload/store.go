@@ -2,7 +2,9 @@ package upload
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -89,6 +91,7 @@ func (s *Store) manifest(ctx context.Context, digest string) (*manifest, error) 
 	if err != nil {
 		return nil, failure.New(v1alpha2.ReasonUnpackFailed, "upload %s: %v", digest, err)
 	}
+	m.uploaders = uploadersOf(cm)
 	if m.digest != digest {
 		return nil, failure.New(v1alpha2.ReasonDigestMismatch, "upload %s: manifest %s lists digest %s", digest, cm.Name, m.digest)
 	}
@@ -100,13 +103,19 @@ func (s *Store) manifest(ctx context.Context, digest string) (*manifest, error) 
 
 // touch marks the ConfigMap name as used now, which restarts its grace
 // period and changes its resourceVersion (so that a GC that listed it before
-// cannot delete it). Only metadata is sent and received.
-func (s *Store) touch(ctx context.Context, name string) error {
+// cannot delete it), and sets the annotations extra (an uploader). Only
+// metadata is sent and received.
+func (s *Store) touch(ctx context.Context, name string, extra map[string]string) error {
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
 	obj.Namespace, obj.Name = s.namespace, name
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, annotationUsed, s.now().UTC().Format(time.RFC3339Nano))
-	if err := s.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+	annotations := map[string]string{annotationUsed: s.now().UTC().Format(time.RFC3339Nano)}
+	maps.Copy(annotations, extra)
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return fmt.Errorf("marking ConfigMap %s/%s as used: %w", s.namespace, name, err)
+	}
+	if err := s.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("marking ConfigMap %s/%s as used: %w", s.namespace, name, err)
 	}
 	return nil

@@ -48,11 +48,14 @@ func digestOf(t *testing.T, r io.Reader) string {
 	return digestPrefix + hex.EncodeToString(h.Sum(nil))
 }
 
-// put stores data and returns its digest.
+// testUploader is the uploader of the tests' uploads.
+const testUploader = "system:serviceaccount:team-a:installer"
+
+// put stores data as testUploader and returns its digest.
 func put(t *testing.T, s *Store, data []byte) string {
 	t.Helper()
 	d := digestOf(t, bytes.NewReader(data))
-	if err := s.Put(context.Background(), bytes.NewReader(data), d); err != nil {
+	if err := s.Put(context.Background(), bytes.NewReader(data), d, testUploader); err != nil {
 		t.Fatalf("Put: %v", err)
 	}
 	return d
@@ -103,7 +106,7 @@ func TestRoundTrip100MiB(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	digest := digestOf(t, random(1, size))
-	if err := s.Put(ctx, random(1, size), digest); err != nil {
+	if err := s.Put(ctx, random(1, size), digest, testUploader); err != nil {
 		t.Fatalf("Put: %v", err)
 	}
 	info, err := s.Stat(ctx, digest)
@@ -142,8 +145,9 @@ func TestRoundTrip100MiB(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Identical content again: nothing is read and no chunk is written.
-	if err := s.Put(ctx, strings.NewReader("never read"), digest); err != nil {
+	// Identical content again by the same uploader: nothing is read and
+	// no chunk is written.
+	if err := s.Put(ctx, strings.NewReader("never read"), digest, testUploader); err != nil {
 		t.Fatalf("second Put: %v", err)
 	}
 	if after := chunks(t, s); !equalUIDs(before, after) {
@@ -216,7 +220,7 @@ func TestPutRefuses(t *testing.T) {
 			if digest == "" {
 				digest = digestOf(t, bytes.NewReader(data))
 			}
-			err := s.Put(context.Background(), bytes.NewReader(data), digest)
+			err := s.Put(context.Background(), bytes.NewReader(data), digest, testUploader)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Put error = %v, want one containing %q", err, tt.want)
 			}
@@ -258,7 +262,7 @@ func TestOpenFailures(t *testing.T) {
 				hexDigest, _ := ParseDigest(digest)
 				deleteCM(t, s, ManifestName(hexDigest))
 				m.chunks[0], m.chunks[1] = m.chunks[1], m.chunks[0]
-				createCM(t, m.configMap(s.namespace, hexDigest))
+				createCM(t, m.configMap(s.namespace, hexDigest, testUploader))
 				return "the manifest was replaced"
 			}},
 	}

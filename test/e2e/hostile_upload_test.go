@@ -254,13 +254,14 @@ var _ = registerHostile(
 			update := team.client.Update(ctx, relabelled)
 			del := team.client.Delete(ctx, chunk.DeepCopy())
 			// Through the endpoint: other bytes under the victim's digest
-			// (stored already: nothing is read), and under a new digest.
+			// (stored already, but not by this team: read and refused), and
+			// under a new digest.
 			token := uploadToken(t, team, allowUploads(t, team))
 			evil := []byte("evil content")
 			var sameCode, newCode int
-			var newBody string
+			var sameBody, newBody string
 			envtest.Eventually(t, 20*time.Second, func() error {
-				sameCode, _ = put(t, token, digest, evil)
+				sameCode, sameBody = put(t, token, digest, evil)
 				if sameCode == http.StatusForbidden {
 					return fmt.Errorf("the team may not upload yet")
 				}
@@ -275,8 +276,10 @@ var _ = registerHostile(
 					}
 					errContains(t, err, `configmaps "`+chunk.Name+`" is forbidden`, team.user)
 				}
-				if sameCode != http.StatusOK {
-					t.Fatalf("uploading under a stored digest: %d, want 200 (content-addressed: nothing read)", sameCode)
+				// The digest alone makes no one an uploader: the bytes are
+				// read and checked (issue 24).
+				if sameCode != http.StatusUnprocessableEntity || !strings.Contains(sameBody, "upload "+digest+": the archive has digest "+sha(evil)) {
+					t.Fatalf("uploading other bytes under the victim's stored digest: %d %q, want 422 naming both digests", sameCode, sameBody)
 				}
 				if newCode != http.StatusUnprocessableEntity || !strings.Contains(newBody, "upload "+fresh+": the archive has digest "+sha(evil)) {
 					t.Fatalf("uploading other bytes under a new digest: %d %q, want 422 naming both digests", newCode, newBody)

@@ -86,7 +86,7 @@ func TestSource(t *testing.T) {
 			}
 			digest := digestOf(data)
 			if !tt.missing {
-				if err := store.Put(ctx, bytes.NewReader(data), digest); err != nil {
+				if err := store.Put(ctx, bytes.NewReader(data), digest, "system:serviceaccount:team-a:installer"); err != nil {
 					t.Fatal(err)
 				}
 			}
