@@ -45,7 +45,7 @@ func (p *Plan) OnHookWait(fn func(HookWait)) *Plan {
 
 // blockedPoll is how often the warning events of a hook being waited for
 // are read.
-const blockedPoll = time.Second
+const blockedPoll = 2 * time.Second
 
 // hookWatch follows one hook's wait: it reports it to the plan's
 // OnHookWait and reads the warning events about it.

@@ -85,6 +85,11 @@ func (s *Store) fitsTenant(tenant string, size int64) error {
 		return failure.New(v1alpha2.ReasonResourceLimit,
 			"the content is %s, larger than tenant %s's quota of %s in the content store", quantity(size), tenant, quantity(s.tenantQuota))
 	}
+	if s.used+size <= s.tenantQuota {
+		// A tenant holds at most what the whole store holds: no need to
+		// list who holds what (every Bundle) on each unpack.
+		return nil
+	}
 	inUse, err := s.holders()
 	if err != nil {
 		return err

@@ -62,6 +62,17 @@ func (s *Slots) AcquireShare(ctx context.Context, what string) (release func(), 
 	return s.acquire(ctx, what, false)
 }
 
+// TryAcquireShare takes a slot of the share of the tenant ctx carries if
+// one is free now, without waiting: for work that must not hold anything
+// while it waits (a reconcile worker), and is tried again later instead.
+// It counts in the tenant's peak, not in the total's.
+func (s *Slots) TryAcquireShare(ctx context.Context) (release func(), ok bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	cancel() // a slot free now is taken (acquire tries that first); none is waited for
+	release, err := s.acquire(ctx, "a reconcile", false)
+	return release, err == nil
+}
+
 func (s *Slots) acquire(ctx context.Context, what string, total bool) (release func(), err error) {
 	t := From(ctx)
 	s.mu.Lock()
@@ -80,10 +91,14 @@ func (s *Slots) acquire(ctx context.Context, what string, total bool) (release f
 		s.mu.Unlock()
 	}
 	select {
-	case sh.slots <- struct{}{}:
-	case <-ctx.Done():
-		leave()
-		return nil, fmt.Errorf("waiting for one of tenant %s's %d slots to start %s: %w", t, s.perTenant, what, ctx.Err())
+	case sh.slots <- struct{}{}: // free now: taken even if ctx is done (TryAcquireShare)
+	default:
+		select {
+		case sh.slots <- struct{}{}:
+		case <-ctx.Done():
+			leave()
+			return nil, fmt.Errorf("waiting for one of tenant %s's %d slots to start %s: %w", t, s.perTenant, what, ctx.Err())
+		}
 	}
 	if total {
 		select {

@@ -179,3 +179,49 @@ func TestSlotsShareOnly(t *testing.T) {
 		t.Fatalf("usage %+v: share-only slots count for the tenant, not the total", u)
 	}
 }
+
+// TestSlotsTryAcquireShare: a free slot of the tenant's share is always
+// taken (never lost to the cancelled wait), a full share refuses at once
+// without waiting, another tenant is not affected, and a released slot can
+// be taken again.
+func TestSlotsTryAcquireShare(t *testing.T) {
+	s := NewSlots(8, 2)
+	a, b := WithContext(context.Background(), "a"), WithContext(context.Background(), "b")
+	var held []func()
+	for i := range 100 { // a random choice between ready cases would lose some
+		release, ok := s.TryAcquireShare(a)
+		if !ok {
+			t.Fatalf("try %d: a free slot of tenant a was not taken", i)
+		}
+		release()
+	}
+	for range 2 {
+		release, ok := s.TryAcquireShare(a)
+		if !ok {
+			t.Fatal("tenant a could not take its 2 slots")
+		}
+		held = append(held, release)
+	}
+	began := time.Now()
+	if _, ok := s.TryAcquireShare(a); ok {
+		t.Fatal("tenant a took a third slot of a share of 2")
+	}
+	if d := time.Since(began); d > time.Second {
+		t.Fatalf("a full share was refused after %v, want at once", d)
+	}
+	release, ok := s.TryAcquireShare(b)
+	if !ok {
+		t.Fatal("tenant b was refused while only tenant a's share is full")
+	}
+	release()
+	held[0]()
+	if release, ok := s.TryAcquireShare(a); !ok {
+		t.Fatal("tenant a could not take the slot it gave back")
+	} else {
+		release()
+	}
+	held[1]()
+	if u := s.Usage(); u.PeakOf["a"] != 2 || u.Running != 0 {
+		t.Fatalf("usage %+v: want tenant a's peak 2 and no slot of the total held", u)
+	}
+}

@@ -119,8 +119,9 @@ type Reconciler struct {
 	wake chan event.GenericEvent
 	// healthCache holds compiled health probes.
 	healthCache *health.Cache
-	// gate bounds each tenant's reconciles at once (see tenantOf).
-	gate *tenantGate
+	// workers bound each tenant's reconciles at once (package tenant;
+	// the total is the controller's MaxConcurrentReconciles).
+	workers *tenant.Slots
 	// flights are the reconciles running, cancelled when superseded.
 	flights *inFlight
 }
@@ -140,7 +141,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		return fmt.Errorf("indexing BundleDeployments by class: %w", err)
 	}
 	r.mem = newMemory()
-	r.gate = newTenantGate(r.TenantReconciles)
+	reconciles := r.TenantReconciles
+	if reconciles < 1 {
+		reconciles = DefaultTenantReconciles
+	}
+	// The total is the controller's; only the shares are bounded here.
+	r.workers = tenant.NewSlots(max(reconciles, opts.MaxConcurrentReconciles), reconciles)
 	r.flights = newInFlight()
 	inf, err := mgr.GetCache().GetInformer(context.Background(), &v1alpha2.BundleDeployment{})
 	if err != nil {
@@ -262,16 +268,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	// another tenant's drift correction and installs waiting. A deletion
 	// takes no place: it never waits for hooks, and must not wait behind
 	// the tenant's installs that do.
-	owner := tenant.Of(bd)
+	// Everything done for it — this reconcile, fetches, the content it
+	// stores, every render — counts against its tenant's share.
+	ctx = tenant.WithContext(ctx, tenant.Of(bd))
 	if bd.DeletionTimestamp.IsZero() {
-		if !r.gate.enter(owner) {
+		release, ok := r.workers.TryAcquireShare(ctx)
+		if !ok {
 			return ctrl.Result{RequeueAfter: tenantRetry}, nil
 		}
-		defer r.gate.leave(owner)
+		defer release()
 	}
-	// Everything done for it — fetches, the content it stores, every
-	// render — counts against its tenant's share.
-	ctx = tenant.WithContext(ctx, owner)
 	// A spec change or a deletion stops this reconcile where it waits:
 	// the next one works on what the BundleDeployment is now.
 	ctx, superseded, done := r.flights.start(ctx, bd)

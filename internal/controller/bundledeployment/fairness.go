@@ -8,50 +8,16 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 )
 
-// DefaultTenantReconciles is how many reconciles of one tenant (see
-// package tenant) run at once unless set (Reconciler.TenantReconciles): a quarter of the manager's
-// default 16 workers, so that a tenant whose BundleDeployments wait (for
-// hooks that never finish, say) leaves the other workers to the others.
+// DefaultTenantReconciles is how many reconciles of one tenant (package
+// tenant) run at once unless Reconciler.TenantReconciles is set: a
+// quarter of the manager's default 16 workers, so that a tenant whose
+// BundleDeployments wait (for hooks that never finish, say) leaves the
+// other workers to the others.
 const DefaultTenantReconciles = 4
 
 // tenantRetry is when a reconcile refused a worker because its tenant has
 // all it may have is tried again.
 const tenantRetry = 250 * time.Millisecond
-
-// tenantGate bounds the reconciles of each tenant that run at once.
-type tenantGate struct {
-	mu      sync.Mutex
-	max     int
-	running map[string]int
-}
-
-func newTenantGate(max int) *tenantGate {
-	if max < 1 {
-		max = DefaultTenantReconciles
-	}
-	return &tenantGate{max: max, running: map[string]int{}}
-}
-
-// enter takes a place for a reconcile of tenant, false when the tenant has
-// all its places taken.
-func (g *tenantGate) enter(tenant string) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.running[tenant] >= g.max {
-		return false
-	}
-	g.running[tenant]++
-	return true
-}
-
-// leave gives back a place enter took.
-func (g *tenantGate) leave(tenant string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.running[tenant]--; g.running[tenant] <= 0 {
-		delete(g.running, tenant)
-	}
-}
 
 // inFlight cancels the reconcile of a BundleDeployment that is no longer
 // what it was when the reconcile began: its spec changed (a new
