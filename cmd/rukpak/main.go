@@ -40,6 +40,8 @@ func run() error {
 	fs.StringVar(&opts.StorageDir, "storage-dir", "/var/cache/rukpak", "directory of the content store")
 	fs.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", opts.MaxConcurrentReconciles, "BundleDeployments reconciled at once")
 	fs.IntVar(&opts.TenantReconciles, "tenant-reconciles", opts.TenantReconciles, "BundleDeployments of one tenant (the namespace they install into) reconciled at once, at most")
+	fs.IntVar(&opts.HookWaits, "hook-waits", opts.HookWaits, "BundleDeployments that wait for Helm hooks without holding a reconcile worker, at most (more hold one)")
+	fs.IntVar(&opts.TenantHookWaits, "tenant-hook-waits", opts.TenantHookWaits, "BundleDeployments of one tenant that wait for Helm hooks without holding a reconcile worker, at most")
 	fs.IntVar(&opts.ApplyConcurrency, "apply-concurrency", opts.ApplyConcurrency, "objects of one revision applied at once")
 	fs.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", opts.HealthProbeBindAddress, "address of /healthz and /readyz")
 	fs.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", opts.MetricsBindAddress, "address of the metrics endpoint (HTTPS; clients need a token allowed GET on /metrics); 0 turns it off")

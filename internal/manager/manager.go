@@ -64,6 +64,10 @@ type Options struct {
 	// namespace they install into; see docs/security.md) are reconciled
 	// at once, at most.
 	TenantReconciles int
+	// HookWaits is how many BundleDeployments wait for hooks without a
+	// reconcile worker at once, and TenantHookWaits how many of one
+	// tenant; a wait beyond them holds its worker.
+	HookWaits, TenantHookWaits int
 	// ApplyConcurrency is how many objects one revision applies at once.
 	ApplyConcurrency int
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" turns it off.
@@ -179,6 +183,8 @@ func DefaultOptions() Options {
 	return Options{
 		MaxConcurrentReconciles: 16,
 		TenantReconciles:        bundledeployment.DefaultTenantReconciles,
+		HookWaits:               bundledeployment.DefaultHookWaits,
+		TenantHookWaits:         bundledeployment.DefaultTenantHookWaits,
 		ApplyConcurrency:        8,
 		HealthProbeBindAddress:  ":8081",
 		MetricsBindAddress:      ":8443",
@@ -362,6 +368,8 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		APIReader:        mgr.GetAPIReader(),
 		ContentURL:       contentURL,
 		TenantReconciles: opts.TenantReconciles,
+		HookWaits:        opts.HookWaits,
+		TenantHookWaits:  opts.TenantHookWaits,
 	}
 	bdr.Approval = checker
 	if err := bdr.SetupWithManager(mgr, ctrlOpts); err != nil {

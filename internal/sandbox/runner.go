@@ -34,7 +34,7 @@ func New(limits Limits) (*Runner, error) {
 		return nil, fmt.Errorf("finding the executable to run sandboxed children: %w", err)
 	}
 	limits = limits.withDefaults()
-	return &Runner{limits: limits, exe: exe, slots: tenant.NewSlots(limits.Concurrency, limits.TenantConcurrency)}, nil
+	return &Runner{limits: limits, exe: exe, slots: tenant.NewSlots(limits.Concurrency, limits.TenantConcurrency).Lend(1)}, nil
 }
 
 // Acquire waits for a slot of the share of the tenant ctx carries, as Run
@@ -42,7 +42,10 @@ func New(limits Limits) (*Runner, error) {
 // it back. Work that renders in the caller's process takes a slot this
 // way: it counts against its tenant's share, and starts no child, so it
 // neither adds to what the children use together nor waits behind other
-// tenants' children.
+// tenants' children. A tenant whose share is full is lent a slot while no
+// other tenant waits for one and one slot of the total stays unheld
+// (tenant.Slots.Lend): a tenant alone is not held to its share, and one
+// that comes along finds a slot.
 func (r *Runner) Acquire(ctx context.Context, what string) (release func(), err error) {
 	return r.slots.AcquireShare(ctx, what)
 }

@@ -15,11 +15,19 @@ type Slots struct {
 	total, perTenant int
 	all              chan struct{}
 
+	// lend is set when share-only slots are lent beyond a full share
+	// (Lend); reserve is how many of the total stay unheld.
+	lend    bool
+	reserve int
+
 	mu      sync.Mutex
 	tenants map[string]*share
 	running int
 	peak    int
 	peakOf  map[string]int
+	// held is how many slots every tenant holds, of any kind (lent ones
+	// too).
+	held int
 }
 
 // share is one tenant's part of the slots.
@@ -28,6 +36,8 @@ type share struct {
 	// users are the holders and waiters; the share is dropped at 0.
 	users   int
 	running int
+	// waiting is how many of the tenant's acquires wait for a slot.
+	waiting int
 }
 
 // NewSlots returns slots for total at once, perTenant of one tenant.
@@ -39,6 +49,21 @@ func NewSlots(total, perTenant int) *Slots {
 	}
 	return &Slots{total: total, perTenant: perTenant, all: make(chan struct{}, total),
 		tenants: map[string]*share{}, peakOf: map[string]int{}}
+}
+
+// Lend makes s work-conserving for share-only slots (AcquireShare,
+// TryAcquireShare): a tenant whose share is full may still take one while
+// no other tenant waits for a slot of its share and at least reserve of
+// the total stay unheld by anyone; it then holds more than its share, at
+// most the total less reserve. Slots of the total (Acquire: child
+// processes, fetches) are never lent. It returns s.
+//
+// So one tenant alone on a manager is not held to its share, and a tenant
+// that comes along finds reserve slots free and, once it waits, stops the
+// lending: what was lent comes back as the borrower's work ends.
+func (s *Slots) Lend(reserve int) *Slots {
+	s.lend, s.reserve = true, max(reserve, 0)
+	return s
 }
 
 // Total returns how many slots there are in all.
@@ -82,6 +107,9 @@ func (s *Slots) acquire(ctx context.Context, what string, total bool) (release f
 		s.tenants[t] = sh
 	}
 	sh.users++
+	if !total && s.lendable(t, sh) {
+		return s.lent(t, sh), nil
+	}
 	s.mu.Unlock()
 	leave := func() {
 		s.mu.Lock()
@@ -93,9 +121,15 @@ func (s *Slots) acquire(ctx context.Context, what string, total bool) (release f
 	select {
 	case sh.slots <- struct{}{}: // free now: taken even if ctx is done (TryAcquireShare)
 	default:
+		// Marked as waiting, so that no other tenant is lent a slot
+		// meanwhile (a TryAcquireShare, whose ctx is done, waits not).
+		marked := ctx.Err() == nil
+		s.markWaiting(sh, marked, 1)
 		select {
 		case sh.slots <- struct{}{}:
+			s.markWaiting(sh, marked, -1)
 		case <-ctx.Done():
+			s.markWaiting(sh, marked, -1)
 			leave()
 			return nil, fmt.Errorf("waiting for one of tenant %s's %d slots to start %s: %w", t, s.perTenant, what, ctx.Err())
 		}
@@ -115,6 +149,7 @@ func (s *Slots) acquire(ctx context.Context, what string, total bool) (release f
 		s.peak = max(s.peak, s.running)
 	}
 	sh.running++
+	s.held++
 	s.peakOf[t] = max(s.peakOf[t], sh.running)
 	s.mu.Unlock()
 	var once sync.Once
@@ -125,6 +160,7 @@ func (s *Slots) acquire(ctx context.Context, what string, total bool) (release f
 				s.running--
 			}
 			sh.running--
+			s.held--
 			s.mu.Unlock()
 			if total {
 				<-s.all
@@ -133,6 +169,52 @@ func (s *Slots) acquire(ctx context.Context, what string, total bool) (release f
 			leave()
 		})
 	}, nil
+}
+
+// markWaiting adds n to sh's waiting acquires when marked.
+func (s *Slots) markWaiting(sh *share, marked bool, n int) {
+	if !marked {
+		return
+	}
+	s.mu.Lock()
+	sh.waiting += n
+	s.mu.Unlock()
+}
+
+// lendable reports whether tenant t, whose share sh may be full, takes a
+// lent slot: s lends, sh is full, no other tenant waits, and reserve
+// slots of the total stay unheld after it. s.mu is held.
+func (s *Slots) lendable(t string, sh *share) bool {
+	if !s.lend || len(sh.slots) < cap(sh.slots) || s.held+1 > s.total-s.reserve {
+		return false
+	}
+	for other, o := range s.tenants {
+		if other != t && o.waiting > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// lent takes a lent slot for t (see Lend) and unlocks s.mu; it returns the
+// function that gives it back.
+func (s *Slots) lent(t string, sh *share) func() {
+	sh.running++
+	s.held++
+	s.peakOf[t] = max(s.peakOf[t], sh.running)
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			sh.running--
+			s.held--
+			if sh.users--; sh.users == 0 {
+				delete(s.tenants, t)
+			}
+		})
+	}
 }
 
 // Usage is what Slots saw.

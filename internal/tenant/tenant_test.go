@@ -225,3 +225,96 @@ func TestSlotsTryAcquireShare(t *testing.T) {
 		t.Fatalf("usage %+v: want tenant a's peak 2 and no slot of the total held", u)
 	}
 }
+
+// TestSlotsLend: with Lend, a tenant alone goes beyond its share for
+// share-only slots, up to the total less the reserve; another tenant's
+// share is still its own; a tenant that waits stops the lending; slots of
+// the total are never lent.
+func TestSlotsLend(t *testing.T) {
+	s := NewSlots(8, 2).Lend(2)
+	a, b, c := WithContext(context.Background(), "a"), WithContext(context.Background(), "b"), WithContext(context.Background(), "c")
+	var held []func()
+	for i := range 6 {
+		release, ok := s.TryAcquireShare(a)
+		if !ok {
+			t.Fatalf("tenant a alone was refused its slot %d of 6 (8 less a reserve of 2)", i+1)
+		}
+		held = append(held, release)
+	}
+	if _, ok := s.TryAcquireShare(a); ok {
+		t.Fatal("tenant a took a 7th slot: the reserve of 2 was lent too")
+	}
+	// The reserve is b's: its own share, at once.
+	for i := range 2 {
+		release, ok := s.TryAcquireShare(b)
+		if !ok {
+			t.Fatalf("tenant b was refused slot %d of its share while a borrowed", i+1)
+		}
+		held = append(held, release)
+	}
+	// b waits for a third; while it does, nobody is lent a slot.
+	held[5]() // a: 4 slots, b: 2; so b, at the reserve, cannot borrow
+	held[4]()
+	waited := make(chan error, 1)
+	bWaits, cancelB := context.WithCancel(b)
+	go func() {
+		release, err := s.AcquireShare(bWaits, "work")
+		if err == nil {
+			release()
+		}
+		waited <- err
+	}()
+	eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.tenants["b"] != nil && s.tenants["b"].waiting == 1
+	})
+	held[3]() // room to lend again
+	if _, ok := s.TryAcquireShare(a); ok {
+		t.Fatal("tenant a was lent a slot while tenant b waits for one of its share")
+	}
+	cancelB()
+	if err := <-waited; !errors.Is(err, context.Canceled) {
+		t.Fatalf("b's wait: %v", err)
+	}
+	if release, ok := s.TryAcquireShare(a); !ok {
+		t.Fatal("tenant a was not lent the slot it gave back once nobody waits")
+	} else {
+		held = append(held, release)
+	}
+	// A third tenant's share is its own, lending or not.
+	if release, ok := s.TryAcquireShare(c); !ok {
+		t.Fatal("tenant c was refused its share")
+	} else {
+		release()
+	}
+	for _, release := range held {
+		release()
+	}
+	if u := s.Usage(); u.PeakOf["a"] != 6 || s.held != 0 || len(s.tenants) != 0 {
+		t.Fatalf("usage %+v, held %d, %d shares left: want a's peak 6 and nothing held", u, s.held, len(s.tenants))
+	}
+
+	// Slots of the total are never lent.
+	total := NewSlots(4, 1).Lend(0)
+	if _, err := total.Acquire(a, "child"); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(a, 50*time.Millisecond)
+	defer cancel()
+	if _, err := total.Acquire(short, "child"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a second child of a share of 1: %v, want it to wait", err)
+	}
+}
+
+// eventually polls cond for up to 5 s.
+func eventually(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -104,6 +104,12 @@ type Reconciler struct {
 	// TenantReconciles is how many BundleDeployments of one tenant (see
 	// tenantOf) are reconciled at once; DefaultTenantReconciles when 0.
 	TenantReconciles int
+	// HookWaits is how many BundleDeployments wait for hooks without a
+	// reconcile worker at once (see detached); DefaultHookWaits when 0.
+	HookWaits int
+	// TenantHookWaits is how many of one tenant do;
+	// DefaultTenantHookWaits when 0.
+	TenantHookWaits int
 	// ContentURL is the content server's external base URL, for the
 	// status.contentURL of the Bundles this controller reports; "" when
 	// there is no content server.
@@ -122,6 +128,8 @@ type Reconciler struct {
 	// workers bound each tenant's reconciles at once (package tenant;
 	// the total is the controller's MaxConcurrentReconciles).
 	workers *tenant.Slots
+	// detached are the reconciles that wait for hooks without a worker.
+	detached *detached
 	// flights are the reconciles running, cancelled when superseded.
 	flights *inFlight
 }
@@ -146,8 +154,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		reconciles = DefaultTenantReconciles
 	}
 	// The total is the controller's; only the shares are bounded here.
-	r.workers = tenant.NewSlots(max(reconciles, opts.MaxConcurrentReconciles), reconciles)
+	// A tenant is lent workers beyond its share while a share's worth of
+	// them stays free, for a tenant that comes along.
+	r.workers = tenant.NewSlots(max(reconciles, opts.MaxConcurrentReconciles), reconciles).Lend(reconciles)
 	r.flights = newInFlight()
+	r.detached = newDetached(r.HookWaits, r.TenantHookWaits)
 	inf, err := mgr.GetCache().GetInformer(context.Background(), &v1alpha2.BundleDeployment{})
 	if err != nil {
 		return fmt.Errorf("getting the BundleDeployment informer: %w", err)
@@ -254,7 +265,12 @@ type scope struct {
 }
 
 // Reconcile drives one BundleDeployment toward its spec.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if r.detached.running(req.Name) {
+		// Its detached reconcile queues it again when it ends; a spec
+		// change or a deletion ends it at once.
+		return ctrl.Result{}, nil
+	}
 	bd := &v1alpha2.BundleDeployment{}
 	if err := r.Client.Get(ctx, req.NamespacedName, bd); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -263,21 +279,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		return ctrl.Result{}, fmt.Errorf("getting BundleDeployment: %w", err)
 	}
-	// One tenant's reconciles take at most TenantReconciles workers, so
-	// that BundleDeployments which wait long (for hooks) cannot keep
-	// another tenant's drift correction and installs waiting. A deletion
-	// takes no place: it never waits for hooks, and must not wait behind
-	// the tenant's installs that do.
+	// One tenant's reconciles take at most TenantReconciles workers
+	// (more while others leave them free, see SetupWithManager), so that
+	// BundleDeployments whose reconciles are slow cannot keep another
+	// tenant's drift correction and installs waiting. A deletion takes no
+	// place: it must not wait behind the tenant's installs.
 	// Everything done for it — this reconcile, fetches, the content it
 	// stores, every render — counts against its tenant's share.
 	ctx = tenant.WithContext(ctx, tenant.Of(bd))
+	worker := func() {}
 	if bd.DeletionTimestamp.IsZero() {
 		release, ok := r.workers.TryAcquireShare(ctx)
 		if !ok {
 			return ctrl.Result{RequeueAfter: tenantRetry}, nil
 		}
-		defer release()
+		worker = release
 	}
+	// A reconcile that waits for a hook goes on without its worker
+	// (detached).
+	return r.runDetachable(ctx, req.Name, worker, func(ctx context.Context) (ctrl.Result, error) {
+		return r.reconcile(ctx, req, bd)
+	})
+}
+
+// reconcile is Reconcile's work on bd, once it has a worker.
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, bd *v1alpha2.BundleDeployment) (result ctrl.Result, retErr error) {
 	// A spec change or a deletion stops this reconcile where it waits:
 	// the next one works on what the BundleDeployment is now.
 	ctx, superseded, done := r.flights.start(ctx, bd)

@@ -18,8 +18,11 @@ import (
 // and (HookBlocked) what keeps it from running: so that a hook that cannot
 // run shows within seconds, not when its wait times out. The patch is made
 // against the status as last written; the status patch at the end of the
-// reconcile replaces the condition with what the reconcile found.
+// reconcile replaces the condition with what the reconcile found. The
+// first report detaches the reconcile from its worker (detached).
 func (r *Reconciler) reportHookWait(ctx context.Context, s *scope, revision string, w apply.HookWait) {
+	// The wait goes on without the reconcile worker, when there is room.
+	detach(ctx)
 	bd := s.bd.DeepCopy()
 	bd.Status = *s.written.DeepCopy()
 	base := bd.DeepCopy()
