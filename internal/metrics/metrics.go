@@ -158,7 +158,7 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 		if c := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeReady); c != nil && c.ObservedGeneration == bd.Generation {
 			ready = string(c.Status)
 		}
-		counts[key{bd.Spec.ProvisionerClassName, ready}]++
+		counts[key{Class(bd.Spec.ProvisionerClassName), ready}]++
 	}
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(s.bundleDeployments, prometheus.GaugeValue, float64(n), k.class, k.ready)

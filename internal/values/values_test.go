@@ -70,6 +70,9 @@ func TestParse(t *testing.T) {
 		{"scalar", "3", "must be a YAML object"},
 		{"invalid", "a: [", "not valid YAML"},
 		{"too large", "a: " + strings.Repeat("x", maxValuesBytes), "over the limit"},
+		// Values from a ConfigMap or Secret are read in the manager's own
+		// process: an alias bomb must stop early.
+		{"YAML alias bomb", laughs, "excessive aliasing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,3 +89,16 @@ func TestParse(t *testing.T) {
 		})
 	}
 }
+
+// laughs is a "billion laughs" document: nine levels of aliases that would
+// expand to 10^9 strings.
+const laughs = `a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h,*h]
+`

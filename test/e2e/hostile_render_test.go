@@ -118,6 +118,39 @@ var _ = registerHostile(
 		attack: renderAttack(v1alpha2.ClassPlain, kustomizeCopyBomb(),
 			v1alpha2.ReasonResourceLimit, "building kustomization kustomization.yaml exceeded the memory limit of "),
 	},
+	// Issue 24: YAML alias bombs through every format (the plain one is
+	// in hostile_content_test.go).
+	hostileCase{
+		name: "YAML alias bomb in a resource of a kustomization",
+		attack: renderAttack(v1alpha2.ClassPlain, map[string]string{
+			"kustomization.yaml": "resources: [bomb.yaml]\n",
+			"bomb.yaml":          yamlBomb,
+		}, v1alpha2.ReasonInvalidContent, "bomb.yaml", "excessive aliasing"),
+	},
+	hostileCase{
+		name: "YAML alias bomb in a chart's values.yaml",
+		attack: renderAttack(v1alpha2.ClassHelm,
+			bombChart("laughs", configMapYAML("laughs", "x"), strings.SplitN(yamlBomb, "\ndata:\n", 2)[1]),
+			v1alpha2.ReasonInvalidContent, "values.yaml", "excessive aliasing"),
+	},
+	hostileCase{
+		name: "YAML alias bomb in Helm values read from a ConfigMap (parsed by the manager)",
+		attack: func(t *testing.T, team *hostileTeam) func(*testing.T) {
+			cm := &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("team-values"), Namespace: v1alpha2.SystemNamespace},
+				Data:       map[string]string{"values.yaml": strings.SplitN(yamlBomb, "\ndata:\n", 2)[1]},
+			}
+			createOwned(t, cm)
+			name := envtest.UniqueName("laughs")
+			bd := team.bd(name, v1alpha2.ClassHelm, treeSource(t, bombChart("laughs", configMapYAML("laughs", "x"), "")))
+			bd.Spec.Config = &v1alpha2.BundleConfig{ValuesFrom: []v1alpha2.ValuesReference{{Kind: "ConfigMap", Name: cm.Name}}}
+			team.allowReferences(t, bd.Spec.Sources, bd.Spec.Config)
+			team.create(t, bd)
+			return func(t *testing.T) {
+				conditionMessage(t, name, v1alpha2.TypeInstalled, v1alpha2.ReasonInvalidConfig, cm.Name, "excessive aliasing")
+			}
+		},
+	},
 	// Issue 12: Helm valuesFrom Secrets "whose values can then be echoed
 	// into a condition message by a template".
 	hostileCase{

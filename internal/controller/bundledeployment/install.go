@@ -133,7 +133,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		if s.bd.Status.ActiveBundle == "" {
 			op = metrics.OperationInstall
 		}
-		metrics.RevisionsTotal.WithLabelValues(s.bd.Spec.ProvisionerClassName, op).Inc()
+		metrics.RevisionsTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), op).Inc()
 		s.rolloutStarted = true
 		s.report(s.bundle.Name).installed = true
 	}
@@ -313,7 +313,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	applyCtx, warnings := apply.CollectWarnings(ctx)
 	began := time.Now()
 	cs, err := s.as.engine.Apply(applyCtx, toApply.WithCollisions(r.collisions(s, st, recs)))
-	metrics.Since(metrics.ApplySeconds.WithLabelValues(s.bd.Spec.ProvisionerClassName, metrics.Result(err)), began)
+	metrics.Since(metrics.ApplySeconds.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Result(err)), began)
 	r.reportWarnings(s, ref.bundle, warnings())
 	if err != nil {
 		if recordLater && cs != nil {
@@ -495,7 +495,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 	}
 	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, failure.Reason(err, v1alpha2.ReasonApplyFailed), "Install",
 		"Revision %s not installed: %v", s.revision, err)
-	metrics.FailuresTotal.WithLabelValues(s.bd.Spec.ProvisionerClassName, failure.Reason(err, v1alpha2.ReasonApplyFailed)).Inc()
+	metrics.FailuresTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Reason(failure.Reason(err, v1alpha2.ReasonApplyFailed))).Inc()
 	if waitsForAdmin(err) {
 		// Not a failed revision: nothing was applied, and an admin's RBAC
 		// change (which triggers no reconcile) lets it through. Meanwhile
@@ -532,7 +532,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 			case rbErr == nil:
 				s.installErr = failure.New(v1alpha2.ReasonRolledBack, "revision %s failed to apply (%v); rolled back to %s", s.revision, err, target)
 				outcome = v1alpha2.OutcomeRolledBack
-				metrics.RollbacksTotal.WithLabelValues(s.bd.Spec.ProvisionerClassName, failure.Reason(err, v1alpha2.ReasonApplyFailed)).Inc()
+				metrics.RollbacksTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Reason(failure.Reason(err, v1alpha2.ReasonApplyFailed))).Inc()
 			case failure.As(rbErr) != nil:
 				// status.lastHealthyBundle names a Bundle this
 				// BundleDeployment did not create.
@@ -619,7 +619,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	// Changes that did not touch what the bundle sets (status, fields
 	// other managers own) need no event.
 	if len(restored) > 0 {
-		metrics.DriftCorrectionsTotal.WithLabelValues(s.bd.Spec.ProvisionerClassName).Add(float64(len(restored)))
+		metrics.DriftCorrectionsTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName)).Add(float64(len(restored)))
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, "DriftCorrected", "Install",
 			"Restored %d object(s) changed or deleted outside rukpak, e.g. %s", len(restored), restored[0])
 	}

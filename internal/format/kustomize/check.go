@@ -167,6 +167,9 @@ func (v *visit) files(field string, entries ...string) error {
 			return err
 		}
 		if v.c.isFile(p) {
+			if err := v.c.aliases(p); err != nil {
+				return err
+			}
 			v.cost = v.c.add(v.cost, v.c.fileCost(p))
 		}
 	}
@@ -183,6 +186,9 @@ func (v *visit) bases(field string, entries []string) error {
 		}
 		switch {
 		case v.c.isFile(p):
+			if err := v.c.aliases(p); err != nil {
+				return err
+			}
 			v.cost = v.c.add(v.cost, v.c.fileCost(p))
 		case v.c.b.dirs[p]:
 			sub, err := v.c.dir(p)
