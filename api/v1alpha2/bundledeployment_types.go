@@ -274,6 +274,21 @@ type UpgradePolicy struct {
 	AcceptedCRDFindings []AcceptedCRDFinding `json:"acceptedCRDFindings,omitempty"`
 }
 
+// AcceptedFindings returns the findings p accepts for the CRD called crd;
+// nil for a nil policy.
+func (p *UpgradePolicy) AcceptedFindings(crd string) []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for _, a := range p.AcceptedCRDFindings {
+		if a.CRD == crd {
+			out = append(out, a.Finding)
+		}
+	}
+	return out
+}
+
 // AcceptedCRDFinding names one finding of the CRD upgrade safety check that
 // may be applied anyway.
 type AcceptedCRDFinding struct {
