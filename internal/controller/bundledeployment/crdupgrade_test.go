@@ -76,6 +76,7 @@ func TestCRDStatusUpgradeJudgedByStoredObjects(t *testing.T) {
 			const finding = "Invalid:v1:.status.conditions[*].reason"
 			got := waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonCRDUpgradeUnsafe)
 			msg := installedMessage(got)
+			t.Logf("refusal: %s", msg)
 			for _, want := range []string{
 				"CRD " + crdName + ": ",
 				"[" + finding + "] optional field became required",
