@@ -72,7 +72,7 @@ func (r *Reconciler) checkCRDUpgrades(ctx context.Context, s *scope, plan *apply
 		if !res.Safe() {
 			reports = append(reports, res.Message())
 		} else if len(res.Accepted) > 0 {
-			log.FromContext(ctx).Info("CRD upgrade applied with accepted findings", "crd", next.Name, "findings", findingIDs(res.Accepted))
+			log.FromContext(ctx).Info("CRD upgrade allowed by accepted findings", "crd", next.Name, "findings", findingIDs(res.Accepted))
 		}
 	}
 	if len(reports) > 0 {

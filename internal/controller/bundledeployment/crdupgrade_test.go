@@ -9,12 +9,15 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/controller/bundledeployment"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -137,4 +140,37 @@ func waitSchemaHasNoHeartbeat(t *testing.T, crdName string) {
 		}
 		return nil
 	})
+}
+
+// TestCustomResourceListerFallsBack: custom resources are listed as the
+// manager, and as the install identity only when the manager is
+// forbidden.
+func TestCustomResourceListerFallsBack(t *testing.T) {
+	cfg, err := env.AddUser(envtest.UniqueName("no-rights"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name          string
+		manager       client.Reader
+		install       client.Reader
+		wantForbidden bool
+	}{
+		{name: "the manager may list", manager: env.Client, install: nobody},
+		{name: "the manager is forbidden, the install identity may list", manager: nobody, install: env.Client},
+		{name: "the manager is forbidden and installs itself", manager: nobody, wantForbidden: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := bundledeployment.NewCustomResourceLister(tt.manager, tt.install)
+			err := l.List(context.Background(), &corev1.ConfigMapList{}, client.InNamespace(v1alpha2.SystemNamespace), client.Limit(1))
+			if got := apierrors.IsForbidden(err); got != tt.wantForbidden || (err != nil && !got) {
+				t.Fatalf("List() error = %v, want forbidden %v", err, tt.wantForbidden)
+			}
+		})
+	}
 }
