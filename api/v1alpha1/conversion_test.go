@@ -193,4 +193,22 @@ func TestConversions(t *testing.T) {
 	if _, kept := edited.Annotations[AnnotationV1alpha2]; kept {
 		t.Fatal("the conversion annotation of the view leaked into the stored object")
 	}
+
+	// Accepted CRD upgrade findings, which v1alpha1 cannot express, survive
+	// a round trip through it.
+	accepting := v2.DeepCopy()
+	accepting.Spec.Upgrade = &v1alpha2.UpgradePolicy{AcceptedCRDFindings: []v1alpha2.AcceptedCRDFinding{
+		{CRD: "widgets.example.com", Finding: "Invalid:v1:.status.conditions[*].reason"},
+	}}
+	view = &BundleDeployment{}
+	if err := view.ConvertFrom(accepting); err != nil {
+		t.Fatal(err)
+	}
+	back := &v1alpha2.BundleDeployment{}
+	if err := view.ConvertTo(back); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := encode(t, accepting), encode(t, back); a != b {
+		t.Fatalf("acceptedCRDFindings round trip through v1alpha1:\n%s\n%s", a, b)
+	}
 }

@@ -258,6 +258,56 @@ type UpgradePolicy struct {
 	// +optional
 	// +kubebuilder:default=Rollback
 	OnFailure OnFailure `json:"onFailure,omitempty"`
+
+	// acceptedCRDFindings are findings of the CRD upgrade safety check
+	// (crdUpgradeSafety: Strict) that are accepted: a CRD change whose
+	// every finding is listed here is applied, while any other finding, of
+	// that CRD or another, still refuses the revision. Each entry names the
+	// CRD and the finding's id as the CRDUpgradeUnsafe message prints it,
+	// such as "Invalid:v1:.status.conditions[*].reason". An entry stays
+	// in force until it is removed, for later revisions too.
+	// +optional
+	// +listType=map
+	// +listMapKey=crd
+	// +listMapKey=finding
+	// +kubebuilder:validation:MaxItems=32
+	AcceptedCRDFindings []AcceptedCRDFinding `json:"acceptedCRDFindings,omitempty"`
+}
+
+// AcceptedFindings returns the findings p accepts for the CRD called crd;
+// nil for a nil policy.
+func (p *UpgradePolicy) AcceptedFindings(crd string) []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for _, a := range p.AcceptedCRDFindings {
+		if a.CRD == crd {
+			out = append(out, a.Finding)
+		}
+	}
+	return out
+}
+
+// AcceptedCRDFinding names one finding of the CRD upgrade safety check that
+// may be applied anyway.
+type AcceptedCRDFinding struct {
+	// crd is the name of the CustomResourceDefinition, such as
+	// widgets.example.com.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	CRD string `json:"crd"`
+
+	// finding is the finding's id as the CRDUpgradeUnsafe message prints
+	// it in brackets: KIND:VERSION:PATH for what existing custom resources
+	// would suffer (Invalid, Pruned), KIND:VERSION for a version
+	// (StoredVersionRemoved, ServedVersionDropped), or just KIND
+	// (ScopeChanged, KindChanged).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Finding string `json:"finding"`
 }
 
 // DriftIgnoreRule selects objects of the bundle and the fields of theirs

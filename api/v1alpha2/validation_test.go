@@ -201,6 +201,30 @@ func TestBundleDeploymentCreateValidation(t *testing.T) {
 				b.Spec.PollInterval = &metav1.Duration{Duration: v1alpha2.MinPollInterval}
 			}),
 		},
+		{
+			name: "accepted CRD findings",
+			obj: bd(envtest.UniqueName("accept"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Upgrade = &v1alpha2.UpgradePolicy{AcceptedCRDFindings: []v1alpha2.AcceptedCRDFinding{
+					{CRD: "widgets.example.com", Finding: "Invalid:v1:.status.conditions[*].reason"},
+					{CRD: "widgets.example.com", Finding: "Pruned:v1:.spec.size"},
+				}}
+			}),
+		},
+		{
+			name: "the same accepted CRD finding twice",
+			obj: bd(envtest.UniqueName("acceptdup"), func(b *v1alpha2.BundleDeployment) {
+				f := v1alpha2.AcceptedCRDFinding{CRD: "widgets.example.com", Finding: "Pruned:v1:.spec.size"}
+				b.Spec.Upgrade = &v1alpha2.UpgradePolicy{AcceptedCRDFindings: []v1alpha2.AcceptedCRDFinding{f, f}}
+			}),
+			wantErr: "Duplicate value",
+		},
+		{
+			name: "an accepted CRD finding without its id",
+			obj: bd(envtest.UniqueName("acceptnoid"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Upgrade = &v1alpha2.UpgradePolicy{AcceptedCRDFindings: []v1alpha2.AcceptedCRDFinding{{CRD: "widgets.example.com"}}}
+			}),
+			wantErr: "spec.upgrade.acceptedCRDFindings[0].finding",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -56,6 +56,13 @@ func root(spec apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps
 	}
 }
 
+// withStatus returns v with a status schema beside its spec.
+func withStatus(v apiextensionsv1.CustomResourceDefinitionVersion, status apiextensionsv1.JSONSchemaProps) apiextensionsv1.CustomResourceDefinitionVersion {
+	v.Schema.OpenAPIV3Schema.Properties["status"] = status
+	v.Subresources = &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}}
+	return v
+}
+
 // object is an object schema with the given properties and required names.
 func object(p props, required ...string) apiextensionsv1.JSONSchemaProps {
 	return apiextensionsv1.JSONSchemaProps{Type: "object", Properties: p, Required: required}
@@ -117,6 +124,56 @@ func withDefault(s apiextensionsv1.JSONSchemaProps, value string) apiextensionsv
 // f64 and i64 return pointers for bounds.
 func f64(v float64) *float64 { return &v }
 func i64(v int64) *int64     { return &v }
+
+// withLength sets minLength and maxLength on s (nil leaves one unset).
+func withLength(s apiextensionsv1.JSONSchemaProps, minLen, maxLen *int64) apiextensionsv1.JSONSchemaProps {
+	s.MinLength, s.MaxLength = minLen, maxLen
+	return s
+}
+
+// oldConditions is the status of a kubebuilder operator before it moved
+// to metav1.Condition: conditions of its own type (type and status
+// required, a heartbeat time), as SnapScheduler 3.4 had.
+func oldConditions() apiextensionsv1.JSONSchemaProps {
+	return object(props{
+		"conditions": arrayOf(object(props{
+			"type":               str(),
+			"status":             str(),
+			"reason":             str(),
+			"message":            str(),
+			"lastHeartbeatTime":  {Type: "string", Format: "date-time"},
+			"lastTransitionTime": {Type: "string", Format: "date-time"},
+		}, "status", "type")),
+		"lastSnapshotTime": {Type: "string", Format: "date-time"},
+	})
+}
+
+// newConditions is the same status with conditions of metav1.Condition's
+// generated schema: every field but observedGeneration required, the
+// heartbeat gone, type and reason bounded.
+func newConditions() apiextensionsv1.JSONSchemaProps {
+	return object(props{
+		"conditions": arrayOf(object(props{
+			"type":               withLength(str(), nil, i64(316)),
+			"status":             enum(`"True"`, `"False"`, `"Unknown"`),
+			"reason":             withLength(str(), i64(1), i64(1024)),
+			"message":            withLength(str(), nil, i64(32768)),
+			"lastTransitionTime": {Type: "string", Format: "date-time"},
+			"observedGeneration": {Type: "integer", Format: "int64", Minimum: f64(0)},
+		}, "lastTransitionTime", "message", "reason", "status", "type")),
+		"lastSnapshotTime": {Type: "string", Format: "date-time"},
+	})
+}
+
+// withStatusJSON sets a JSON status on obj.
+func withStatusJSON(obj unstructured.Unstructured, statusJSON string) unstructured.Unstructured {
+	var status map[string]any
+	if err := json.Unmarshal([]byte(statusJSON), &status); err != nil {
+		panic(err)
+	}
+	obj.Object["status"] = status
+	return obj
+}
 
 // widget builds a Widget object from a JSON spec in namespace ns ("" for
 // cluster-scoped).

@@ -6,33 +6,34 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// Compare returns every unsafe difference between the installed CRD oldCRD
-// and its replacement newCRD; the result is empty when the change is safe.
+// Compare returns every difference between the installed CRD oldCRD and
+// its replacement newCRD that can refuse or prune a value oldCRD accepted;
+// the result is empty when there is none.
 //
-// Findings come in a fixed order: CRD-wide ones (scope, kind, stored
+// Changes come in a fixed order: CRD-wide ones (scope, kind, stored
 // versions in status order) first, then per version in the order of
 // oldCRD.spec.versions, each walked depth-first with properties sorted by
-// name. A nil CRD yields no findings.
-func Compare(oldCRD, newCRD *apiextensionsv1.CustomResourceDefinition) []Finding {
+// name. A nil CRD yields no changes.
+func Compare(oldCRD, newCRD *apiextensionsv1.CustomResourceDefinition) []Change {
 	if oldCRD == nil || newCRD == nil {
 		return nil
 	}
-	var out []Finding
+	var out []Change
 	if oldCRD.Spec.Scope != newCRD.Spec.Scope {
-		out = append(out, Finding{
+		out = append(out, Change{
 			Rule:    RuleScopeChanged,
 			Message: fmt.Sprintf("scope changed from %s to %s", oldCRD.Spec.Scope, newCRD.Spec.Scope),
 		})
 	}
 	if oldCRD.Spec.Names.Kind != newCRD.Spec.Names.Kind {
-		out = append(out, Finding{
+		out = append(out, Change{
 			Rule:    RuleKindChanged,
 			Message: fmt.Sprintf("kind changed from %s to %s", oldCRD.Spec.Names.Kind, newCRD.Spec.Names.Kind),
 		})
 	}
 	for _, stored := range oldCRD.Status.StoredVersions {
 		if findVersion(newCRD, stored) == nil {
-			out = append(out, Finding{
+			out = append(out, Change{
 				Version: stored,
 				Rule:    RuleStoredVersionRemoved,
 				Message: "version is listed in status.storedVersions but removed from spec.versions",
@@ -54,7 +55,7 @@ func Compare(oldCRD, newCRD *apiextensionsv1.CustomResourceDefinition) []Finding
 		}
 		w := walker{version: oldVer.Name}
 		w.compare(".", oldSchema, newSchema)
-		out = append(out, w.findings...)
+		out = append(out, w.changes...)
 	}
 	return out
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // TestCompareCRDWide checks scope, kind and version rules and the order of
-// findings across versions.
+// changes across versions.
 func TestCompareCRDWide(t *testing.T) {
 	spec := object(props{"a": str()})
 	narrower := object(props{"a": enum(`"x"`)})
@@ -19,7 +19,7 @@ func TestCompareCRDWide(t *testing.T) {
 	tests := []struct {
 		name     string
 		old, new *apiextensionsv1.CustomResourceDefinition
-		want     []Finding
+		want     []Change
 	}{
 		{
 			name: "unchanged",
@@ -39,7 +39,7 @@ func TestCompareCRDWide(t *testing.T) {
 				crd.Spec.Scope = apiextensionsv1.ClusterScoped
 				return crd
 			}(),
-			want: []Finding{{Rule: RuleScopeChanged, Message: "scope changed from Namespaced to Cluster"}},
+			want: []Change{{Rule: RuleScopeChanged, Message: "scope changed from Namespaced to Cluster"}},
 		},
 		{
 			name: "kind changed",
@@ -49,13 +49,13 @@ func TestCompareCRDWide(t *testing.T) {
 				crd.Spec.Names.Kind = "Gadget"
 				return crd
 			}(),
-			want: []Finding{{Rule: RuleKindChanged, Message: "kind changed from Widget to Gadget"}},
+			want: []Change{{Rule: RuleKindChanged, Message: "kind changed from Widget to Gadget"}},
 		},
 		{
 			name: "stored version removed",
 			old:  withStored(newCRD(version("v1alpha1", spec), version("v1", spec)), "v1alpha1", "v1"),
 			new:  newCRD(version("v1", spec)),
-			want: []Finding{{
+			want: []Change{{
 				Version: "v1alpha1", Rule: RuleStoredVersionRemoved,
 				Message: "version is listed in status.storedVersions but removed from spec.versions",
 			}},
@@ -85,14 +85,14 @@ func TestCompareCRDWide(t *testing.T) {
 			new:  newCRD(version("v1", narrower)),
 		},
 		{
-			name: "CRD-wide findings first, then versions in old order",
+			name: "CRD-wide changes first, then versions in old order",
 			old:  withStored(newCRD(version("v2", spec), version("v1", spec), version("v0", spec)), "v0", "v2"),
 			new: func() *apiextensionsv1.CustomResourceDefinition {
 				crd := newCRD(version("v1", narrower), version("v2", narrower))
 				crd.Spec.Scope = apiextensionsv1.ClusterScoped
 				return crd
 			}(),
-			want: []Finding{
+			want: []Change{
 				{Rule: RuleScopeChanged, Message: "scope changed from Namespaced to Cluster"},
 				{Version: "v0", Rule: RuleStoredVersionRemoved, Message: "version is listed in status.storedVersions but removed from spec.versions"},
 				{Version: "v2", Path: ".spec.a", Rule: RuleEnumNarrowed, Message: `enum ["x"] added`},
@@ -110,7 +110,7 @@ func TestCompareCRDWide(t *testing.T) {
 	}
 }
 
-// TestCompareDeterministic runs a comparison with many findings repeatedly:
+// TestCompareDeterministic runs a comparison with many changes repeatedly:
 // map iteration must not change the order.
 func TestCompareDeterministic(t *testing.T) {
 	oldProps, newProps := props{}, props{}
@@ -121,7 +121,7 @@ func TestCompareDeterministic(t *testing.T) {
 	oldCRD, newCRD := newCRD(version("v1", object(oldProps))), newCRD(version("v1", object(newProps)))
 	first := Compare(oldCRD, newCRD)
 	if len(first) != 8*4 {
-		t.Fatalf("got %d findings, want %d: %v", len(first), 8*4, first)
+		t.Fatalf("got %d changes, want %d: %v", len(first), 8*4, first)
 	}
 	for i := 0; i < 20; i++ {
 		if got := Compare(oldCRD, newCRD); !reflect.DeepEqual(got, first) {
@@ -130,23 +130,23 @@ func TestCompareDeterministic(t *testing.T) {
 	}
 }
 
-// TestFindingString checks the rendering of findings with and without
+// TestFindingString checks the rendering of changes with and without
 // version and path.
 func TestFindingString(t *testing.T) {
 	tests := []struct {
-		finding Finding
-		want    string
+		change Change
+		want   string
 	}{
-		{Finding{Rule: RuleScopeChanged, Message: "scope changed from Namespaced to Cluster"},
+		{Change{Rule: RuleScopeChanged, Message: "scope changed from Namespaced to Cluster"},
 			"scope changed from Namespaced to Cluster"},
-		{Finding{Version: "v1alpha1", Rule: RuleStoredVersionRemoved, Message: "gone"},
+		{Change{Version: "v1alpha1", Rule: RuleStoredVersionRemoved, Message: "gone"},
 			"version v1alpha1: gone"},
-		{Finding{Version: "v1", Path: ".spec.size", Rule: RuleTypeChanged, Message: "type changed from integer to string"},
+		{Change{Version: "v1", Path: ".spec.size", Rule: RuleTypeChanged, Message: "type changed from integer to string"},
 			"version v1 field .spec.size: type changed from integer to string"},
-		{Finding{Path: ".spec", Message: "m"}, "field .spec: m"},
+		{Change{Path: ".spec", Message: "m"}, "field .spec: m"},
 	}
 	for _, tt := range tests {
-		if got := tt.finding.String(); got != tt.want {
+		if got := tt.change.String(); got != tt.want {
 			t.Errorf("String() = %q, want %q", got, tt.want)
 		}
 	}

@@ -1,90 +1,127 @@
 package crdsafety
 
-import "strings"
-
-// Rule names the kind of unsafe difference a Finding reports.
-type Rule string
-
-const (
-	// RuleStoredVersionRemoved: a version listed in the installed CRD's
-	// status.storedVersions is missing from the new spec.versions, so objects
-	// persisted in that version could no longer be decoded.
-	RuleStoredVersionRemoved Rule = "StoredVersionRemoved"
-	// RuleScopeChanged: spec.scope changed between Namespaced and Cluster.
-	RuleScopeChanged Rule = "ScopeChanged"
-	// RuleKindChanged: spec.names.kind changed, so existing objects and
-	// clients use a kind the CRD no longer defines.
-	RuleKindChanged Rule = "KindChanged"
-	// RuleFieldRemoved: a property of the old schema is absent from the new
-	// one and the new schema does not keep unknown fields at that level, so
-	// its values would be pruned.
-	RuleFieldRemoved Rule = "FieldRemoved"
-	// RuleUnknownFieldsDropped: the old schema kept unknown fields at a level
-	// (x-kubernetes-preserve-unknown-fields or an untyped additionalProperties)
-	// and the new one does not, so undeclared values would be pruned.
-	RuleUnknownFieldsDropped Rule = "UnknownFieldsDropped"
-	// RuleRequiredAdded: a field is newly listed in required.
-	RuleRequiredAdded Rule = "RequiredAdded"
-	// RuleTypeChanged: type (or format) of a field changed in a way that
-	// does not accept every old value.
-	RuleTypeChanged Rule = "TypeChanged"
-	// RuleEnumNarrowed: the new enum misses a value of the old enum, or an
-	// enum was added to a field that had none.
-	RuleEnumNarrowed Rule = "EnumNarrowed"
-	// RuleMaximumTightened: maximum was added or decreased, or
-	// exclusiveMaximum was turned on at the same maximum.
-	RuleMaximumTightened Rule = "MaximumTightened"
-	// RuleMinimumTightened: minimum was added or increased, or
-	// exclusiveMinimum was turned on at the same minimum.
-	RuleMinimumTightened Rule = "MinimumTightened"
-	// RuleMaxLengthTightened: maxLength was added or decreased.
-	RuleMaxLengthTightened Rule = "MaxLengthTightened"
-	// RuleMinLengthTightened: minLength was increased.
-	RuleMinLengthTightened Rule = "MinLengthTightened"
-	// RuleMaxItemsTightened: maxItems was added or decreased.
-	RuleMaxItemsTightened Rule = "MaxItemsTightened"
-	// RuleMinItemsTightened: minItems was increased.
-	RuleMinItemsTightened Rule = "MinItemsTightened"
-	// RuleMaxPropertiesTightened: maxProperties was added or decreased.
-	RuleMaxPropertiesTightened Rule = "MaxPropertiesTightened"
-	// RuleMinPropertiesTightened: minProperties was increased.
-	RuleMinPropertiesTightened Rule = "MinPropertiesTightened"
+import (
+	"fmt"
+	"strings"
 )
 
-// Finding is one unsafe difference between an installed CRD and its
-// replacement.
+// Kind is what a Finding says the new CRD breaks.
+type Kind string
+
+const (
+	// KindInvalid: existing objects, read at a version, pass its installed
+	// schema but fail its new one at a field.
+	KindInvalid Kind = "Invalid"
+	// KindPruned: existing objects hold a value at a field the new schema
+	// of their version no longer keeps, so the value would be pruned.
+	KindPruned Kind = "Pruned"
+	// KindStoredVersionRemoved: a version in the installed CRD's
+	// status.storedVersions is missing from the new spec.versions, so
+	// objects persisted in it could no longer be read. It is found whether
+	// or not objects exist (the API server refuses such a CRD update).
+	KindStoredVersionRemoved Kind = "StoredVersionRemoved"
+	// KindServedVersionDropped: a served version is removed or no longer
+	// served while objects exist, so clients reading them through it
+	// break.
+	KindServedVersionDropped Kind = "ServedVersionDropped"
+	// KindScopeChanged: spec.scope changed while objects exist.
+	KindScopeChanged Kind = "ScopeChanged"
+	// KindKindChanged: spec.names.kind changed while objects exist.
+	KindKindChanged Kind = "KindChanged"
+)
+
+// Finding is one way the new CRD breaks what exists. Its ID names it
+// stably (it does not depend on which objects are affected), so that a
+// user can accept it.
 type Finding struct {
-	// Version is the CRD version the finding is about; empty for CRD-wide
-	// findings such as a scope change.
+	// Kind is what breaks.
+	Kind Kind
+	// Version is the CRD version concerned; empty for scope and kind
+	// changes.
 	Version string
-	// Path is the JSON path of the field inside the version's schema, e.g.
-	// ".spec.replicas"; "." is the schema root, "[*]" an array item and ".*"
-	// a map value. Empty when the finding is not about a field.
+	// Path is the field, as a schema path (".status.conditions[*].reason":
+	// "[*]" is any array item, ".*" any map value); set for KindInvalid and
+	// KindPruned only.
 	Path string
-	// Rule is the kind of difference.
-	Rule Rule
-	// Message says in words what changed, old value before new.
+	// Message says what changed, e.g. the schema change (see Compare)
+	// that explains the failures.
 	Message string
+	// Objects are the first objects affected, at most
+	// Options.MaxObjectsPerFinding.
+	Objects []ObjectFailure
+	// Count is how many of the checked objects are affected.
+	Count int
+	// More is set when the check was bounded (see Options) and objects it
+	// did not check may be affected too.
+	More bool
 }
 
-// String renders the finding as "version v1 field .spec.size: message",
-// leaving out the version or field part when it is empty.
-func (f Finding) String() string {
-	var b strings.Builder
+// ID is the finding's stable name: "KIND:VERSION:PATH", "KIND:VERSION" or
+// "KIND", e.g. "Invalid:v1:.status.conditions[*].reason".
+func (f Finding) ID() string {
+	parts := []string{string(f.Kind)}
 	if f.Version != "" {
-		b.WriteString("version ")
-		b.WriteString(f.Version)
+		parts = append(parts, f.Version)
 	}
 	if f.Path != "" {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString("field ")
-		b.WriteString(f.Path)
+		parts = append(parts, f.Path)
 	}
-	if b.Len() > 0 {
-		b.WriteString(": ")
+	return strings.Join(parts, ":")
+}
+
+// String renders the finding for a condition message: its ID in
+// brackets, what changed, and the affected objects with "and N more".
+func (f Finding) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%s] %s", f.ID(), f.Message)
+	if f.Count == 0 {
+		return b.String()
 	}
-	b.WriteString(f.Message)
+	switch f.Kind {
+	case KindInvalid:
+		b.WriteString("; existing objects failing it: ")
+	case KindPruned:
+		b.WriteString("; existing objects holding a value there: ")
+	default:
+		b.WriteString("; existing objects: ")
+	}
+	names := make([]string, 0, len(f.Objects)+1)
+	for _, o := range f.Objects {
+		names = append(names, o.String())
+	}
+	switch more := f.Count - len(f.Objects); {
+	case more > 0 && f.More:
+		names = append(names, fmt.Sprintf("and at least %d more", more))
+	case more > 0:
+		names = append(names, fmt.Sprintf("and %d more", more))
+	case f.More:
+		names = append(names, "and maybe more")
+	}
+	b.WriteString(strings.Join(names, ", "))
 	return b.String()
+}
+
+// ObjectFailure is one existing custom resource a Finding affects.
+type ObjectFailure struct {
+	// Namespace of the object; empty for cluster-scoped objects.
+	Namespace string
+	// Name of the object.
+	Name string
+	// Detail is why it fails: the API server's validation error
+	// ("status.conditions[0].reason: Required value"), or the field whose
+	// value would be pruned; empty for version, scope and kind findings.
+	Detail string
+}
+
+// String renders the failure as "ns/name (detail)", or "ns/name" without a
+// detail.
+func (o ObjectFailure) String() string {
+	name := o.Name
+	if o.Namespace != "" {
+		name = o.Namespace + "/" + name
+	}
+	if o.Detail == "" {
+		return name
+	}
+	return name + " (" + o.Detail + ")"
 }

@@ -10,15 +10,15 @@ import (
 )
 
 // walker compares two openAPIV3Schemas of one CRD version and collects the
-// findings in walk order.
+// changes in walk order.
 type walker struct {
-	version  string
-	findings []Finding
+	version string
+	changes []Change
 }
 
-// add records a finding at path.
+// add records a change at path.
 func (w *walker) add(path string, rule Rule, format string, args ...any) {
-	w.findings = append(w.findings, Finding{
+	w.changes = append(w.changes, Change{
 		Version: w.version,
 		Path:    path,
 		Rule:    rule,

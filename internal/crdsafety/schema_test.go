@@ -150,7 +150,7 @@ func TestCompareSchema(t *testing.T) {
 		{"bounds tightened in map values", object(props{"m": mapOf(strLen(nil, i64(9)))}), object(props{"m": mapOf(strLen(nil, i64(3)))}),
 			[]string{"MaxLengthTightened .spec.m.*"}},
 
-		// Several findings come in walk order.
+		// Several changes come in walk order.
 		{"walk order", object(props{
 			"b": integer(),
 			"a": object(props{"y": str(), "x": enum(`"p"`, `"q"`)}),
@@ -171,14 +171,14 @@ func TestCompareSchema(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			findings := Compare(newCRD(version("v1", tt.old)), newCRD(version("v1", tt.new)))
+			changes := Compare(newCRD(version("v1", tt.old)), newCRD(version("v1", tt.new)))
 			var got []string
-			for _, f := range findings {
+			for _, f := range changes {
 				if f.Version != "v1" {
-					t.Errorf("finding %v: version %q, want v1", f, f.Version)
+					t.Errorf("change %v: version %q, want v1", f, f.Version)
 				}
 				if f.Message == "" {
-					t.Errorf("finding %v has no message", f)
+					t.Errorf("change %v has no message", f)
 				}
 				got = append(got, string(f.Rule)+" "+f.Path)
 			}
@@ -189,7 +189,7 @@ func TestCompareSchema(t *testing.T) {
 	}
 }
 
-// TestCompareMessages checks the wording of findings, old value before new.
+// TestCompareMessages checks the wording of changes, old value before new.
 func TestCompareMessages(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -219,11 +219,11 @@ func TestCompareMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			findings := Compare(newCRD(version("v1", tt.old)), newCRD(version("v1", tt.new)))
-			if len(findings) != 1 {
-				t.Fatalf("Compare() = %v, want one finding", findings)
+			changes := Compare(newCRD(version("v1", tt.old)), newCRD(version("v1", tt.new)))
+			if len(changes) != 1 {
+				t.Fatalf("Compare() = %v, want one change", changes)
 			}
-			if got := findings[0].String(); got != tt.want {
+			if got := changes[0].String(); got != tt.want {
 				t.Errorf("String() = %q, want %q", got, tt.want)
 			}
 		})

@@ -17,7 +17,10 @@
 // owner labels, every update by a trusted user (the manager itself, which
 // checks CRD changes before it applies them), and every update of a CRD
 // whose BundleDeployment opted out with spec.upgrade.crdUpgradeSafety: None
-// or no longer exists. Otherwise it refuses a spec change that
-// crdsafety.Compare finds unsafe or that existing custom resources would
-// fail, naming the BundleDeployment to change instead.
+// or no longer exists. Otherwise it refuses a spec change for which
+// crdsafety.Check finds something that exists would break (custom
+// resources the new schema refuses or prunes, a stored version removed, a
+// served version dropped while objects exist) and the BundleDeployment did
+// not accept in spec.upgrade.acceptedCRDFindings, naming the
+// BundleDeployment to change instead.
 package crdwebhook

@@ -59,12 +59,15 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if bd.Spec.Upgrade != nil && bd.Spec.Upgrade.CRDUpgradeSafety == v1alpha2.CRDUpgradeSafetyNone {
 		return admission.Allowed("BundleDeployment " + bdName + " sets crdUpgradeSafety: None")
 	}
-	report, err := crdsafety.Check(ctx, h.Reader, oldCRD, newCRD)
+	opts := crdsafety.DefaultOptions()
+	opts.Accepted = bd.Spec.Upgrade.AcceptedFindings(newCRD.Name)
+	res, err := crdsafety.Check(ctx, h.Reader, oldCRD, newCRD, opts)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
-	if report != "" {
-		return admission.Denied(fmt.Sprintf("unsafe CRD upgrade: %s (managed by BundleDeployment %s; change the bundle instead, or set its spec.upgrade.crdUpgradeSafety to None)", report, bdName))
+	if !res.Safe() {
+		return admission.Denied(fmt.Sprintf("unsafe CRD upgrade: %s (managed by BundleDeployment %s; change the bundle instead, "+
+			"accept each finding in its spec.upgrade.acceptedCRDFindings, or set its spec.upgrade.crdUpgradeSafety to None)", res.Message(), bdName))
 	}
 	return admission.Allowed("")
 }

@@ -21,11 +21,13 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 )
 
-// stubReader serves BundleDeployments from a map and lists items.
+// stubReader serves BundleDeployments from a map (with the findings they
+// accept) and lists items.
 type stubReader struct {
-	bds   map[string]v1alpha2.CRDUpgradeSafety
-	items []unstructured.Unstructured
-	err   error
+	bds      map[string]v1alpha2.CRDUpgradeSafety
+	accepted []v1alpha2.AcceptedCRDFinding
+	items    []unstructured.Unstructured
+	err      error
 }
 
 var _ client.Reader = (*stubReader)(nil)
@@ -40,7 +42,7 @@ func (r *stubReader) Get(_ context.Context, key client.ObjectKey, obj client.Obj
 	}
 	bd := obj.(*v1alpha2.BundleDeployment)
 	bd.Name = key.Name
-	bd.Spec.Upgrade = &v1alpha2.UpgradePolicy{CRDUpgradeSafety: safety}
+	bd.Spec.Upgrade = &v1alpha2.UpgradePolicy{CRDUpgradeSafety: safety, AcceptedCRDFindings: r.accepted}
 	return nil
 }
 
@@ -128,14 +130,34 @@ func TestHandle(t *testing.T) {
 			reader: &stubReader{bds: map[string]v1alpha2.CRDUpgradeSafety{"x": v1alpha2.CRDUpgradeSafetyStrict}, items: []unstructured.Unstructured{
 				widget("plain", map[string]any{}), widget("colored", map[string]any{"color": "red"}),
 			}},
-			wantMessage: []string{"field .spec.color: field removed", "existing objects with a value at .spec.color: ns/colored", "managed by BundleDeployment x", "crdUpgradeSafety to None"},
+			wantMessage: []string{"[Pruned:v1:.spec.color] field removed", "existing objects holding a value there: ns/colored (spec.color: value would be pruned)",
+				"managed by BundleDeployment x", "acceptedCRDFindings", "crdUpgradeSafety to None"},
+		},
+		{
+			name: "field removed, no object holds it", oldObj: testCRD("x", "color"), newObj: testCRD("x"),
+			reader:      &stubReader{bds: map[string]v1alpha2.CRDUpgradeSafety{"x": v1alpha2.CRDUpgradeSafetyStrict}, items: []unstructured.Unstructured{widget("plain", map[string]any{})}},
+			wantAllowed: true,
+		},
+		{
+			name: "field removed, finding accepted", oldObj: testCRD("x", "color"), newObj: testCRD("x"),
+			reader: &stubReader{bds: map[string]v1alpha2.CRDUpgradeSafety{"x": v1alpha2.CRDUpgradeSafetyStrict},
+				accepted: []v1alpha2.AcceptedCRDFinding{{CRD: "widgets.example.com", Finding: "Pruned:v1:.spec.color"}},
+				items:    []unstructured.Unstructured{widget("colored", map[string]any{"color": "red"})}},
+			wantAllowed: true,
+		},
+		{
+			name: "field removed, finding accepted for another CRD", oldObj: testCRD("x", "color"), newObj: testCRD("x"),
+			reader: &stubReader{bds: map[string]v1alpha2.CRDUpgradeSafety{"x": v1alpha2.CRDUpgradeSafetyStrict},
+				accepted: []v1alpha2.AcceptedCRDFinding{{CRD: "gadgets.example.com", Finding: "Pruned:v1:.spec.color"}},
+				items:    []unstructured.Unstructured{widget("colored", map[string]any{"color": "red"})}},
+			wantMessage: []string{"[Pruned:v1:.spec.color]"},
 		},
 		{
 			name: "existing object fails", oldObj: testCRD("x", "color"), newObj: patterned,
 			reader: &stubReader{bds: map[string]v1alpha2.CRDUpgradeSafety{"x": ""}, items: []unstructured.Unstructured{
 				widget("ok", map[string]any{"color": "red"}), widget("bad", map[string]any{"color": "RED"}),
 			}},
-			wantMessage: []string{"existing object ns/bad", "spec.color"},
+			wantMessage: []string{"[Invalid:v1:.spec.color]", "ns/bad (spec.color: Invalid value"},
 		},
 		{
 			name: "optional field added", oldObj: testCRD("x", "color"), newObj: testCRD("x", "color", "size"),

@@ -155,7 +155,7 @@ func TestWebhook(t *testing.T) {
 		t.Fatalf("unsafe update: got %v, want a denial", err)
 	}
 	t.Logf("denial: %v", err)
-	for _, want := range []string{"field .spec.color: field removed", ns + "/painted", "managed by BundleDeployment " + bd.Name} {
+	for _, want := range []string{"[Pruned:v1:.spec.color] field removed", ns + "/painted", "managed by BundleDeployment " + bd.Name} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("denial %q lacks %q", err, want)
 		}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
@@ -20,13 +21,19 @@ import (
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
-// checkCRDUpgrades refuses a plan that changes an installed CRD unsafely
-// (crdsafety.Compare) or whose new schema existing custom resources fail,
-// unless upgrade.crdUpgradeSafety is None.
+// checkCRDUpgrades refuses a plan whose change of an installed CRD breaks
+// what exists (crdsafety.Check: custom resources the new schema refuses
+// or prunes, a stored version removed, a served version dropped while
+// objects exist), unless upgrade.crdUpgradeSafety is None or the user
+// accepted each such finding in upgrade.acceptedCRDFindings.
 func (r *Reconciler) checkCRDUpgrades(ctx context.Context, s *scope, plan *apply.Plan, same map[inventory.ID]appliedObject) error {
 	bd := s.bd
 	if bd.Spec.Upgrade != nil && bd.Spec.Upgrade.CRDUpgradeSafety == v1alpha2.CRDUpgradeSafetyNone {
 		return nil
+	}
+	lister := customResourceLister{manager: r.Engine.Reader()}
+	if !s.as.id.IsManager() {
+		lister.install = s.as.engine.Reader()
 	}
 	var reports []string
 	for _, obj := range plan.CRDs() {
@@ -56,19 +63,34 @@ func (r *Reconciler) checkCRDUpgrades(ctx context.Context, s *scope, plan *apply
 			// refuses it, naming its owner (the more precise reason).
 			continue
 		}
-		report, err := crdsafety.Check(ctx, s.as.engine.Reader(), installed, next)
+		opts := crdsafety.DefaultOptions()
+		opts.Accepted = bd.Spec.Upgrade.AcceptedFindings(next.Name)
+		res, err := crdsafety.Check(ctx, lister, installed, next, opts)
 		if err != nil {
 			return err
 		}
-		if report != "" {
-			reports = append(reports, report)
+		if !res.Safe() {
+			reports = append(reports, res.Message())
+		} else if len(res.Accepted) > 0 {
+			log.FromContext(ctx).Info("CRD upgrade allowed by accepted findings", "crd", next.Name, "findings", findingIDs(res.Accepted))
 		}
 	}
 	if len(reports) > 0 {
 		return failure.New(v1alpha2.ReasonCRDUpgradeUnsafe,
-			"unsafe CRD upgrade, nothing was applied (set spec.upgrade.crdUpgradeSafety: None to apply anyway): %s", strings.Join(reports, " | "))
+			"unsafe CRD upgrade, nothing was applied (to apply anyway, accept each finding by its bracketed id in "+
+				"spec.upgrade.acceptedCRDFindings as {crd: NAME, finding: ID}, or set spec.upgrade.crdUpgradeSafety: None to skip every check): %s",
+			strings.Join(reports, " | "))
 	}
 	return nil
+}
+
+// findingIDs are the IDs of findings, for logs.
+func findingIDs(findings []crdsafety.Finding) []string {
+	out := make([]string, 0, len(findings))
+	for _, f := range findings {
+		out = append(out, f.ID())
+	}
+	return out
 }
 
 // refusedAsCollision reports whether the apply's collision check (see

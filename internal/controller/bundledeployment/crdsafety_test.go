@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -56,6 +58,15 @@ func TestCRDCollisionBeforeUpgradeSafety(t *testing.T) {
 				holder = owner.Name
 			}
 
+			// A custom resource with a size: dropping the field would
+			// prune its value.
+			cr := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "example.com/v1", "kind": kind,
+				"metadata": map[string]any{"name": "sized", "namespace": "default"},
+				"spec":     map[string]any{"size": int64(3)},
+			}}
+			envtest.Eventually(t, 20*time.Second, func() error { return env.Client.Create(ctx, cr) })
+
 			// The same CRD without size: an unsafe change of the installed one.
 			second := fmt.Sprintf(widgetCRD, plural, kind, plural[:len(plural)-1], "              color: {type: string}\n")
 			other := &v1alpha2.BundleDeployment{
@@ -78,8 +89,8 @@ func TestCRDCollisionBeforeUpgradeSafety(t *testing.T) {
 			if tt.wantReason == v1alpha2.ReasonCollision && !tt.handMade && !strings.Contains(msg, holder) {
 				t.Fatalf("message %q does not name the CRD's owner %s", msg, holder)
 			}
-			if tt.wantReason == v1alpha2.ReasonCRDUpgradeUnsafe && !strings.Contains(msg, ".spec.size") {
-				t.Fatalf("message %q does not name the removed field .spec.size", msg)
+			if tt.wantReason == v1alpha2.ReasonCRDUpgradeUnsafe && (!strings.Contains(msg, "[Pruned:v1:.spec.size]") || !strings.Contains(msg, "default/sized")) {
+				t.Fatalf("message %q does not name the removed field .spec.size and the object holding one", msg)
 			}
 		})
 	}

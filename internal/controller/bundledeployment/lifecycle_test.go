@@ -162,9 +162,10 @@ spec:
             properties:
 %[4]s`
 
-// TestUnsafeCRDUpgradeIsRefused removes a CRD field an existing custom
-// resource uses: refused, naming the field and the object; with
-// crdUpgradeSafety None the same upgrade proceeds.
+// TestUnsafeCRDUpgradeIsRefused narrows an enum an existing custom
+// resource's value is not in (and drops a field no object uses): refused,
+// naming the field and the object; with crdUpgradeSafety None the same
+// upgrade proceeds.
 func TestUnsafeCRDUpgradeIsRefused(t *testing.T) {
 	ctx := context.Background()
 	ns := envtest.UniqueName("crd")
@@ -189,7 +190,7 @@ func TestUnsafeCRDUpgradeIsRefused(t *testing.T) {
 	})
 	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonCRDUpgradeUnsafe)
 	msg := installedMessage(bd)
-	for _, want := range []string{".spec.size", "w1", "crdUpgradeSafety"} {
+	for _, want := range []string{"[Invalid:v1:.spec.color]", ns + "/w1", "crdUpgradeSafety"} {
 		if !strings.Contains(msg, want) {
 			t.Fatalf("message %q lacks %q", msg, want)
 		}
