@@ -38,7 +38,7 @@ func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
 		return nil, err
 	}
 	before := make([]string, len(p.items)) // resourceVersion before the write; "" if absent
-	var now, later, first, pre, rest, post []int
+	var now, later, first, pre, roles, rest, post []int
 	for i, it := range p.items {
 		if !runs(it, p.hookRun) {
 			continue
@@ -52,6 +52,8 @@ func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
 		switch {
 		case it.phase == phaseFirst:
 			first = append(first, i)
+		case it.hook == nil && isRole(it):
+			roles = append(roles, i)
 		case it.hook == nil:
 			rest = append(rest, i)
 		}
@@ -81,7 +83,7 @@ func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
 	for _, stage := range []struct {
 		idx  []int
 		hook string
-	}{{pre, preName}, {rest, ""}, {post, postName}} {
+	}{{pre, preName}, {roles, ""}, {rest, ""}, {post, postName}} {
 		for _, i := range stage.idx {
 			if !inDone[i] {
 				inDone[i] = true
@@ -152,6 +154,11 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 			if obj, err = e.patch(ctx, it, true); err == nil && createdBy(obj, e.opts.FieldManager) {
 				p.items[i].takeOver = true
 			}
+		}
+		if err != nil && e.roleOfPlanMissing(ctx, p, it, err) {
+			// A new role of the plan, bound here: validated by its own
+			// dry-run; this binding is checked as it stands.
+			obj, err = e.existing(ctx, it)
 		}
 		if fields := immutableFields(err); fields != nil {
 			if !replaceable(it) {
@@ -327,7 +334,7 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string,
 		return refusal
 	}
 	if len(errs) > 0 {
-		return errs[0]
+		return firstFailure(errs)
 	}
 	return ctx.Err()
 }
