@@ -79,11 +79,25 @@ release: ## Write rukpak.yaml, the manager's image (OCI tarball) and rukpakctl b
 run: build cluster-bins ## Start a local control plane with rukpak and install the examples.
 	hack/run.sh
 
+export GO_TEST_FLAGS NO_RACE_PKGS
+
 .PHONY: test
-test: build cluster-bins lint ## Run all tests: unit, envtest integration and end to end (with the race detector).
-	go test $(GO_TEST_FLAGS) -race $$(go list ./... | grep -v -x -F $(foreach p,$(NO_RACE_PKGS),-e github.com/rukpak/rukpak/$(patsubst ./%,%,$(p))))
-	go test $(GO_TEST_FLAGS) $(NO_RACE_PKGS)
-	cd provisioners/appspec && go vet ./... && go test $(GO_TEST_FLAGS) -race ./...
+test: build cluster-bins lint ## Run all tests: unit (in full), envtest integration and end to end (with the race detector); per-package times in test-results/.
+	UNIT_SHORT= hack/test.sh unit
+	hack/test.sh integration
+	hack/test.sh e2e
+
+.PHONY: test-unit
+test-unit: ## The fast tier: tests that need no API server, in -short mode (under a minute).
+	hack/test.sh unit
+
+.PHONY: test-integration
+test-integration: cluster-bins ## Tests against a real API server (envtest).
+	hack/test.sh integration
+
+.PHONY: test-e2e
+test-e2e: build cluster-bins ## End-to-end tests on the local cluster (test/...).
+	hack/test.sh e2e
 
 .PHONY: bench
 bench: build cluster-bins ## Measure install throughput against the server-side apply floor.
