@@ -255,6 +255,7 @@ type scope struct {
 
 // Reconcile drives one BundleDeployment toward its spec.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	defer quietConflicts(ctx, &result, &retErr)
 	bd := &v1alpha2.BundleDeployment{}
 	if err := r.Client.Get(ctx, req.NamespacedName, bd); err != nil {
 		if apierrors.IsNotFound(err) {
