@@ -1,7 +1,8 @@
 // Package config embeds rukpak's Kubernetes manifests so that Go programs
 // (the local cluster, tests, the CLI) install exactly the CRDs that
-// `make manifests` wrote and the admission policies of config/policy,
-// without reading the source tree at run time.
+// `make manifests` wrote, the admission policies of config/policy and the
+// ClusterRoles the release ships for users, without reading the source
+// tree at run time.
 package config
 
 import (

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Start the local control plane with rukpak (bin/rukpakctl local up), install
-# every manifest in examples/, wait until the BundleDeployments are Installed
-# and their Deployments Available, and print how to look around. The cluster
-# stays up; stop it with `bin/rukpakctl local down`.
+# every manifest in examples/, wait until the BundleDeployments are Installed,
+# their Deployments Available and then the BundleDeployments Ready, and print
+# how to look around. The cluster stays up; stop it with
+# `bin/rukpakctl local down`.
 #
 # Called by `make run` after `make build cluster-bins`. Environment:
 #   RUKPAK_STATE_DIR  state directory of the cluster (default .local/cluster)
@@ -54,6 +55,14 @@ for ns in $namespaces; do
 			diagnose "Deployments in $ns did not become Available"
 	fi
 done
+
+# A BundleDeployment reports Ready (Installed, Healthy and settled) on the
+# reconcile after its Deployments became Available, not at the same
+# instant: wait for it, or the table below shows READY False for what was
+# just waited on.
+echo "waiting for the BundleDeployments to be Ready"
+"$kubectl" wait --for=condition=Ready bd --all --timeout="$timeout" ||
+	diagnose "BundleDeployments did not become Ready"
 
 echo
 echo "Installed:"

@@ -63,10 +63,7 @@ func (f *contentFlags) base(cfg *rest.Config) (string, error) {
 		base = os.Getenv(contentServerEnv)
 	}
 	if base == "" {
-		apiServer, content, err := localcluster.ContentServer(defaultStateDir())
-		if err == nil && content != "" && sameServer(apiServer, cfg.Host) {
-			base = content
-		}
+		base = localContentServer(cfg)
 	}
 	if base == "" {
 		return "", fmt.Errorf("the address of the manager's content server is not known: pass --content-server URL (the manager's --content-url) or set $%s", contentServerEnv)
@@ -76,6 +73,16 @@ func (f *contentFlags) base(cfg *rest.Config) (string, error) {
 		return "", fmt.Errorf("content server %q: want an http(s) URL without credentials or query", base)
 	}
 	return strings.TrimRight(base, "/"), nil
+}
+
+// localContentServer returns the content server of the local cluster of
+// the state directory when cfg points at that cluster's API server, else "".
+func localContentServer(cfg *rest.Config) string {
+	apiServer, content, err := localcluster.ContentServer(defaultStateDir())
+	if err != nil || content == "" || !sameServer(apiServer, cfg.Host) {
+		return ""
+	}
+	return content
 }
 
 // sameServer reports whether two API server URLs are the same.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/contentserver"
+	"github.com/rukpak/rukpak/internal/localcluster"
 	"github.com/rukpak/rukpak/internal/upload"
 )
 
@@ -39,7 +40,7 @@ type runOptions struct {
 func newRunCmd() *cobra.Command {
 	o := &runOptions{}
 	cmd := &cobra.Command{
-		Use:   "run NAME DIR",
+		Use:   "run [NAME] DIR",
 		Short: "Upload a directory and install it as BundleDeployment NAME",
 		Long: `Pack DIR into a deterministic .tar.gz, upload it to the manager's content
 server (which stores it as content-addressed chunks in rukpak-system: no
@@ -47,20 +48,34 @@ write access to ConfigMaps there is needed) and create BundleDeployment NAME
 with it as its upload source, or point an existing NAME at it. Running again
 with unchanged content changes nothing; changed content makes a new revision.
 Progress goes to stderr, the outcome and the Installed condition to stdout.
+Without NAME, the BundleDeployment is named after DIR (its base name,
+lower-cased, other characters than letters, digits and '-' made '-').
 
 The upload is authenticated with a token for audience ` + contentserver.Audience + `:
 --token, or one rukpakctl requests for --token-for NAMESPACE/NAME, by default
 for the BundleDeployment's ServiceAccount (spec.serviceAccount in its
-installNamespace). That identity needs create on the virtual resource uploads
-in API group core.rukpak.io (ClusterRole rukpak-uploader). The token is sent
-only to the manager's content server (--content-server), never the
-kubeconfig's credentials.`,
-		Args: cobra.ExactArgs(2),
+installNamespace) or, on the local cluster (rukpakctl local up), for the
+ServiceAccount ` + localcluster.Uploader.String() + ` it provides for its admin.
+That identity needs create on the virtual resource uploads in API group
+core.rukpak.io (ClusterRole rukpak-uploader). The token is sent only to the
+manager's content server (--content-server), never the kubeconfig's
+credentials.`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.namespace == "" {
-				o.namespace = args[0]
+			name, dir := "", args[len(args)-1]
+			if len(args) == 2 {
+				name = args[0]
+			} else {
+				var err error
+				if name, err = nameFromDir(dir); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "BundleDeployment %s (named after %s)\n", name, dir)
 			}
-			return o.run(cmd, args[0], args[1])
+			if o.namespace == "" {
+				o.namespace = name
+			}
+			return o.run(cmd, name, dir)
 		},
 	}
 	f := cmd.Flags()
@@ -97,9 +112,14 @@ func (o *runOptions) run(cmd *cobra.Command, name, dir string) error {
 	defer func() { _ = a.Close() }()
 	fmt.Fprintf(stderr, "packed %s: %s (%s compressed)\n", dir, a.Digest, size(a.Size))
 
-	uploader, err := o.uploader(ctx, c, name)
+	uploader, exists, err := o.uploader(ctx, c, name)
 	if err != nil {
 		return err
+	}
+	if uploader == nil && !o.cf.hasToken() {
+		if uploader, err = o.defaultUploader(cfg, name, dir, exists); err != nil {
+			return err
+		}
 	}
 	token, err := o.cf.bearer(ctx, cfg, uploader)
 	if err != nil {
@@ -129,27 +149,27 @@ func (o *runOptions) run(cmd *cobra.Command, name, dir string) error {
 // uploader returns the ServiceAccount a token is requested for when
 // neither --token nor --token-for is given: the install identity of
 // BundleDeployment name if it exists, else the one --service-account gives
-// the new one; nil when there is none.
-func (o *runOptions) uploader(ctx context.Context, c client.Client, name string) (*types.NamespacedName, error) {
+// the new one; nil when there is none (see defaultUploader). It also
+// reports whether the BundleDeployment exists.
+func (o *runOptions) uploader(ctx context.Context, c client.Client, name string) (*types.NamespacedName, bool, error) {
 	bd := &v1alpha2.BundleDeployment{}
 	err := c.Get(ctx, client.ObjectKey{Name: name}, bd)
 	switch {
 	case apierrors.IsNotFound(err):
 		if o.sa == "" {
-			return nil, nil
+			return nil, false, nil
 		}
-		return &types.NamespacedName{Namespace: o.namespace, Name: o.sa}, nil
+		return &types.NamespacedName{Namespace: o.namespace, Name: o.sa}, false, nil
 	case err != nil:
-		return nil, fmt.Errorf("getting BundleDeployment %s: %w", name, err)
+		return nil, false, fmt.Errorf("getting BundleDeployment %s: %w", name, err)
 	}
 	if _, err := uploadSource(bd); err != nil {
-		return nil, fmt.Errorf("BundleDeployment %s: %w", name, err)
+		return nil, true, fmt.Errorf("BundleDeployment %s: %w", name, err)
 	}
-	switch {
-	case bd.Spec.ServiceAccount == nil:
-		return nil, nil
+	if bd.Spec.ServiceAccount == nil {
+		return nil, true, nil
 	}
-	return &types.NamespacedName{Namespace: bd.Spec.InstallNamespace, Name: bd.Spec.ServiceAccount.Name}, nil
+	return &types.NamespacedName{Namespace: bd.Spec.InstallNamespace, Name: bd.Spec.ServiceAccount.Name}, true, nil
 }
 
 // apply creates BundleDeployment name with the upload digest, or points its

@@ -152,6 +152,19 @@ func TestRunRefuses(t *testing.T) {
 	if err := testEnv.Client.Create(context.Background(), bd); err != nil {
 		t.Fatal(err)
 	}
+	unnamed := filepath.Join(t.TempDir(), "__")
+	if err := os.Mkdir(unnamed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	existing := envtest.UniqueName("run-existing")
+	bd = &v1alpha2.BundleDeployment{}
+	bd.Name = existing
+	bd.Spec = v1alpha2.BundleDeploymentSpec{ProvisionerClassName: "c", InstallNamespace: "x", Sources: []v1alpha2.BundleSource{{
+		Type: v1alpha2.SourceTypeUpload, Upload: &v1alpha2.UploadSource{Digest: "sha256:" + strings.Repeat("0", 64)},
+	}}}
+	if err := testEnv.Client.Create(context.Background(), bd); err != nil {
+		t.Fatal(err)
+	}
 	link := filepath.Join(t.TempDir(), "linked")
 	if err := os.Mkdir(link, 0o755); err != nil {
 		t.Fatal(err)
@@ -168,9 +181,17 @@ func TestRunRefuses(t *testing.T) {
 			want: "BundleDeployment " + other + ": it exists without an upload source"},
 		{name: "symbolic link", args: []string{"x", link}, want: "passwd is a symbolic link"},
 		{name: "missing directory", args: []string{"x", filepath.Join(dir, "nope")}, want: "no such file or directory"},
-		{name: "wrong argument count", args: []string{"x"}, want: "accepts 2 arg(s)"},
+		{name: "wrong argument count", args: []string{"x", dir, "y"}, want: "accepts between 1 and 2 arg(s)"},
+		{name: "a directory that names no BundleDeployment", args: []string{unnamed}, want: "no BundleDeployment name follows from directory"},
 		{name: "no token: the kubeconfig's credentials are not sent", args: []string{"x", dir, "--token-for", ""},
 			want: "the content server takes a token for audience rukpak.io/content, never the kubeconfig's credentials"},
+		{name: "no token: the commands that give one", args: []string{"x", dir, "--token-for", ""},
+			want: "  kubectl create serviceaccount rukpak-uploader -n rukpak-system\n" +
+				"  kubectl create clusterrolebinding rukpak-uploader --clusterrole=rukpak-uploader --serviceaccount=rukpak-system:rukpak-uploader\n" +
+				"and upload as it:\n  rukpakctl run x " + dir + " --token-for rukpak-system/rukpak-uploader\n" +
+				"or install and upload as a ServiceAccount of namespace x bound to ClusterRole rukpak-uploader"},
+		{name: "no token for an existing BundleDeployment: no --service-account advice", args: []string{existing, dir, "--token-for", ""},
+			want: "  rukpakctl run " + existing + " " + dir + " --token-for rukpak-system/rukpak-uploader"},
 		{name: "an uploader without the permission", args: []string{"x", dir, "--token-for", cf.ns + "/nobody"},
 			want: `403 Forbidden: user "system:serviceaccount:` + cf.ns + `:nobody" may not create uploads in API group core.rukpak.io`},
 		{name: "a token for the API server", args: []string{"x", dir, "--token", apiToken(t, cf.ns, "uploader")},
@@ -188,6 +209,37 @@ func TestRunRefuses(t *testing.T) {
 			_, _, err := run(t, args...)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error = %v, want one containing %q", err, tt.want)
+			}
+			if strings.Contains(tt.name, "no --service-account") && strings.Contains(err.Error(), "--service-account") {
+				t.Errorf("error %q advises --service-account, which an existing BundleDeployment ignores", err)
+			}
+		})
+	}
+}
+
+func TestNameFromDir(t *testing.T) {
+	tests := []struct {
+		dir, want, err string
+	}{
+		{dir: "/tmp/my-app", want: "my-app"},
+		{dir: "/tmp/My_App v2.1", want: "my-app-v2-1"},
+		{dir: "/tmp/metrics-server-1.21+", want: "metrics-server-1-21"},
+		{dir: "/tmp/" + strings.Repeat("a", 60), want: strings.Repeat("a", 52)},
+		{dir: "/tmp/" + strings.Repeat("a", 51) + "-b", want: strings.Repeat("a", 51)},
+		{dir: "/tmp/__", err: "no BundleDeployment name follows from directory /tmp/__: name it, `rukpakctl run NAME /tmp/__`"},
+		{dir: "/", err: "no BundleDeployment name follows"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dir, func(t *testing.T) {
+			got, err := nameFromDir(tt.dir)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("nameFromDir() = %q, %v; want an error containing %q", got, err, tt.err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("nameFromDir() = %q, %v; want %q", got, err, tt.want)
 			}
 		})
 	}

@@ -47,8 +47,9 @@ func newScheme() (*k8sruntime.Scheme, error) {
 }
 
 // bootstrap installs what every cluster has: rukpak's CRDs (Established),
-// the admission policies of config/policy (enforced), the system namespace
-// and, unless minimal, the simulated Node (Ready). The policies are applied
+// the admission policies of config/policy (enforced), the system namespace,
+// what users are offered (installForUsers) and, unless minimal, the
+// simulated Node (Ready). The policies are applied
 // first and waited for after the CRDs, since the API server takes a moment
 // to load them.
 func bootstrap(ctx context.Context, cfg *rest.Config, minimal bool) error {
@@ -75,6 +76,9 @@ func bootstrap(ctx context.Context, cfg *rest.Config, minimal bool) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rukpakv1alpha2.SystemNamespace}}
 	if err := createIfMissing(ctx, c, ns); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", ns.Name, err)
+	}
+	if err := installForUsers(ctx, c); err != nil {
+		return err
 	}
 	if !minimal {
 		if err := createIfMissing(ctx, c, kwokNode()); err != nil {

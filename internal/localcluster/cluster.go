@@ -113,6 +113,9 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		if err := waitRunning(ctx, o.StateDir, s); err != nil {
 			return nil, err
 		}
+		if err := ensureForUsers(ctx, o.StateDir); err != nil {
+			return nil, err
+		}
 		fmt.Fprintf(o.Out, "already up: %s\n", s.Server)
 		for _, path := range o.Provisioners {
 			if p, ok := s.process(ProvisionerName(path)); ok && p.alive() {

@@ -21,14 +21,19 @@
 //     kubelet of the Node this package creates), recording each process in
 //     <StateDir>/pids.json as soon as it runs;
 //  4. wait for etcd's /health and the API server's /readyz;
-//  5. install rukpak's CRDs (from package config) and the rukpak-system
-//     namespace, and, unless minimal, create Node kwok-node-0; wait for the
-//     CRDs to be Established, the Node to be Ready and the controller
-//     manager and scheduler to be healthy;
+//  5. install rukpak's CRDs (from package config), the rukpak-system
+//     namespace, the ClusterRoles the release ships for users
+//     (rukpak-uploader, rukpak-content-reader, rukpak-metrics-reader) and
+//     the ServiceAccount Uploader bound to rukpak-uploader (what
+//     `rukpakctl run` uploads as for the admin), and, unless minimal,
+//     create Node kwok-node-0; wait for the CRDs to be Established, the
+//     Node to be Ready and the controller manager and scheduler to be
+//     healthy;
 //  6. unless Options.NoManager, start the rukpak manager and wait for its
 //     /readyz.
 //
-// If a step fails, Up stops everything it started. Down stops the recorded
+// If a step fails, Up stops everything it started. Up on a running cluster
+// only installs what step 5 offers users where it is missing. Down stops the recorded
 // processes (SIGTERM, then SIGKILL), verifying /proc/<pid> first so that a
 // reused PID is never signalled.
 //

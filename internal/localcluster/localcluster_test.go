@@ -16,6 +16,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -151,6 +152,14 @@ func TestMinimalLifecycle(t *testing.T) {
 		t.Errorf("the manager's kubeconfig authenticates as %s %v, want %s in %s", u.Username, u.Groups, adminUser, adminGroup)
 	}
 
+	// What users are offered: the release's ClusterRoles for them, and
+	// the admin's Uploader, whose tokens for the content server the admin
+	// may request.
+	checkForUsers(t, cl)
+	if err := cl.Delete(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: Uploader.Namespace, Name: Uploader.Name}}); err != nil {
+		t.Fatal(err)
+	}
+
 	out := &syncBuffer{}
 	again, err := Up(ctx, Options{StateDir: c.StateDir, BinDir: testBinDir(t), Minimal: true, NoManager: true, Out: out})
 	if err != nil {
@@ -159,6 +168,8 @@ func TestMinimalLifecycle(t *testing.T) {
 	if again.Server != c.Server || !strings.Contains(out.String(), "already up") {
 		t.Errorf("second Up should be a no-op on %s; got %s, output %q", c.Server, again.Server, out)
 	}
+	// ... but for what users are offered, put back where it is missing.
+	checkForUsers(t, cl)
 
 	// A manager that exits at once fails StartManager with its log.
 	began := time.Now()
@@ -310,6 +321,36 @@ func TestFullClusterRunsDeployment(t *testing.T) {
 // a Deployment after it became Available: more than twice the node
 // lifecycle controller's grace period.
 const nodeHeartbeatWindow = 2*time.Minute + 10*time.Second
+
+// checkForUsers checks that the cluster offers what installForUsers
+// installs, and that the admin gets a token for the content server as the
+// Uploader.
+func checkForUsers(t *testing.T, cl client.Client) {
+	t.Helper()
+	ctx := t.Context()
+	roles, err := config.UserRoles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range roles {
+		if err := cl.Get(ctx, client.ObjectKey{Name: r.Name}, &rbacv1.ClusterRole{}); err != nil {
+			t.Errorf("ClusterRole %s: %v", r.Name, err)
+		}
+	}
+	binding := &rbacv1.ClusterRoleBinding{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: Uploader.Name}, binding); err != nil {
+		t.Fatalf("ClusterRoleBinding %s: %v", Uploader.Name, err)
+	}
+	if binding.RoleRef.Name != "rukpak-uploader" || len(binding.Subjects) != 1 || binding.Subjects[0].Name != Uploader.Name ||
+		binding.Subjects[0].Namespace != Uploader.Namespace {
+		t.Errorf("ClusterRoleBinding %s binds %+v to %s", Uploader.Name, binding.Subjects, binding.RoleRef.Name)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: Uploader.Namespace, Name: Uploader.Name}}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: []string{"rukpak.io/content"}}}
+	if err := cl.SubResource("token").Create(ctx, sa, tr); err != nil || tr.Status.Token == "" {
+		t.Errorf("a token for %s: %v", Uploader, err)
+	}
+}
 
 func nodeReady(node *corev1.Node) bool {
 	for _, c := range node.Status.Conditions {

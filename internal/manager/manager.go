@@ -43,6 +43,7 @@ import (
 	"github.com/rukpak/rukpak/internal/crdwebhook"
 	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/message"
 	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/permissions"
 	"github.com/rukpak/rukpak/internal/sandbox"
@@ -349,6 +350,9 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		// read as the manager: an install identity may not list events.
 		Events: live,
 	})
+	// Every event fits the API server's limit: a longer note is cut (the
+	// full one is logged) instead of refused and lost.
+	recorder := message.NewRecorder(mgr.GetEventRecorder("rukpak"), mgr.GetLogger().WithName("events"))
 	bdr := &bundledeployment.Reconciler{
 		Client:       mgr.GetClient(),
 		Provisioners: provisioners,
@@ -363,7 +367,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		ManagerIdentity:  opts.DefaultIdentity == IdentityManager,
 		ApprovalTTL:      opts.ApprovalTTL,
 		Permissions:      &permissions.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews()},
-		Recorder:         mgr.GetEventRecorder("rukpak"),
+		Recorder:         recorder,
 		Cluster:          cluster,
 		APIReader:        mgr.GetAPIReader(),
 		ContentURL:       contentURL,

@@ -12,10 +12,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rukpak/rukpak/config"
 	"github.com/rukpak/rukpak/internal/crdwebhook"
 )
 
@@ -133,6 +136,44 @@ func TestManifest(t *testing.T) {
 	ns := byKind["Namespace/rukpak-system"]
 	if ns == nil || ns.GetLabels()["pod-security.kubernetes.io/enforce"] != "restricted" {
 		t.Errorf("Namespace rukpak-system does not enforce the restricted Pod Security Standard")
+	}
+}
+
+// TestManifestUserRolesAreLocal: every ClusterRole the release ships,
+// but the manager's own, is one config.UserRoles returns, rule for rule,
+// so that `rukpakctl local up` (which installs those) offers users what a
+// released cluster does.
+func TestManifestUserRolesAreLocal(t *testing.T) {
+	data, err := Manifest(configDir(t), Image{Repository: "registry.example/rukpak", Tag: "v0.0.1", Digest: "sha256:" + strings.Repeat("cd", 32)}, "v0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles, err := config.UserRoles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := map[string]*rbacv1.ClusterRole{}
+	for _, r := range roles {
+		local[r.Name] = r
+	}
+	for _, o := range decodeAll(t, data) {
+		if o.GetKind() != "ClusterRole" || o.GetName() == "rukpak-manager" {
+			continue
+		}
+		released := &rbacv1.ClusterRole{}
+		convert(t, o, released)
+		l, ok := local[o.GetName()]
+		if !ok {
+			t.Errorf("the release ships ClusterRole %s, which config.UserRoles (and so the local cluster) lacks", o.GetName())
+			continue
+		}
+		if !equality.Semantic.DeepEqual(l.Rules, released.Rules) {
+			t.Errorf("ClusterRole %s: local rules %+v, released %+v", o.GetName(), l.Rules, released.Rules)
+		}
+		delete(local, o.GetName())
+	}
+	for name := range local {
+		t.Errorf("config.UserRoles has ClusterRole %s, which the release does not ship", name)
 	}
 }
 

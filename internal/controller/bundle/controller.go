@@ -8,7 +8,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -25,6 +24,7 @@ import (
 	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/contentserver"
+	"github.com/rukpak/rukpak/internal/message"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/tenant"
@@ -213,7 +213,7 @@ func (r *Reconciler) countObjects(ctx context.Context, b *v1alpha2.Bundle, prov 
 }
 
 func setUnpacked(b *v1alpha2.Bundle, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{
+	message.SetCondition(&b.Status.Conditions, metav1.Condition{
 		Type: v1alpha2.TypeUnpacked, Status: status, Reason: reason, Message: msg, ObservedGeneration: b.Generation,
 	})
 }

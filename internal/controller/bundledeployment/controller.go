@@ -265,7 +265,8 @@ type scope struct {
 }
 
 // Reconcile drives one BundleDeployment toward its spec.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	defer quietConflicts(ctx, &result, &retErr)
 	if r.detached.running(req.Name) {
 		// Its detached reconcile queues it again when it ends; a spec
 		// change or a deletion ends it at once.

@@ -160,6 +160,9 @@ func (r *Reconciler) detachedEnded(ctx context.Context, dt *detacher, o outcome)
 	}
 	req := reconcile.Request{NamespacedName: client.ObjectKey{Name: dt.name}}
 	switch {
+	case o.err != nil && onlyConflicts(o.err):
+		log.FromContext(ctx).V(1).Info("write conflict: reconciling again", "after", conflictRetry, "conflict", o.err.Error())
+		r.queue.AddAfter(req, conflictRetry)
 	case o.err != nil:
 		log.FromContext(ctx).Error(o.err, "Reconciler error (after waiting for a hook)")
 		r.queue.AddRateLimited(req)

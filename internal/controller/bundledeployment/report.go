@@ -6,13 +6,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/contentserver"
+	"github.com/rukpak/rukpak/internal/message"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
@@ -114,11 +114,11 @@ func (r *Reconciler) unpackResult(s *scope, b *v1alpha2.Bundle) {
 		if r.ContentURL != "" {
 			st.ContentURL = contentserver.URL(r.ContentURL, b.Name)
 		}
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1alpha2.TypeUnpacked, Status: metav1.ConditionTrue,
+		message.SetCondition(&st.Conditions, metav1.Condition{Type: v1alpha2.TypeUnpacked, Status: metav1.ConditionTrue,
 			Reason: v1alpha2.ReasonUnpacked, Message: "content " + s.digest + " is in the content store", ObservedGeneration: b.Generation})
 	case s.unpackErr != nil && st.ContentDigest == "":
 		st.Phase = v1alpha2.BundlePhaseFailed
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1alpha2.TypeUnpacked, Status: metav1.ConditionFalse,
+		message.SetCondition(&st.Conditions, metav1.Condition{Type: v1alpha2.TypeUnpacked, Status: metav1.ConditionFalse,
 			Reason: failure.Reason(s.unpackErr, v1alpha2.ReasonUnpackFailed), Message: s.unpackErr.Error(), ObservedGeneration: b.Generation})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/message"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
@@ -30,7 +31,7 @@ func computeStatus(bd *v1alpha2.BundleDeployment, s *scope) {
 
 func setCondition(bd *v1alpha2.BundleDeployment, c metav1.Condition) {
 	c.ObservedGeneration = bd.Generation
-	meta.SetStatusCondition(&bd.Status.Conditions, c)
+	message.SetCondition(&bd.Status.Conditions, c)
 }
 
 func pausedCondition(paused bool) metav1.Condition {

@@ -5,12 +5,12 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/message"
 	"github.com/rukpak/rukpak/pkg/provisioner"
 )
 
@@ -80,7 +80,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	base := pc.DeepCopy()
 	pc.Status.ObservedGeneration = pc.Generation
-	changed := meta.SetStatusCondition(&pc.Status.Conditions, metav1.Condition{
+	changed := message.SetCondition(&pc.Status.Conditions, metav1.Condition{
 		Type: v1alpha2.TypeAccepted, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonAccepted,
 		Message: "served by " + pc.Spec.ControllerName, ObservedGeneration: pc.Generation,
 	})

@@ -89,17 +89,11 @@ func rootFile(b *bundle) string {
 }
 
 // isFile reports whether the bundle has a regular file at p.
-func (b *bundle) isFile(p string) bool {
-	_, ok := b.sizes[p]
-	return ok
-}
-
-// isFile reports whether the bundle has a regular file at p.
 func (c *checker) isFile(p string) bool { return c.b.isFile(p) }
 
 // fileCost is the cost of reading the file at p once.
 func (c *checker) fileCost(p string) cost {
-	return cost{files: 1, bytes: c.b.sizes[p]}
+	return cost{files: 1, bytes: c.b.size(p)}
 }
 
 // dir checks the kustomization of directory d and returns its cost. What
@@ -190,7 +184,7 @@ func (v *visit) bases(field string, entries []string) error {
 				return err
 			}
 			v.cost = v.c.add(v.cost, v.c.fileCost(p))
-		case v.c.b.dirs[p]:
+		case v.c.b.isDir(p):
 			sub, err := v.c.dir(p)
 			if err != nil {
 				return err

@@ -135,7 +135,7 @@ func (v *visit) plugins(field string, entries []string) error {
 			return err
 		}
 		switch {
-		case v.c.b.dirs[p]:
+		case v.c.b.isDir(p):
 			return failure.New(v1alpha2.ReasonUnsupportedFeature,
 				"%s: %s entry %q is a directory: plugin configurations built by a kustomization are not "+
 					"supported; list their files or inline them", v.file, field, e)

@@ -86,11 +86,11 @@ func Build(ctx context.Context, fsys fs.FS, limits Limits) ([]*unstructured.Unst
 	if err := limits.validate(); err != nil {
 		return nil, err
 	}
-	b, err := load(ctx, fsys, limits)
-	if err != nil {
+	b := newBundle(ctx, fsys, limits)
+	if err := check(b, limits); err != nil {
 		return nil, err
 	}
-	if err := check(b, limits); err != nil {
+	if err := b.err(); err != nil {
 		return nil, err
 	}
 	// Run in a sandbox child, a build that blows up is named.
@@ -98,7 +98,13 @@ func Build(ctx context.Context, fsys fs.FS, limits Limits) ([]*unstructured.Unst
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("building kustomization: %w", err)
 	}
-	m, err := run(b.fSys, rootFile(b))
+	m, err := run(fileSystem{b: b}, rootFile(b))
+	// A read the bundle refused (or could not do) is why the build failed,
+	// whatever kustomize made of it; and it fails the build even if
+	// kustomize went on without the file.
+	if readErr := b.err(); readErr != nil {
+		return nil, readErr
+	}
 	if err != nil {
 		return nil, err
 	}

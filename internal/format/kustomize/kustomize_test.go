@@ -78,7 +78,33 @@ func TestBuild(t *testing.T) {
 			want: "ConfigMap/a-x",
 		},
 		{
-			name: "empty directories are copied",
+			// metrics-server's repository has components/high-availability-1.21+.
+			name: "names kustomize's in-memory file system refuses, reached and not",
+			fsys: fstest.MapFS{
+				"kustomization.yaml":                                    file("resources: [base-1.21+]\ncomponents: [components/ha-1.21+]\n"),
+				"base-1.21+/kustomization.yaml":                         file("resources: [cm a+b.yaml]\n"),
+				"base-1.21+/cm a+b.yaml":                                file(cm("a")),
+				"components/ha-1.21+/kustomization.yaml":                file("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nnamePrefix: ha-\n"),
+				"components/high-availability-1.21+/kustomization.yaml": file("resources: [missing.yaml]\n"),
+				"docs/ünïcode (draft)~.md":                              file("# notes\n"),
+			},
+			want: "ConfigMap/ha-a",
+		},
+		{
+			name: "what the build does not reach is not read",
+			fsys: fstest.MapFS{
+				"kustomization.yaml":   file("resources: [cm.yaml]\n"),
+				"cm.yaml":              file(cm("a")),
+				"hack/link":            &fstest.MapFile{Data: []byte("/etc/passwd"), Mode: fs.ModeSymlink},
+				"hack/fifo":            &fstest.MapFile{Mode: fs.ModeNamedPipe},
+				"testdata/big.bin":     file(strings.Repeat("x", int(testLimits.MaxFileBytes)+1)),
+				"testdata/broken.yaml": file("a: [\n"),
+				"linked":               &fstest.MapFile{Data: []byte("/etc"), Mode: fs.ModeSymlink},
+			},
+			want: "ConfigMap/a",
+		},
+		{
+			name: "empty directories",
 			fsys: fstest.MapFS{
 				"kustomization.yaml": file("resources: [cm.yaml]\n"),
 				"cm.yaml":            file(cm("a")),

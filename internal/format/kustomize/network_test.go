@@ -134,21 +134,15 @@ func TestRemoteNeverReached(t *testing.T) {
 // git for a repository, even with the options Build uses.
 func TestHostileHarness(t *testing.T) {
 	h := newHostile(t)
-	b, err := load(context.Background(), fstest.MapFS{"kustomization.yaml": file("resources:\n- " + h.url + "/cm.yaml\n")}, testLimits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := krusty.MakeKustomizer(options()).Run(b.fSys, mountDir); err != nil {
+	b := newBundle(context.Background(), fstest.MapFS{"kustomization.yaml": file("resources:\n- " + h.url + "/cm.yaml\n")}, testLimits)
+	if _, err := krusty.MakeKustomizer(options()).Run(fileSystem{b: b}, mountDir); err != nil {
 		t.Fatalf("krusty alone: %v", err)
 	}
 	if h.hits.Load() == 0 {
 		t.Fatal("the server saw no request: the harness cannot tell a fetch")
 	}
-	b, err = load(context.Background(), fstest.MapFS{"kustomization.yaml": file("resources:\n- github.com/rukpak/none//base?ref=v1\n")}, testLimits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := krusty.MakeKustomizer(options()).Run(b.fSys, mountDir); err == nil {
+	b = newBundle(context.Background(), fstest.MapFS{"kustomization.yaml": file("resources:\n- github.com/rukpak/none//base?ref=v1\n")}, testLimits)
+	if _, err := krusty.MakeKustomizer(options()).Run(fileSystem{b: b}, mountDir); err == nil {
 		t.Fatal("krusty alone cloned with a fake git")
 	} else {
 		t.Logf("krusty alone: %v", err)

@@ -179,10 +179,21 @@ func TestBuildRefusals(t *testing.T) {
 		},
 		// Content and limits.
 		{
-			name:   "symlink",
-			fsys:   with(kust(""), fstest.MapFS{"base/link.yaml": &fstest.MapFile{Data: []byte("../cm.yaml"), Mode: fs.ModeSymlink}}),
+			name: "symlink the build reaches",
+			fsys: with(kust("resources: [base]\n"), fstest.MapFS{
+				"base/kustomization.yaml": file("resources: [link.yaml]\n"),
+				"base/link.yaml":          &fstest.MapFile{Data: []byte("../cm.yaml"), Mode: fs.ModeSymlink},
+			}),
 			reason: v1alpha2.ReasonInvalidContent,
 			want:   []string{"base/link.yaml: not a regular file"},
+		},
+		{
+			name: "file below a symlinked directory",
+			fsys: with(kust("patches: [{path: linked/p.yaml}]\n"), fstest.MapFS{
+				"linked": &fstest.MapFile{Data: []byte("/etc"), Mode: fs.ModeSymlink},
+			}),
+			reason: v1alpha2.ReasonInvalidContent,
+			want:   []string{"linked: not a regular file"},
 		},
 		{
 			name:   "symlinked kustomization",
@@ -192,24 +203,25 @@ func TestBuildRefusals(t *testing.T) {
 		},
 		{
 			name:   "file over the size limit",
-			fsys:   with(kust(""), fstest.MapFS{"big.yaml": file(strings.Repeat("x", 101))}),
+			fsys:   with(kust("resources: [big.yaml]\n"), fstest.MapFS{"big.yaml": file(strings.Repeat("x", 101))}),
 			limits: Limits{MaxFileBytes: 100, MaxTotalBytes: 1000, MaxFiles: 10},
 			reason: v1alpha2.ReasonInvalidContent,
 			want:   []string{"big.yaml: file is over the limit of 100 bytes per file"},
 		},
 		{
-			name:   "bundle over the total size limit",
-			fsys:   with(kust(""), fstest.MapFS{"z1": file(strings.Repeat("x", 90)), "z2": file(strings.Repeat("x", 90))}),
+			name: "build over the total size limit",
+			fsys: with(kust("configMapGenerator: [{name: g, files: [z1, z2]}]\n"),
+				fstest.MapFS{"z1": file(strings.Repeat("x", 90)), "z2": file(strings.Repeat("x", 90))}),
 			limits: Limits{MaxFileBytes: 100, MaxTotalBytes: 200, MaxFiles: 10},
 			reason: v1alpha2.ReasonInvalidContent,
-			want:   []string{"z2: file takes the bundle over the limit of 200 bytes in total"},
+			want:   []string{"kustomization.yaml: the build reads more than 200 bytes"},
 		},
 		{
 			name:   "too many files",
-			fsys:   with(kust(""), fstest.MapFS{"x1": file(""), "x2": file("")}),
+			fsys:   with(kust("configMapGenerator: [{name: g, files: [x1, x2]}]\n"), fstest.MapFS{"x1": file(""), "x2": file("")}),
 			limits: Limits{MaxFileBytes: 100, MaxTotalBytes: 1000, MaxFiles: 3},
 			reason: v1alpha2.ReasonInvalidContent,
-			want:   []string{"x2: bundle has more than 3 files"},
+			want:   []string{"kustomization.yaml: the build reads more than 3 files"},
 		},
 		{
 			name:   "a base used an exponential number of times",

@@ -60,10 +60,10 @@ func TestObjectsKustomizeErrors(t *testing.T) {
 		},
 		{
 			name:   "plain's file count limit applies",
-			fsys:   fstest.MapFS{"kustomization.yaml": file("resources: [a.yaml]\n"), "a.yaml": file(cm("a")), "b": file("")},
+			fsys:   fstest.MapFS{"kustomization.yaml": file("resources: [a.yaml, b.yaml]\n"), "a.yaml": file(cm("a")), "b.yaml": file(cm("b"))},
 			limits: Limits{MaxFiles: 2},
 			reason: v1alpha2.ReasonInvalidContent,
-			want:   []string{"bundle has more than 2 files"},
+			want:   []string{"the build reads more than 2 files"},
 		},
 		{
 			name:   "remote base",
