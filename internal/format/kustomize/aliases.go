@@ -22,6 +22,10 @@ import (
 // used here counts the expansion and gives up early. Only files with both
 // an anchor and an alias are decoded.
 func (c *checker) aliases(p string) error {
+	if c.checked[p] {
+		return nil
+	}
+	c.checked[p] = true
 	data, err := c.b.read(p)
 	if err != nil {
 		return err

@@ -31,6 +31,11 @@ type checker struct {
 	done map[string]cost
 	// active holds the directories being checked, to stop at cycles.
 	active map[string]bool
+	// reached are the files the kustomizations name, in the order found
+	// (a file may be there more than once).
+	reached []string
+	// checked are the files checked for alias bombs.
+	checked map[string]bool
 }
 
 // check checks the kustomization at the root of b and the ones it reaches.
@@ -41,7 +46,7 @@ func check(b *bundle, limits Limits) (err error) {
 	rf := provider.NewDefaultDepProvider().GetResourceFactory()
 	c := &checker{
 		b: b, limits: limits, rf: rf, rmf: resmap.NewFactory(rf),
-		done: map[string]cost{}, active: map[string]bool{},
+		done: map[string]cost{}, active: map[string]bool{}, checked: map[string]bool{},
 	}
 	total, err := c.dir(".")
 	if err != nil {
@@ -55,6 +60,12 @@ func check(b *bundle, limits Limits) (err error) {
 	if total.bytes > limits.MaxTotalBytes {
 		return failure.New(v1alpha2.ReasonInvalidContent,
 			"%s: the build reads more than %d bytes, counting a base once per use", root, limits.MaxTotalBytes)
+	}
+	// Within the limits: the files reached are read for alias bombs.
+	for _, p := range c.reached {
+		if err := c.aliases(p); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -161,9 +172,7 @@ func (v *visit) files(field string, entries ...string) error {
 			return err
 		}
 		if v.c.isFile(p) {
-			if err := v.c.aliases(p); err != nil {
-				return err
-			}
+			v.c.reached = append(v.c.reached, p)
 			v.cost = v.c.add(v.cost, v.c.fileCost(p))
 		}
 	}
@@ -180,9 +189,7 @@ func (v *visit) bases(field string, entries []string) error {
 		}
 		switch {
 		case v.c.isFile(p):
-			if err := v.c.aliases(p); err != nil {
-				return err
-			}
+			v.c.reached = append(v.c.reached, p)
 			v.cost = v.c.add(v.cost, v.c.fileCost(p))
 		case v.c.b.isDir(p):
 			sub, err := v.c.dir(p)
