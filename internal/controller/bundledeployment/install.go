@@ -482,64 +482,56 @@ func records(objects map[inventory.ID]appliedObject) map[inventory.ID]inventory.
 	return out
 }
 
-// installFailed records a failed install. A terminal failure is recorded
-// in status.failedBundle, so it is not retried until the spec or the retry
-// annotation changes. Nothing was written when the failure came before the
-// first write (render, validation, collisions); a failed write may have
-// left part of the revision applied, which upgrade.onFailure=Rollback
-// undoes by re-applying the last healthy revision.
+// installFailed acts on what a failed install means (decideFailure). A
+// held revision is recorded in status.failedBundle, so it is not retried
+// until the spec or the retry annotation changes. Nothing was written when
+// the failure came before the first write (render, validation,
+// collisions); a failed write may have left part of the revision applied,
+// which upgrade.onFailure=Rollback undoes by re-applying the last healthy
+// revision.
 func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) error {
 	s.installErr = err
-	if failure.As(err) == nil {
+	v := decideFailure(err, failureFacts{handOffWaits: s.handOffWaits.Load(), onFailure: onFailure(s.bd), lastHealthy: s.bd.Status.LastHealthyBundle})
+	if v == verdictError {
 		return err
 	}
 	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, failure.Reason(err, v1alpha2.ReasonApplyFailed), "Install",
 		"Revision %s not installed: %v", s.revision, err)
 	metrics.FailuresTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Reason(failure.Reason(err, v1alpha2.ReasonApplyFailed))).Inc()
-	if waitsForAdmin(err) {
-		// Not a failed revision: nothing was applied, and an admin's RBAC
-		// change (which triggers no reconcile) lets it through. Meanwhile
-		// the revision installed before is kept as it was applied.
-		s.requeueWithin(adminRecheck(s.bd, err))
+	switch v {
+	case verdictWaitForAdmin, verdictRetry:
+		if v == verdictWaitForAdmin {
+			s.requeueWithin(adminRecheck(s.bd, err))
+		} else {
+			// At once, too, when a CRD or APIService changes.
+			s.requeueWithin(r.nextRetry(s.bd.Name, s.revision))
+		}
+		// Meanwhile the revision installed before is kept as it was
+		// applied.
 		if st := r.state(s.bd.Name); st != nil && st.bundle == s.bd.Status.ActiveBundle {
 			return r.correctDrift(ctx, s, st)
 		}
 		return nil
-	}
-	if failure.PolicyOf(failure.Reason(err, "")) == failure.Retry {
-		// Not a failed revision: the world can fix it (a CRD or a
-		// namespace not there yet). Try again with backoff, and at once
-		// when a CRD or APIService changes; meanwhile the revision
-		// installed before is kept as it was applied.
-		s.requeueWithin(r.nextRetry(s.bd.Name, s.revision))
-		if st := r.state(s.bd.Name); st != nil && st.bundle == s.bd.Status.ActiveBundle {
-			return r.correctDrift(ctx, s, st)
-		}
-		return nil
-	}
-	if s.handOffWaits.Load() && failure.Reason(err, "") == v1alpha2.ReasonCollision {
-		// Not a failed revision: it waits for the other BundleDeployment
-		// to release the objects. The owner wakes it when it does; looking
-		// again now and then covers a restart in between.
+	case verdictWaitForHandOff:
+		// Looking again now and then covers a restart in between.
 		s.requeueWithin(handOffRecheck)
 		return nil
 	}
 	outcome := v1alpha2.OutcomeFailed
-	if reason := failure.Reason(err, ""); (reason == v1alpha2.ReasonApplyFailed || reason == v1alpha2.ReasonHookFailed) && onFailure(s.bd) == v1alpha2.OnFailureRollback {
-		if target := s.bd.Status.LastHealthyBundle; target != "" {
-			rbErr := r.rollback(ctx, s, target)
-			switch {
-			case rbErr == nil:
-				s.installErr = failure.New(v1alpha2.ReasonRolledBack, "revision %s failed to apply (%v); rolled back to %s", s.revision, err, target)
-				outcome = v1alpha2.OutcomeRolledBack
-				metrics.RollbacksTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Reason(failure.Reason(err, v1alpha2.ReasonApplyFailed))).Inc()
-			case failure.As(rbErr) != nil:
-				// status.lastHealthyBundle names a Bundle this
-				// BundleDeployment did not create.
-				s.installErr = fmt.Errorf("revision %s failed to apply (%v); not rolled back: %w", s.revision, err, rbErr)
-			default:
-				return rbErr
-			}
+	if v == verdictRollBack {
+		target := s.bd.Status.LastHealthyBundle
+		rbErr := r.rollback(ctx, s, target)
+		switch {
+		case rbErr == nil:
+			s.installErr = failure.New(v1alpha2.ReasonRolledBack, "revision %s failed to apply (%v); rolled back to %s", s.revision, err, target)
+			outcome = v1alpha2.OutcomeRolledBack
+			metrics.RollbacksTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Reason(failure.Reason(err, v1alpha2.ReasonApplyFailed))).Inc()
+		case failure.As(rbErr) != nil:
+			// status.lastHealthyBundle names a Bundle this
+			// BundleDeployment did not create.
+			s.installErr = fmt.Errorf("revision %s failed to apply (%v); not rolled back: %w", s.revision, err, rbErr)
+		default:
+			return rbErr
 		}
 	}
 	r.markFailed(s.bd, s.revision, s.installErr)
