@@ -100,6 +100,11 @@ const (
 	// recorded as installed, and may have written objects, cannot be read
 	// to know which; they are not pruned.
 	ReasonInventoryIncomplete = "InventoryIncomplete"
+	// ReasonReleaseIncomplete (an event): objects a BundleDeployment left
+	// in place are more than its release record holds; those left out
+	// stay in place but are not released (another BundleDeployment takes
+	// them only as a stale owner's objects, by its collisionProtection).
+	ReasonReleaseIncomplete = "ReleaseIncomplete"
 	// ReasonCRDUpgradeUnsafe: the revision changes a CRD in a way that can
 	// break existing custom resources (see upgrade.crdUpgradeSafety).
 	ReasonCRDUpgradeUnsafe = "CRDUpgradeUnsafe"
