@@ -204,10 +204,11 @@ var _ = registerHostile(
 	hostileCase{
 		// The team deletes a BundleDeployment of its own that left an
 		// object in place (helm.sh/resource-policy: keep), released in
-		// rukpak's record. It then writes, on an object of someone else's
-		// in its namespace, the labels of that BundleDeployment and
-		// annotations that look like a release, and names the object in
-		// a new BundleDeployment.
+		// rukpak's record. Then the labels of that BundleDeployment and
+		// annotations that look like a release are written on an object
+		// of someone else's in the team's namespace (by the admin here,
+		// as a stand-in for a team allowed to write labels there), and
+		// the team names the object in a new BundleDeployment.
 		name: "labels and annotations forged to look released take nothing",
 		attack: func(t *testing.T, team *hostileTeam) func(*testing.T) {
 			ctx := context.Background()
@@ -226,12 +227,12 @@ var _ = registerHostile(
 			})
 			envtest.Eventually(t, 10*time.Second, func() error {
 				cm := &corev1.ConfigMap{}
-				if err := team.client.Get(ctx, client.ObjectKey{Namespace: team.ns, Name: "shared"}, cm); err != nil {
+				if err := suite.client.Get(ctx, client.ObjectKey{Namespace: team.ns, Name: "shared"}, cm); err != nil {
 					return err
 				}
 				cm.Labels = ownedLabels(releaser.Name, releaser.UID)
 				cm.Annotations = map[string]string{"core.rukpak.io/released": "true", "helm.sh/resource-policy": "keep"}
-				return team.client.Update(ctx, cm)
+				return suite.client.Update(ctx, cm)
 			})
 			bd := team.bd(envtest.UniqueName("taker"), v1alpha2.ClassPlain, ownSource(t, map[string]string{"shared.yaml": configMapYAML("shared", "mine")}))
 			team.create(t, bd)

@@ -3,12 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -16,24 +16,13 @@ import (
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
-// aggregatedBundle is a plain bundle like kyverno's: a CRD, an aggregating
-// ClusterRole and two ClusterRoles that aggregate into it, bound to a
-// ServiceAccount.
-func aggregatedBundle(prefix string) map[string]string {
-	label := "example.com/aggregate-to-" + prefix
-	role := func(name, resource string) string {
-		return fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: %s-%s
-  labels: {%s: "true"}
-rules:
-- apiGroups: [""]
-  resources: [%s]
-  verbs: [get, list, watch]
-`, prefix, name, label, resource)
-	}
-	return map[string]string{
+// aggregatedBundle is a plain bundle like kyverno's: a CRD, aggregating
+// ClusterRoles and many ClusterRoles that aggregate into each of them,
+// one of them bound to a ServiceAccount. Every deletion of a ClusterRole
+// makes the aggregation controller sync every aggregating one, so
+// deleting many at once keeps it syncing while the aggregating ones go.
+func aggregatedBundle(prefix string, aggregating, members int) map[string]string {
+	files := map[string]string{
 		"crd.yaml": fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -48,27 +37,41 @@ spec:
     storage: true
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`, prefix, fmt.Sprint(len(prefix))+prefix[len(prefix)-6:]),
-		"aggregate.yaml": fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: %s
-aggregationRule:
-  clusterRoleSelectors:
-  - matchLabels: {%s: "true"}
-`, prefix, label),
-		"view.yaml": role("view", "configmaps"),
-		"edit.yaml": role("edit", "services"),
-		"sa.yaml":   "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: " + prefix + "\n",
+`, prefix, prefix[len(prefix)-6:]),
+		"sa.yaml": "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: " + prefix + "\n",
 		"binding.yaml": fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata:
   name: %[1]s
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %[1]s}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %[1]s-0}
 subjects:
 - {kind: ServiceAccount, name: %[1]s, namespace: %[1]s}
 `, prefix),
 	}
+	for a := 0; a < aggregating; a++ {
+		label := fmt.Sprintf("example.com/aggregate-to-%s-%d", prefix, a)
+		files[fmt.Sprintf("aggregate-%d.yaml", a)] = fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: %s-%d
+aggregationRule:
+  clusterRoleSelectors:
+  - matchLabels: {%s: "true"}
+`, prefix, a, label)
+		for m := 0; m < members; m++ {
+			files[fmt.Sprintf("member-%d-%d.yaml", a, m)] = fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: %s-%d-%d
+  labels: {%s: "true"}
+rules:
+- apiGroups: [example.com]
+  resources: [r%d]
+  verbs: [get, list, watch]
+`, prefix, a, m, label, m)
+		}
+	}
+	return files
 }
 
 // TestReinstallAfterAggregatedClusterRole deletes and installs again, five
@@ -83,10 +86,14 @@ subjects:
 func TestReinstallAfterAggregatedClusterRole(t *testing.T) {
 	ctx := context.Background()
 	prefix := envtest.UniqueName("aggr")
-	files := aggregatedBundle(prefix)
+	const aggregating, members, rounds = 3, 8, 5
+	files := aggregatedBundle(prefix, aggregating, members)
 	crdName := prefix + "s.example.com"
+	t.Cleanup(func() {
+		_ = suite.client.Delete(context.Background(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName}})
+	})
 	var crdUID string
-	for round := 1; round <= 5; round++ {
+	for round := 1; round <= rounds; round++ {
 		bd := &v1alpha2.BundleDeployment{
 			ObjectMeta: metav1.ObjectMeta{Name: prefix},
 			Spec: v1alpha2.BundleDeploymentSpec{ProvisionerClassName: v1alpha2.ClassPlain, InstallNamespace: prefix,
@@ -109,24 +116,26 @@ func TestReinstallAfterAggregatedClusterRole(t *testing.T) {
 		// The aggregation controller has filled the rules in: it has
 		// the ClusterRoles in its cache, as when the race happened.
 		envtest.Eventually(t, 30*time.Second, func() error {
-			cr := &rbacv1.ClusterRole{}
-			if err := suite.client.Get(ctx, client.ObjectKey{Name: prefix}, cr); err != nil {
-				return err
-			}
-			if len(cr.Rules) != 2 {
-				return fmt.Errorf("round %d: aggregated rules %v, want the 2 of view and edit", round, cr.Rules)
+			for a := 0; a < aggregating; a++ {
+				cr := &rbacv1.ClusterRole{}
+				if err := suite.client.Get(ctx, client.ObjectKey{Name: fmt.Sprintf("%s-%d", prefix, a)}, cr); err != nil {
+					return err
+				}
+				if len(cr.Rules) != members {
+					return fmt.Errorf("round %d: ClusterRole %s has %d aggregated rules, want %d", round, cr.Name, len(cr.Rules), members)
+				}
 			}
 			return nil
 		})
 		deleteBD(t, prefix)
-		for _, name := range []string{prefix, prefix + "-view", prefix + "-edit"} {
-			cr := &rbacv1.ClusterRole{}
-			if err := suite.client.Get(ctx, client.ObjectKey{Name: name}, cr); !apierrors.IsNotFound(err) {
-				t.Fatalf("round %d: ClusterRole %s outlived the delete (%v): labels %v, managed by %v", round, name, err, cr.Labels, cr.ManagedFields)
+		list := &rbacv1.ClusterRoleList{}
+		if err := suite.client.List(ctx, list); err != nil {
+			t.Fatal(err)
+		}
+		for _, cr := range list.Items {
+			if strings.HasPrefix(cr.Name, prefix+"-") {
+				t.Fatalf("round %d: ClusterRole %s outlived the delete: labels %v, managed by %v", round, cr.Name, cr.Labels, cr.ManagedFields)
 			}
 		}
 	}
-	t.Cleanup(func() {
-		_ = suite.client.Delete(context.Background(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName}})
-	})
 }
