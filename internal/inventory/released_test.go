@@ -70,6 +70,10 @@ func TestTake(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			peeked, peekedBy, err := s.Peek(ctx, tt.from, tt.id, tt.uid, tt.taker, tt.alive)
+			if err != nil || peeked != tt.want || peekedBy != tt.by {
+				t.Fatalf("Peek = %v, %v, %v; want %v, %v", peeked, peekedBy, err, tt.want, tt.by)
+			}
 			got, by, err := s.Take(ctx, tt.from, tt.id, tt.uid, tt.taker, tt.alive)
 			if err != nil || got != tt.want || by != tt.by {
 				t.Fatalf("Take = %v, %v, %v; want %v, %v", got, by, err, tt.want, tt.by)

@@ -101,37 +101,61 @@ func (s *Store) takeFrom(ctx context.Context, reqs []*takeRequest) error {
 	changed := false
 	for _, r := range reqs {
 		r.verdict, r.by, r.err = NotReleased, Owner{}, nil
-		if cm == nil || cm.Labels[labelReleasedBy] != r.from.Name {
-			continue
+		i, verdict, by, err := decide(ctx, cm, entries, r)
+		if err != nil {
+			return err
 		}
-		i := indexReleased(entries, r.id)
-		if i < 0 || entries[i].UID != r.uid {
-			continue
-		}
-		holder := entries[i].TakenBy
-		if holder.UID != "" && holder.UID != r.taker.UID {
-			ok, err := r.alive(ctx, holder)
-			if err != nil {
-				return fmt.Errorf("checking BundleDeployment %s, which takes over %s: %w", holder, r.id, err)
-			}
-			if ok {
-				r.verdict, r.by = TakenByOther, holder
-				continue
-			}
-			// It was deleted without letting go (its finalizer
-			// removed by hand): the object still carries the
-			// releaser's labels, so it never took it.
-		}
-		if holder != r.taker {
+		r.verdict, r.by = verdict, by
+		if verdict == Granted && entries[i].TakenBy != r.taker {
 			entries[i].TakenBy = r.taker
 			changed = true
 		}
-		r.verdict = Granted
 	}
 	if !changed {
 		return nil
 	}
 	return s.write(ctx, Owner{Name: cm.Labels[labelReleasedBy], UID: from.UID}, cm, entries)
+}
+
+// decide says what the record cm (with entries) makes of r, and at which
+// entry.
+func decide(ctx context.Context, cm *corev1.ConfigMap, entries []Released, r *takeRequest) (int, TakeVerdict, Owner, error) {
+	if cm == nil || cm.Labels[labelReleasedBy] != r.from.Name {
+		return -1, NotReleased, Owner{}, nil
+	}
+	i := indexReleased(entries, r.id)
+	if i < 0 || entries[i].UID != r.uid {
+		return -1, NotReleased, Owner{}, nil
+	}
+	holder := entries[i].TakenBy
+	if holder.UID != "" && holder.UID != r.taker.UID {
+		ok, err := r.alive(ctx, holder)
+		if err != nil {
+			return -1, NotReleased, Owner{}, fmt.Errorf("checking BundleDeployment %s, which takes over %s: %w", holder, r.id, err)
+		}
+		if ok {
+			return i, TakenByOther, holder, nil
+		}
+		// It was deleted without letting go (its finalizer removed by
+		// hand): the object still carries the releaser's labels, so it
+		// never took it.
+	}
+	return i, Granted, Owner{}, nil
+}
+
+// Peek is Take without taking: what Take would answer now.
+func (s *Store) Peek(ctx context.Context, from Owner, id ID, uid types.UID, taker Owner, alive Alive) (TakeVerdict, Owner, error) {
+	if from.UID == "" || uid == "" || taker.UID == "" {
+		return NotReleased, Owner{}, nil
+	}
+	s.rel.mu.Lock()
+	defer s.rel.mu.Unlock()
+	cm, entries, err := s.record(ctx, from.UID)
+	if err != nil {
+		return NotReleased, Owner{}, err
+	}
+	_, verdict, by, err := decide(ctx, cm, entries, &takeRequest{from: from, taker: taker, id: id, uid: uid, alive: alive})
+	return verdict, by, err
 }
 
 func indexReleased(entries []Released, id ID) int {

@@ -12,6 +12,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
@@ -291,4 +292,29 @@ func TestUninstallOutlivesWriteBacks(t *testing.T) {
 	mustNotExist(t, &rbacv1.ClusterRole{}, "", role)
 	again := createBD(t, bd.Name, bd.Spec.InstallNamespace, files)
 	waitCondition(t, again.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+}
+
+// TestReinstallChecksTheKeptCRD: a reinstall takes its kept CRD back as an
+// upgrade of it: a new version of the CRD that custom resources kept with
+// it do not fit is refused (CRDUpgradeUnsafe), not applied unchecked.
+func TestReinstallChecksTheKeptCRD(t *testing.T) {
+	ctx := context.Background()
+	ns := envtest.UniqueName("recrd")
+	plural := envtest.UniqueName("widgets")
+	kind := "W" + strings.ReplaceAll(plural[len("widgets-"):], "-", "")
+	v1 := fmt.Sprintf(widgetCRD, plural, kind, plural[:len(plural)-1], "              color: {type: string}\n")
+	first := createBD(t, envtest.UniqueName("bd"), ns, map[string]string{"crd.yaml": v1})
+	waitCondition(t, first.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	cr := &unstructured.Unstructured{}
+	cr.SetAPIVersion("example.com/v1")
+	cr.SetKind(kind)
+	cr.SetNamespace(ns)
+	cr.SetName("w1")
+	_ = unstructured.SetNestedField(cr.Object, "blue", "spec", "color")
+	envtest.Eventually(t, 20*time.Second, func() error { return env.Client.Create(ctx, cr) })
+	deleteAndWait(t, first.Name)
+
+	v2 := fmt.Sprintf(widgetCRD, plural, kind, plural[:len(plural)-1], "              color: {type: string, enum: [red, green]}\n")
+	again := createBD(t, first.Name, ns, map[string]string{"crd.yaml": v2})
+	waitInstalledMessage(t, again.Name, v1alpha2.ReasonCRDUpgradeUnsafe, "w1", "crdUpgradeSafety")
 }
