@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -159,8 +158,6 @@ func (e *Engine) keepOne(ctx context.Context, owner string, uid types.UID, id in
 type deleted struct {
 	id  inventory.ID
 	uid types.UID
-	// at is when the delete was sent.
-	at time.Time
 }
 
 // deleteOne deletes one object if owner still owns it.
@@ -176,9 +173,14 @@ func (e *Engine) deleteOne(ctx context.Context, owner string, uid types.UID, id 
 	case !obj.GetDeletionTimestamp().IsZero():
 		return Change{ID: id, Action: Deleted}, deleted{}, nil
 	}
-	d := deleted{id: id, uid: obj.GetUID(), at: time.Now()}
+	d := deleted{id: id, uid: obj.GetUID()}
 	err = e.c.Delete(ctx, obj, client.Preconditions{UID: &d.uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+	switch {
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		// Gone, or another object under its name since it was read:
+		// this prune deleted nothing to watch for.
+		return Change{ID: id, Action: Deleted}, deleted{}, nil
+	case err != nil:
 		return Change{}, deleted{}, fmt.Errorf("deleting %s: %w", id, err)
 	}
 	return Change{ID: id, Action: Deleted}, d, nil

@@ -78,7 +78,7 @@ func (e *Engine) settleWriteBacks(ctx context.Context, owner string, uid types.U
 			if obj == nil || obj.GetUID() == d.uid {
 				continue // gone, or still going
 			}
-			if !writtenBack(obj, owner, uid, d.at) {
+			if !writtenBack(obj, owner, uid) {
 				d.uid = ""
 				continue
 			}
@@ -90,23 +90,23 @@ func (e *Engine) settleWriteBacks(ctx context.Context, owner string, uid types.U
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 				return fmt.Errorf("deleting %s again, written back after its deletion: %w", d.id, err)
 			}
-			d.uid, d.at, last = back, time.Now(), time.Now()
+			d.uid, last = back, time.Now()
 		}
 	}
 	return nil
 }
 
-// writtenBack reports whether obj, found under the name of an object
-// deleted at deletedAt, is a write-back of it, nobody's object: created no
-// earlier than the deletion (to the second, creationTimestamp's
-// precision), without owner references, and without owner labels or with
-// owner's own. Such an object can only be one that a controller wrote
-// back from its copy of the deleted one, or one someone created under
-// that name in the seconds rukpak was deleting it, unlabelled; either way
-// the uninstall must not leave it behind. An object labelled for another
-// BundleDeployment, or owned by another object, is not touched.
-func writtenBack(obj *metav1.PartialObjectMetadata, owner string, uid types.UID, deletedAt time.Time) bool {
-	if obj.GetCreationTimestamp().Time.Before(deletedAt.Truncate(time.Second)) || len(obj.GetOwnerReferences()) > 0 {
+// writtenBack reports whether obj, found with another UID under the name
+// of an object rukpak deleted (so created after that one was gone: names
+// are unique), is a write-back of it, nobody's object: without owner
+// references, and without owner labels or with owner's own. Such an
+// object can only be one that a controller wrote back from its copy of
+// the deleted one, or one someone created under that name in the seconds
+// rukpak was deleting it, unlabelled; either way the uninstall must not
+// leave it behind. An object labelled for another BundleDeployment, or
+// owned by another object, is not touched.
+func writtenBack(obj *metav1.PartialObjectMetadata, owner string, uid types.UID) bool {
+	if len(obj.GetOwnerReferences()) > 0 {
 		return false
 	}
 	_, labelled := obj.GetLabels()[v1alpha2.LabelOwnerKind]
