@@ -100,6 +100,11 @@ const (
 	// recorded as installed, and may have written objects, cannot be read
 	// to know which; they are not pruned.
 	ReasonInventoryIncomplete = "InventoryIncomplete"
+	// ReasonReleaseIncomplete (an event): objects a BundleDeployment left
+	// in place are more than its release record holds; those left out
+	// stay in place but are not released (another BundleDeployment takes
+	// them only as a stale owner's objects, by its collisionProtection).
+	ReasonReleaseIncomplete = "ReleaseIncomplete"
 	// ReasonCRDUpgradeUnsafe: the revision changes a CRD in a way that can
 	// break existing custom resources (see upgrade.crdUpgradeSafety).
 	ReasonCRDUpgradeUnsafe = "CRDUpgradeUnsafe"
@@ -256,6 +261,17 @@ const (
 	// with '\' and ',' in a group name escaped by '\'
 	// (approval.DecodeGroups).
 	AnnotationRequestedByGroups = "core.rukpak.io/requested-by-groups"
+	// AnnotationResourcePolicy "keep" on an object of a bundle (Helm's
+	// annotation, honoured in every format, case and surrounding spaces
+	// ignored) leaves the object in place when a revision drops it and
+	// when its BundleDeployment is deleted, as helm uninstall does. What
+	// counts is what the revision applied (its inventory record), never
+	// the live object's annotations, which others may write. Helm hooks
+	// are not kept: their delete policy decides.
+	AnnotationResourcePolicy = "helm.sh/resource-policy"
+	// ResourcePolicyKeep is the AnnotationResourcePolicy value that keeps
+	// an object.
+	ResourcePolicyKeep = "keep"
 	// FinalizerCleanup removes a BundleDeployment's objects before it goes away.
 	FinalizerCleanup = "core.rukpak.io/cleanup"
 	// FinalizerContent removes a Bundle's content from the store.

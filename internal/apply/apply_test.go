@@ -307,7 +307,7 @@ func TestPruneOrderOwnershipAndCRDPolicy(t *testing.T) {
 	got := actions(cs)
 	want := map[string]apply.Action{
 		"ConfigMap/mine": apply.Deleted, "ConfigMap/taken": apply.Skipped, "ClusterRole/" + ns + "-role": apply.Deleted,
-		"Namespace/" + ns: apply.Deleted, "CustomResourceDefinition/cogs." + group: apply.Skipped,
+		"Namespace/" + ns: apply.Deleted, "CustomResourceDefinition/cogs." + group: apply.Kept,
 	}
 	for k, a := range want {
 		if got[k] != a {
@@ -324,6 +324,11 @@ func TestPruneOrderOwnershipAndCRDPolicy(t *testing.T) {
 	}
 	if !exists(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "cogs."+group) {
 		t.Fatal("CRD was deleted without DeleteCRDs")
+	}
+	for _, c := range cs.Entries {
+		if c.Action == apply.Kept && c.UID == "" {
+			t.Errorf("kept %s without its UID", c.ID)
+		}
 	}
 	if _, err := e.Prune(ctx, "owner-a", p.IDs(), apply.PruneOptions{DeleteCRDs: true}); err != nil {
 		t.Fatal(err)

@@ -16,12 +16,20 @@ import (
 )
 
 // Collisions decide which existing objects a plan may take over. An object
-// that exists before the apply and is not in Owned is checked: one another
-// BundleDeployment manages is refused unless that BundleDeployment has
-// released it (a hand-off); one no BundleDeployment manages, or one
-// labelled for a BundleDeployment that no longer exists (a stale owner: a
-// deleted one, or one of the same name with another UID), is taken
-// according to Policy — Prevent, the default, refuses it.
+// that exists before the apply and is not in Owned is checked:
+//
+//   - one another BundleDeployment manages is refused while that one's
+//     installed revision has it;
+//   - one labelled for a BundleDeployment that no longer has it — a live
+//     one whose revision dropped it, or one that is gone (a deleted one,
+//     or one of the same name with another UID) — is taken when that
+//     BundleDeployment released it (Take: rukpak's record of the objects
+//     it left in place, by UID) and no other took it first; when it did
+//     not, it is a stale owner's, taken according to Policy;
+//   - a ClusterRole the clusterrole-aggregation controller wrote back
+//     after a delete is taken (see husk);
+//   - any other object (no BundleDeployment's) is taken according to
+//     Policy — Prevent, the default, refuses it.
 type Collisions struct {
 	// Policy is spec.collisionProtection; empty means Prevent.
 	Policy v1alpha2.CollisionProtection
@@ -33,10 +41,28 @@ type Collisions struct {
 	// owner-uid label records it, "" when it has none) makes of id. nil
 	// means every other owner holds its objects.
 	Owner func(ctx context.Context, other string, uid types.UID, id inventory.ID) (OwnerState, error)
+	// Take, when set, asks the release record of the BundleDeployment an
+	// object is labelled for whether it released the object, and takes
+	// the object for the plan's owner when it did (see
+	// inventory.Store.Take); it names the BundleDeployment that took it
+	// first, for TakenByOther. nil lets every object a live owner no
+	// longer has be taken, and none of an owner that is gone.
+	Take func(ctx context.Context, r Release) (inventory.TakeVerdict, string, error)
 	// Blocked, when set, is told of every object refused because
 	// BundleDeployment other manages it, so that other can hand it over
 	// when it drops the object.
 	Blocked func(other string, id inventory.ID)
+}
+
+// Release is an object labelled for a BundleDeployment that no longer has
+// it, which a plan would take over.
+type Release struct {
+	// Owner and UID are the BundleDeployment the object's labels name.
+	Owner string
+	UID   types.UID
+	// ID names the object, Object is its UID.
+	ID     inventory.ID
+	Object types.UID
 }
 
 // OwnerState is what the BundleDeployment an object is labelled for makes
@@ -76,39 +102,68 @@ func (e *Engine) collision(ctx context.Context, p *Plan, it item, obj *metav1.Pa
 	}
 	labels := obj.GetLabels()
 	other, uid := labels[v1alpha2.LabelOwnerName], types.UID(labels[v1alpha2.LabelOwnerUID])
-	if labels[v1alpha2.LabelOwnerKind] == v1alpha2.BundleDeploymentKind && other != "" {
-		state := OwnerGone
-		switch {
-		case other == p.owner.Name && uid != "" && uid == p.owner.UID:
+	if labels[v1alpha2.LabelOwnerKind] != v1alpha2.BundleDeploymentKind || other == "" {
+		if husk(it, obj) {
 			return "", nil
-		case other == p.owner.Name && p.owner.UID != "":
-			// Labelled with this name but another (or no) UID, and not
-			// in this BundleDeployment's inventory: left by a deleted
-			// BundleDeployment of the same name.
-		case other == p.owner.Name:
-			return "", nil
-		case c.Owner != nil:
-			var err error
-			if state, err = c.Owner(ctx, other, uid, it.id); err != nil {
-				return "", err
-			}
-		default:
-			state = OwnerHolds
 		}
-		switch state {
-		case OwnerReleased:
-			return "", nil
-		case OwnerHolds:
-			if c.Blocked != nil {
-				c.Blocked(other, it.id)
-			}
-			return fmt.Sprintf("object %s is managed by BundleDeployment %s; it can move here only once %s's installed revision no longer has it",
-				it.id, other, other), nil
-		}
-		return adopt(c.Policy, obj, fmt.Sprintf("object %s is labelled as managed by BundleDeployment %s%s, which no longer exists (a stale owner)",
-			it.id, other, uidNote(uid))), nil
+		return adopt(c.Policy, obj, fmt.Sprintf("object %s exists and is not managed by this BundleDeployment (%s)", it.id, managers(obj))), nil
 	}
-	return adopt(c.Policy, obj, fmt.Sprintf("object %s exists and is not managed by this BundleDeployment (%s)", it.id, managers(obj))), nil
+	state := OwnerGone
+	switch {
+	case other == p.owner.Name && uid != "" && uid == p.owner.UID:
+		return "", nil
+	case other == p.owner.Name && p.owner.UID != "":
+		// Labelled with this name but another (or no) UID, and not
+		// in this BundleDeployment's inventory: left by a deleted
+		// BundleDeployment of the same name.
+	case other == p.owner.Name:
+		return "", nil
+	case c.Owner != nil:
+		var err error
+		if state, err = c.Owner(ctx, other, uid, it.id); err != nil {
+			return "", err
+		}
+	default:
+		state = OwnerHolds
+	}
+	if state == OwnerHolds {
+		if c.Blocked != nil {
+			c.Blocked(other, it.id)
+		}
+		return fmt.Sprintf("object %s is managed by BundleDeployment %s; it can move here only once %s's installed revision no longer has it",
+			it.id, other, other), nil
+	}
+	return e.takeReleased(ctx, c, it, obj, other, uid, state)
+}
+
+// takeReleased decides on an object labelled for BundleDeployment other
+// (uid), which no longer has it (state): taken when other released it and
+// no one else took it first, else a stale owner's object, taken according
+// to the policy.
+func (e *Engine) takeReleased(ctx context.Context, c *Collisions, it item, obj *metav1.PartialObjectMetadata, other string, uid types.UID, state OwnerState) (string, error) {
+	if c.Take == nil {
+		if state == OwnerReleased {
+			return "", nil
+		}
+	} else {
+		verdict, by, err := c.Take(ctx, Release{Owner: other, UID: uid, ID: it.id, Object: obj.GetUID()})
+		if err != nil {
+			return "", err
+		}
+		switch verdict {
+		case inventory.Granted:
+			return "", nil
+		case inventory.TakenByOther:
+			return fmt.Sprintf("object %s, which BundleDeployment %s left in place, is being taken over by BundleDeployment %s; it can move here only once %s's installed revision no longer has it, or %s is deleted",
+				it.id, other, by, by, by), nil
+		}
+	}
+	if state == OwnerReleased {
+		return adopt(c.Policy, obj, fmt.Sprintf("object %s is labelled as managed by BundleDeployment %s, whose installed revision does not have it, and %s did not release it (rukpak has no record of leaving this object in place: someone else wrote its labels)",
+			it.id, other, other)), nil
+	}
+	return adopt(c.Policy, obj, fmt.Sprintf("object %s is labelled as managed by BundleDeployment %s%s, which no longer exists (a stale owner) and did not release it (rukpak has no record of leaving this object in place: the finalizer was removed by hand, or someone else wrote its labels)",
+		it.id, other, uidNote(uid))), nil
 }
 
 // adopt applies policy to an object no live BundleDeployment manages:
@@ -124,7 +179,7 @@ func adopt(policy v1alpha2.CollisionProtection, obj *metav1.PartialObjectMetadat
 		}
 		return ""
 	}
-	return what + "; set spec.collisionProtection to IfNoController or None to adopt it"
+	return what + "; delete it, or, to take it over as it is, set spec.collisionProtection to IfNoController or None"
 }
 
 func uidNote(uid types.UID) string {

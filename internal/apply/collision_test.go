@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -19,21 +20,36 @@ import (
 
 // TestCollisionsWithStaleOwners: an object labelled for a BundleDeployment
 // that no longer exists, or for one of the same name but another UID, is
-// a collision under Prevent (naming the object and the stale owner), not
-// adopted; the other policies adopt it as they adopt unmanaged objects.
-// A live owner that holds the object blocks it whatever the policy; one
-// that released it hands it over.
+// taken when that BundleDeployment released it (its release record says
+// so) and no other took it first; else it is a collision under Prevent
+// (naming the object and the stale owner, and that it was not released),
+// and the other policies adopt it as they adopt unmanaged objects. A live
+// owner that holds the object blocks it whatever the policy; one that
+// released it hands it over; one whose revision dropped it without
+// releasing it (labels someone else wrote) does not.
 func TestCollisionsWithStaleOwners(t *testing.T) {
 	ctx := context.Background()
 	e := newEngine(t)
 	me := apply.Owner{Name: "me", Revision: "me-1", UID: "uid-me"}
 	// What the owners named in labels make of their objects.
-	owners := map[string]apply.OwnerState{"live-uid": apply.OwnerHolds, "released-uid": apply.OwnerReleased}
+	owners := map[string]apply.OwnerState{"live-uid": apply.OwnerHolds, "released-uid": apply.OwnerReleased, "dropped-uid": apply.OwnerReleased}
 	lookup := func(_ context.Context, other string, uid types.UID, _ inventory.ID) (apply.OwnerState, error) {
 		if s, ok := owners[string(uid)]; ok && other == "other" {
 			return s, nil
 		}
 		return apply.OwnerGone, nil
+	}
+	// What the release records say, by the releaser's UID.
+	records := map[string]inventory.TakeVerdict{"released-uid": inventory.Granted, "uid-released": inventory.Granted, "uid-taken": inventory.TakenByOther}
+	take := func(_ context.Context, r apply.Release) (inventory.TakeVerdict, string, error) {
+		if r.Object == "" {
+			return inventory.NotReleased, "", fmt.Errorf("asked to take %s without its UID", r.ID)
+		}
+		v := records[string(r.UID)]
+		if v == inventory.TakenByOther {
+			return v, "third", nil
+		}
+		return v, "", nil
 	}
 	controller := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "p", UID: "pod-uid", Controller: ptr.To(true)}}
 	tests := []struct {
@@ -54,7 +70,14 @@ func TestCollisionsWithStaleOwners(t *testing.T) {
 			wantRefuse: "labelled as managed by BundleDeployment gone (uid uid-gone), which no longer exists"},
 		{name: "deleted owner, IfNoController", labels: owned("gone", "uid-gone"), policy: v1alpha2.CollisionProtectionIfNoController},
 		{name: "deleted owner with a controller, IfNoController", labels: owned("gone", "uid-gone"), controller: true,
-			policy: v1alpha2.CollisionProtectionIfNoController, wantRefuse: "which no longer exists (a stale owner) and is controlled by Pod p"},
+			policy: v1alpha2.CollisionProtectionIfNoController, wantRefuse: "which no longer exists (a stale owner) and did not release it"},
+		{name: "deleted owner released it", labels: owned("gone", "uid-released")},
+		{name: "same name, other uid, released", labels: owned("me", "uid-released")},
+		{name: "deleted owner released it, another took it, even with None", labels: owned("gone", "uid-taken"), policy: v1alpha2.CollisionProtectionNone,
+			wantRefuse: "which BundleDeployment gone left in place, is being taken over by BundleDeployment third"},
+		{name: "live owner dropped it without releasing it", labels: owned("other", "dropped-uid"),
+			wantRefuse: "whose installed revision does not have it, and other did not release it"},
+		{name: "live owner dropped it without releasing it, None", labels: owned("other", "dropped-uid"), policy: v1alpha2.CollisionProtectionNone},
 		{name: "deleted owner, None", labels: owned("gone", "uid-gone"), policy: v1alpha2.CollisionProtectionNone},
 		{name: "recreated owner (other uid)", labels: owned("other", "uid-before"),
 			wantRefuse: "BundleDeployment other (uid uid-before), which no longer exists"},
@@ -83,7 +106,7 @@ func TestCollisionsWithStaleOwners(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := &apply.Collisions{Policy: tt.policy, Owned: map[inventory.ID]bool{}, Owner: lookup}
+			c := &apply.Collisions{Policy: tt.policy, Owned: map[inventory.ID]bool{}, Owner: lookup, Take: take}
 			if tt.owned {
 				c.Owned[p.IDs()[0].Key()] = true
 			}

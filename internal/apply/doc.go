@@ -18,8 +18,16 @@
 //
 // Prune deletes objects in a safe order (namespaced objects, then
 // cluster-scoped ones, then Namespaces, then — only when asked — CRDs), and
-// only those still labelled as owned by the caller.
+// only those still labelled as owned by the caller; those it is told to
+// keep it leaves in place and reports Kept, with their UIDs, for the
+// caller to release. ClusterRoles that kube-controller-manager's
+// aggregation controller writes back right after their deletion are
+// deleted again (writeback.go).
+//
+// Collisions decide which existing objects a plan may take over: objects
+// another BundleDeployment released (left in place, recorded by the
+// caller) are taken through Collisions.Take, once; see collision.go.
 //
 // Every write returns a ChangeSet saying what happened to each object
-// (created, configured, unchanged, deleted).
+// (created, configured, unchanged, deleted, kept).
 package apply

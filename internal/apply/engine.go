@@ -103,9 +103,14 @@ const (
 	Unchanged Action = "unchanged"
 	// Deleted: the object was deleted.
 	Deleted Action = "deleted"
-	// Skipped: the object was left alone (a CRD kept by policy, or an object
-	// someone else now owns).
+	// Skipped: the object was left alone (it is gone, being deleted, or
+	// someone else now owns it).
 	Skipped Action = "skipped"
+	// Kept: a prune left the object in place, still labelled as the
+	// owner's (a CRD kept by policy, an object annotated
+	// helm.sh/resource-policy: keep, one another BundleDeployment waits
+	// for); Change.UID says which object, for the owner's release record.
+	Kept Action = "kept"
 )
 
 // Change is what happened to one object.
@@ -130,6 +135,8 @@ type Change struct {
 	RunOnce bool
 	// Hook is Entry.Hook.
 	Hook bool
+	// UID is the object's metadata.uid, set for Kept objects.
+	UID types.UID
 }
 
 // ChangeSet is what one Apply or Prune did.

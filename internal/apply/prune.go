@@ -21,8 +21,9 @@ type PruneOptions struct {
 	// DeleteCRDs deletes CRDs (last), which deletes every custom resource
 	// of them. Without it CRDs are left in place.
 	DeleteCRDs bool
-	// Keep, when set, names objects to leave in place rather than delete
-	// (another BundleDeployment is waiting to take them over).
+	// Keep, when set, names objects to leave in place rather than delete:
+	// another BundleDeployment is waiting to take them over, or the
+	// revision that applied them kept them (helm.sh/resource-policy).
 	Keep func(id inventory.ID) bool
 	// OwnerUID, when set, is the owner's UID: an object whose owner-uid
 	// label is another one (a deleted BundleDeployment of the same name)
@@ -54,7 +55,11 @@ func rank(id inventory.ID) int {
 
 // Prune deletes the objects named by ids that are still labelled as owned
 // by owner, in a safe order. Objects that are gone, whose kind is no longer
-// served, or that someone else owns now are skipped.
+// served, or that someone else owns now are skipped; those to keep (CRDs
+// without DeleteCRDs, and opts.Keep) are read, and reported Kept with their
+// UID while they are still the owner's. Objects of kinds another controller
+// writes back (see writeBackKinds) are watched after their deletion and
+// deleted again when they come back (see settleWriteBacks).
 func (e *Engine) Prune(ctx context.Context, owner string, ids []inventory.ID, opts PruneOptions) (*ChangeSet, error) {
 	var byRank [ranks][]inventory.ID
 	for _, id := range ids {
@@ -62,41 +67,46 @@ func (e *Engine) Prune(ctx context.Context, owner string, ids []inventory.ID, op
 	}
 	cs := &ChangeSet{}
 	for r := range byRank {
-		if r == rankCRD && !opts.DeleteCRDs {
-			for _, id := range byRank[r] {
-				cs.add(Change{ID: id, Action: Skipped})
-			}
-			continue
-		}
 		group := byRank[r]
-		actions := make([]Action, len(group))
+		changes := make([]Change, len(group))
 		var mu sync.Mutex
 		var errs []error
+		var gone []deleted
 		idx := make([]int, len(group))
 		for i := range idx {
 			idx[i] = i
 		}
 		e.each(ctx, idx, func(i int) bool {
-			if opts.Keep != nil && opts.Keep(group[i]) {
-				actions[i] = Skipped
-				return true
+			id := group[i]
+			var c Change
+			var d deleted
+			var err error
+			if (r == rankCRD && !opts.DeleteCRDs) || (opts.Keep != nil && opts.Keep(id)) {
+				c, err = e.keepOne(ctx, owner, opts.OwnerUID, id)
+			} else {
+				c, d, err = e.deleteOne(ctx, owner, opts.OwnerUID, id)
 			}
-			a, err := e.deleteOne(ctx, owner, opts.OwnerUID, group[i])
+			mu.Lock()
+			defer mu.Unlock()
 			if err != nil {
-				mu.Lock()
 				errs = append(errs, err)
-				mu.Unlock()
 				return true
 			}
-			actions[i] = a
+			changes[i] = c
+			if d.uid != "" && writeBackKinds[id.GroupVersionKind().GroupKind()] {
+				gone = append(gone, d)
+			}
 			return true
 		})
-		for i, a := range actions {
-			if a != "" {
-				cs.add(Change{ID: group[i], Action: a})
+		for _, c := range changes {
+			if c.Action != "" {
+				cs.add(c)
 			}
 		}
 		if err := errors.Join(errs...); err != nil {
+			return cs, err
+		}
+		if err := e.settleWriteBacks(ctx, owner, opts.OwnerUID, gone); err != nil {
 			return cs, err
 		}
 		if err := ctx.Err(); err != nil {
@@ -106,26 +116,72 @@ func (e *Engine) Prune(ctx context.Context, owner string, ids []inventory.ID, op
 	return cs, nil
 }
 
-// deleteOne deletes one object if owner still owns it.
-func (e *Engine) deleteOne(ctx context.Context, owner string, uid types.UID, id inventory.ID) (Action, error) {
+// ownedBy reports whether obj is still labelled as owner's (of uid, when
+// both the caller and the object know it).
+func ownedBy(obj metav1.Object, owner string, uid types.UID) bool {
+	l := obj.GetLabels()
+	if l[v1alpha2.LabelOwnerName] != owner {
+		return false
+	}
+	return uid == "" || l[v1alpha2.LabelOwnerUID] == "" || l[v1alpha2.LabelOwnerUID] == string(uid)
+}
+
+// read returns id's metadata, or nil when it is gone or its kind is no
+// longer served.
+func (e *Engine) read(ctx context.Context, id inventory.ID) (*metav1.PartialObjectMetadata, error) {
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(id.GroupVersionKind())
 	err := e.live().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
 	switch {
 	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
-		return Deleted, nil
+		return nil, nil
 	case err != nil:
-		return "", fmt.Errorf("getting %s: %w", id, err)
-	case obj.GetLabels()[v1alpha2.LabelOwnerName] != owner:
-		return Skipped, nil
-	case uid != "" && obj.GetLabels()[v1alpha2.LabelOwnerUID] != "" && obj.GetLabels()[v1alpha2.LabelOwnerUID] != string(uid):
-		return Skipped, nil
+		return nil, fmt.Errorf("getting %s: %w", id, err)
+	}
+	return obj, nil
+}
+
+// keepOne leaves one object in place: Kept, with its UID, when owner still
+// owns it, else Skipped.
+func (e *Engine) keepOne(ctx context.Context, owner string, uid types.UID, id inventory.ID) (Change, error) {
+	obj, err := e.read(ctx, id)
+	if err != nil {
+		return Change{}, err
+	}
+	if obj == nil || !ownedBy(obj, owner, uid) || !obj.GetDeletionTimestamp().IsZero() {
+		return Change{ID: id, Action: Skipped}, nil
+	}
+	return Change{ID: id, Action: Kept, UID: obj.GetUID()}, nil
+}
+
+// deleted is an object a prune deleted.
+type deleted struct {
+	id  inventory.ID
+	uid types.UID
+}
+
+// deleteOne deletes one object if owner still owns it.
+func (e *Engine) deleteOne(ctx context.Context, owner string, uid types.UID, id inventory.ID) (Change, deleted, error) {
+	obj, err := e.read(ctx, id)
+	switch {
+	case err != nil:
+		return Change{}, deleted{}, err
+	case obj == nil:
+		return Change{ID: id, Action: Deleted}, deleted{}, nil
+	case !ownedBy(obj, owner, uid):
+		return Change{ID: id, Action: Skipped}, deleted{}, nil
 	case !obj.GetDeletionTimestamp().IsZero():
-		return Deleted, nil
+		return Change{ID: id, Action: Deleted}, deleted{}, nil
 	}
-	err = e.c.Delete(ctx, obj, client.Preconditions{UID: &obj.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return "", fmt.Errorf("deleting %s: %w", id, err)
+	d := deleted{id: id, uid: obj.GetUID()}
+	err = e.c.Delete(ctx, obj, client.Preconditions{UID: &d.uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	switch {
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		// Gone, or another object under its name since it was read:
+		// this prune deleted nothing to watch for.
+		return Change{ID: id, Action: Deleted}, deleted{}, nil
+	case err != nil:
+		return Change{}, deleted{}, fmt.Errorf("deleting %s: %w", id, err)
 	}
-	return Deleted, nil
+	return Change{ID: id, Action: Deleted}, d, nil
 }

@@ -15,13 +15,17 @@ import (
 // million objects), so a corrupted or hostile chunk cannot exhaust memory.
 const maxDecoded = 64 << 20
 
+// keepField ends the line of a record that keeps its object.
+const keepField = "keep"
+
 // gzipWriters reuses compressors: each one allocates about a megabyte of
 // state, and inventories are encoded on every install.
 var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
 
 // encode writes ids one per line as group|version|kind|namespace|name,
 // followed by |hash|resourceVersion|generation for an ID with a record in
-// recs, and gzips the result. Kubernetes names and kinds cannot contain '|'
+// recs (and |keep for a record that keeps its object), and gzips the
+// result. Kubernetes names and kinds cannot contain '|'
 // or '\n'; hashes and resourceVersions are written by rukpak.
 func encode(ids []ID, recs map[ID]Record) ([]byte, error) {
 	var buf bytes.Buffer
@@ -36,6 +40,11 @@ func encode(ids []ID, recs map[ID]Record) ([]byte, error) {
 		if rec, ok := recs[id.Key()]; ok && rec.valid() {
 			if _, err := fmt.Fprintf(w, "|%s|%s|%d", rec.Hash, rec.ResourceVersion, rec.Generation); err != nil {
 				return nil, fmt.Errorf("encoding inventory: %w", err)
+			}
+			if rec.Keep {
+				if _, err := w.WriteString("|" + keepField); err != nil {
+					return nil, fmt.Errorf("encoding inventory: %w", err)
+				}
 			}
 		}
 		if err := w.WriteByte('\n'); err != nil {
@@ -72,14 +81,14 @@ func decode(data []byte) ([]ID, map[ID]Record, error) {
 			continue
 		}
 		f := strings.Split(line, "|")
-		if (len(f) != 5 && len(f) != 8) || f[2] == "" || f[4] == "" {
+		if (len(f) != 5 && len(f) != 8 && (len(f) != 9 || f[8] != keepField)) || f[2] == "" || f[4] == "" {
 			return nil, nil, fmt.Errorf("inventory line %d is malformed: %q", i+1, line)
 		}
 		id := ID{Group: f[0], Version: f[1], Kind: f[2], Namespace: f[3], Name: f[4]}
 		ids = append(ids, id)
-		if len(f) == 8 {
+		if len(f) >= 8 {
 			gen, err := strconv.ParseInt(f[7], 10, 64)
-			rec := Record{Hash: f[5], ResourceVersion: f[6], Generation: gen}
+			rec := Record{Hash: f[5], ResourceVersion: f[6], Generation: gen, Keep: len(f) == 9}
 			if err != nil || !rec.valid() {
 				return nil, nil, fmt.Errorf("inventory line %d has a malformed record: %q", i+1, line)
 			}

@@ -8,4 +8,9 @@
 // do not change the inventory make no request. Inventories belong to a
 // BundleDeployment's UID, not its name: one created under the name of a
 // deleted BundleDeployment does not see the old one's inventory.
+//
+// Objects a BundleDeployment leaves in place for others (kept on delete or
+// on prune) are listed, by UID, in its release record (released-<UID>),
+// through which — and only through which — another BundleDeployment takes
+// them over, once (see Store.Release, Store.Take and Store.Settle).
 package inventory

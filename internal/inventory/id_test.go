@@ -57,7 +57,7 @@ func TestCodecRoundTrip(t *testing.T) {
 			for i := range ids {
 				ids[i] = ID{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: fmt.Sprintf("ns-%d", i%7), Name: fmt.Sprintf("object-%05d", i)}
 				if i%2 == 0 { // half of them applied, half only recorded before a write
-					recs[ids[i].Key()] = Record{Hash: fmt.Sprintf("%016x", i*7919), ResourceVersion: fmt.Sprint(100000 + i), Generation: int64(i % 3)}
+					recs[ids[i].Key()] = Record{Hash: fmt.Sprintf("%016x", i*7919), ResourceVersion: fmt.Sprint(100000 + i), Generation: int64(i % 3), Keep: i%4 == 0}
 				}
 			}
 			data, err := encode(ids, recs)
@@ -91,6 +91,8 @@ func TestDecodeRefusesGarbage(t *testing.T) {
 		"bad generation":    "apps|v1|Deployment|ns|d|abc|12|x\n",
 		"negative gen":      "apps|v1|Deployment|ns|d|abc|12|-1\n",
 		"empty record hash": "apps|v1|Deployment|ns|d||12|1\n",
+		"unknown ninth":     "apps|v1|Deployment|ns|d|abc|12|1|maybe\n",
+		"keep without rec":  "apps|v1|Deployment|ns|d|keep\n",
 	} {
 		tests[name] = gzipped(t, line)
 	}

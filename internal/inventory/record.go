@@ -14,6 +14,10 @@ type Record struct {
 	// Generation is the object's metadata.generation after the write; 0 for
 	// kinds that do not track it.
 	Generation int64
+	// Keep is set when the revision applied the object with
+	// helm.sh/resource-policy: keep: it is left in place, not deleted,
+	// when a revision drops it or its BundleDeployment is deleted.
+	Keep bool
 }
 
 // valid reports whether r can be encoded and trusted: every field set (a

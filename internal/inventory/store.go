@@ -44,6 +44,9 @@ type Store struct {
 
 	mu    sync.Mutex
 	known map[types.UID]saved
+
+	// rel are the release records (see Release).
+	rel releases
 }
 
 // Owner is whose inventory: a BundleDeployment, by name and UID.

@@ -196,15 +196,40 @@ func TestFormatExamples(t *testing.T) {
 		return nil
 	})
 
-	// Its CRD goes with it (kept by default), so that a later install of
-	// the example (TestExamplesStayHealthy) does not meet a CRD labelled
-	// for this deleted BundleDeployment: a stale owner, refused.
-	kubectl(t, "patch", "bd", "memo-operator", "--type=merge", "-p", `{"spec":{"deletionPolicy":{"crds":"Delete"}}}`)
+	// Deleting the operator keeps its CRD (deletionPolicy.crds: Keep, the
+	// default), released: installing the example again takes the same
+	// CRD back, labelled for the new BundleDeployment, instead of
+	// refusing it as a stale owner's. (TestExamplesStayHealthy installs
+	// it a third time.)
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := suite.client.Get(ctx, client.ObjectKey{Name: "memos.example.com"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	first := &v1alpha2.BundleDeployment{}
+	if err := suite.client.Get(ctx, client.ObjectKey{Name: "memo-operator"}, first); err != nil {
+		t.Fatal(err)
+	}
 	deleteBD(t, "webapp")
 	deleteBD(t, "memo-operator")
 	waitGone(t, &appsv1.Deployment{}, "webapp", "webapp")
 	waitGone(t, &appsv1.Deployment{}, "memo-system", "memo-operator")
 	waitGone(t, &rbacv1.ClusterRoleBinding{}, "", crbs.Items[0].Name)
+	kept := &apiextensionsv1.CustomResourceDefinition{}
+	if err := suite.client.Get(ctx, client.ObjectKey{Name: crd.Name}, kept); err != nil || kept.UID != crd.UID {
+		t.Fatalf("CRD %s after the delete: %v (uid %s); want it kept", crd.Name, err, kept.UID)
+	}
+	kubectl(t, "apply", "-f", fixture("examples", "registry-operator.yaml"))
+	again := waitInstalled(t, "memo-operator")
+	waitAvailable(t, "memo-system", "memo-operator", 1)
+	if err := suite.client.Get(ctx, client.ObjectKey{Name: crd.Name}, kept); err != nil {
+		t.Fatal(err)
+	}
+	if kept.UID != crd.UID || kept.Labels[v1alpha2.LabelOwnerUID] != string(again.UID) || again.UID == first.UID {
+		t.Fatalf("CRD %s: uid %s labelled for %s; want the kept CRD (%s) taken over by the new memo-operator (%s)",
+			crd.Name, kept.UID, kept.Labels[v1alpha2.LabelOwnerUID], crd.UID, again.UID)
+	}
+	deleteBD(t, "memo-operator")
+	waitGone(t, &appsv1.Deployment{}, "memo-system", "memo-operator")
 }
 
 // TestRegistryV1FromImage installs an operator bundle image in

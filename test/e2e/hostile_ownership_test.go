@@ -202,6 +202,50 @@ var _ = registerHostile(
 		},
 	},
 	hostileCase{
+		// The team deletes a BundleDeployment of its own that left an
+		// object in place (helm.sh/resource-policy: keep), released in
+		// rukpak's record. Then the labels of that BundleDeployment and
+		// annotations that look like a release are written on an object
+		// of someone else's in the team's namespace (by the admin here,
+		// as a stand-in for a team allowed to write labels there), and
+		// the team names the object in a new BundleDeployment.
+		name: "labels and annotations forged to look released take nothing",
+		attack: func(t *testing.T, team *hostileTeam) func(*testing.T) {
+			ctx := context.Background()
+			keep := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n  annotations: {helm.sh/resource-policy: keep}\ndata: {value: kept}\n"
+			releaser := installedTeamBD(t, team, "releaser", map[string]string{"kept.yaml": keep})
+			if err := team.client.Delete(ctx, releaser); err != nil {
+				t.Fatal(err)
+			}
+			waitGone(t, &v1alpha2.BundleDeployment{}, "", releaser.Name)
+			t.Cleanup(func() {
+				_ = suite.client.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: v1alpha2.SystemNamespace, Name: "released-" + string(releaser.UID)}})
+			})
+			createOwned(t, &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: team.ns},
+				Data:       map[string]string{"value": "someone else's"},
+			})
+			envtest.Eventually(t, 10*time.Second, func() error {
+				cm := &corev1.ConfigMap{}
+				if err := suite.client.Get(ctx, client.ObjectKey{Namespace: team.ns, Name: "shared"}, cm); err != nil {
+					return err
+				}
+				cm.Labels = ownedLabels(releaser.Name, releaser.UID)
+				cm.Annotations = map[string]string{"core.rukpak.io/released": "true", "helm.sh/resource-policy": "keep"}
+				return suite.client.Update(ctx, cm)
+			})
+			bd := team.bd(envtest.UniqueName("taker"), v1alpha2.ClassPlain, ownSource(t, map[string]string{"shared.yaml": configMapYAML("shared", "mine")}))
+			team.create(t, bd)
+			return func(t *testing.T) {
+				conditionMessage(t, bd.Name, v1alpha2.TypeInstalled, v1alpha2.ReasonCollision, "ConfigMap "+team.ns+"/shared",
+					fmt.Sprintf("labelled as managed by BundleDeployment %s (uid %s), which no longer exists (a stale owner) and did not release it", releaser.Name, releaser.UID))
+				if got := configMapValue(t, team.ns, "shared"); got != "someone else's" {
+					t.Fatalf("the forged object holds %q; want it untouched", got)
+				}
+			}
+		},
+	},
+	hostileCase{
 		// A BundleDeployment is deleted with its finalizer removed by hand
 		// (its objects and inventory left behind); a new one under the
 		// same name must adopt nothing of the old one's.

@@ -1,9 +1,12 @@
 package bundledeployment
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/inventory"
 )
@@ -37,7 +40,14 @@ func recorded(e apply.Entry, rec inventory.Record) appliedObject {
 
 // record is what the inventory keeps of a.
 func (a appliedObject) record() inventory.Record {
-	return inventory.Record{Hash: a.hash, ResourceVersion: a.rv, Generation: a.generation}
+	return inventory.Record{Hash: a.hash, ResourceVersion: a.rv, Generation: a.generation, Keep: a.keep()}
+}
+
+// keep reports whether the revision applied the object with
+// helm.sh/resource-policy: keep (as Helm reads it: case and spaces
+// ignored). Hooks are never kept: their delete policy decides.
+func (a appliedObject) keep() bool {
+	return !a.hook && strings.EqualFold(strings.TrimSpace(a.annotations[v1alpha2.AnnotationResourcePolicy]), v1alpha2.ResourcePolicyKeep)
 }
 
 // drifted reports whether live (metadata is enough) was changed by someone

@@ -43,3 +43,31 @@ func TestAppliedObjectDrifted(t *testing.T) {
 		})
 	}
 }
+
+// TestAppliedObjectKeep: what the revision applied with
+// helm.sh/resource-policy: keep (as Helm reads it) is kept; hooks never.
+func TestAppliedObjectKeep(t *testing.T) {
+	tests := []struct {
+		name  string
+		value string
+		hook  bool
+		want  bool
+	}{
+		{name: "keep", value: "keep", want: true},
+		{name: "case and spaces ignored", value: " Keep ", want: true},
+		{name: "other policy", value: "delete"},
+		{name: "none"},
+		{name: "hook", value: "keep", hook: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := appliedObject{hash: "h", rv: "1", hook: tt.hook}
+			if tt.value != "" {
+				a.annotations = map[string]string{"helm.sh/resource-policy": tt.value}
+			}
+			if got := a.record().Keep; got != tt.want {
+				t.Fatalf("record().Keep = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

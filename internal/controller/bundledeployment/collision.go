@@ -16,7 +16,9 @@ import (
 	"github.com/rukpak/rukpak/internal/inventory"
 )
 
-// collisions are the collision rules of an install of s: objects the
+// collisions are the collision rules of an install of s (objects another
+// BundleDeployment released are taken through its release record, see
+// release.go): objects the
 // BundleDeployment applied — those its inventory (tied to its UID) has a
 // record of, and those the last successful install applied — are its own;
 // anything else that exists is checked (see apply.Collisions). An ID in the
@@ -41,6 +43,7 @@ func (r *Reconciler) collisions(s *scope, st *appliedState, recs map[inventory.I
 		Policy: s.bd.Spec.CollisionProtection,
 		Owned:  owned,
 		Owner:  r.ownerState,
+		Take:   r.take(s.bd),
 		Blocked: func(_ string, id inventory.ID) {
 			r.mem.claim(id, claimant)
 			s.handOffWaits.Store(true)

@@ -96,7 +96,8 @@ func findingIDs(findings []crdsafety.Finding) []string {
 // refusedAsCollision reports whether the apply's collision check (see
 // apply.Collisions) will certainly refuse the installed CRD: it is not in
 // bd's inventory nor in what bd last applied, and another BundleDeployment
-// holds it, or no live BundleDeployment manages it and bd's
+// holds it (or takes it over from the one that released it), or no live
+// BundleDeployment manages it, none released it, and bd's
 // collisionProtection does not adopt it. Such a CRD is not compared for
 // upgrade safety; in any doubt it is.
 func (r *Reconciler) refusedAsCollision(ctx context.Context, bd *v1alpha2.BundleDeployment, installed *apiextensionsv1.CustomResourceDefinition) (bool, error) {
@@ -114,23 +115,23 @@ func (r *Reconciler) refusedAsCollision(ctx context.Context, bd *v1alpha2.Bundle
 	}
 	labels := installed.GetLabels()
 	owner, uid := labels[v1alpha2.LabelOwnerName], types.UID(labels[v1alpha2.LabelOwnerUID])
-	switch {
-	case labels[v1alpha2.LabelOwnerKind] != v1alpha2.BundleDeploymentKind || owner == "":
-		// Managed by no BundleDeployment.
-	case owner == bd.Name && uid != "" && uid == bd.UID:
-		return false, nil
-	case owner == bd.Name:
-		// Left by a deleted BundleDeployment of the same name: stale.
-	default:
-		state, err := r.ownerState(ctx, owner, uid, id)
-		if err != nil {
-			return false, err
-		}
-		switch state {
-		case apply.OwnerHolds:
-			return true, nil
-		case apply.OwnerReleased:
+	if labels[v1alpha2.LabelOwnerKind] == v1alpha2.BundleDeploymentKind && owner != "" {
+		if owner == bd.Name && uid != "" && uid == bd.UID {
 			return false, nil
+		}
+		if owner != bd.Name {
+			// (One of bd's name but another UID was left by a deleted
+			// BundleDeployment of the same name.)
+			state, err := r.ownerState(ctx, owner, uid, id)
+			if err != nil || state == apply.OwnerHolds {
+				return state == apply.OwnerHolds, err
+			}
+		}
+		// Its owner no longer has it: taken over when it released it
+		// (a reinstall takes back its kept CRD, and upgrades it).
+		verdict, _, err := r.Inventory.Peek(ctx, inventory.Owner{Name: owner, UID: uid}, id, installed.UID, inventoryOf(bd), r.alive)
+		if err != nil || verdict != inventory.NotReleased {
+			return verdict == inventory.TakenByOther, err
 		}
 	}
 	switch bd.Spec.CollisionProtection {

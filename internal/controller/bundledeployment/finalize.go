@@ -14,6 +14,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
@@ -23,8 +24,10 @@ import (
 const deletionRecheck = 30 * time.Second
 
 // finalize removes everything a BundleDeployment created: its objects (CRDs
-// only with deletionPolicy.crds=Delete, and then last), its inventory and its
-// Bundles, then drops the finalizer. Deleting is an explicit request, so it
+// only with deletionPolicy.crds=Delete, and then last; objects its revision
+// kept with helm.sh/resource-policy: keep never), its inventory and its
+// Bundles, then drops the finalizer. What it leaves in place is released
+// (see release.go). Deleting is an explicit request, so it
 // proceeds even while the BundleDeployment is paused.
 //
 // Objects are deleted as the install identity that wrote them, never as the
@@ -41,17 +44,18 @@ func (r *Reconciler) finalize(ctx context.Context, bd *v1alpha2.BundleDeployment
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("loading inventory: %w", err)
 	}
+	var cs *apply.ChangeSet
 	if len(ids) > 0 {
+		var recs map[inventory.ID]inventory.Record
+		if recs, err = r.Inventory.Records(ctx, inventoryOf(bd)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("loading inventory: %w", err)
+		}
 		as, err := r.uninstaller(ctx, bd, len(ids))
 		if err == nil {
-			var cs *apply.ChangeSet
-			cs, err = as.engine.Prune(ctx, bd.Name, ids, apply.PruneOptions{DeleteCRDs: deleteCRDs(bd), Keep: r.claimedByOther(bd.Name), OwnerUID: bd.UID})
+			cs, err = as.engine.Prune(ctx, bd.Name, ids, apply.PruneOptions{DeleteCRDs: deleteCRDs(bd), Keep: r.keeps(bd.Name, recs), OwnerUID: bd.UID})
 			if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
 				err = failure.New(v1alpha2.ReasonDeletionBlocked, "deleting the %d object(s) of BundleDeployment %s as %s was refused (%v); it waits until the identity may delete them, and never deletes them as the manager instead; "+
 					"restore its permissions, or remove the finalizer %s by hand to leave the objects in place", len(ids), bd.Name, as.id, err, v1alpha2.FinalizerCleanup)
-			}
-			if err == nil {
-				r.handOver(cs, bd.Name)
 			}
 		}
 		if failure.As(err) != nil {
@@ -61,9 +65,21 @@ func (r *Reconciler) finalize(ctx context.Context, bd *v1alpha2.BundleDeployment
 			return ctrl.Result{}, fmt.Errorf("deleting managed objects: %w", err)
 		}
 	}
+	// What it left in place is released (for a BundleDeployment created
+	// again, or another one, to take over), and what it took from others
+	// is let go, before its inventory is deleted: a crash in between
+	// finalizes again, the same way.
+	if err := r.release(ctx, bd, cs, nil); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.settle(ctx, bd, cs); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.Inventory.Delete(ctx, inventoryOf(bd)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("deleting inventory: %w", err)
 	}
+	// The BundleDeployments waiting for what it kept find it released now.
+	r.handOver(cs, bd.Name)
 	r.dropClaims(bd.Name)
 	if err := r.deleteBundles(ctx, bd); err != nil {
 		return ctrl.Result{}, err

@@ -357,13 +357,18 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	stale := inventory.Stale(old, ids)
 	var pcs *apply.ChangeSet
 	if len(stale) > 0 {
-		pcs, err = s.as.engine.Prune(ctx, s.bd.Name, stale, apply.PruneOptions{DeleteCRDs: deleteCRDs(s.bd), Keep: r.claimedByOther(s.bd.Name), OwnerUID: s.bd.UID})
+		pcs, err = s.as.engine.Prune(ctx, s.bd.Name, stale, apply.PruneOptions{DeleteCRDs: deleteCRDs(s.bd), Keep: r.keeps(s.bd.Name, recs), OwnerUID: s.bd.UID})
 		if err != nil {
 			return nil, failure.New(v1alpha2.ReasonPruneFailed, "revision %s is applied, but deleting the objects it no longer has failed: %v", ref.bundle, err)
 		}
 		for _, c := range pcs.Entries {
 			countChange(res, c.Action)
 		}
+	}
+	// Released before the inventory drops them, so that an object is at
+	// every moment either in the inventory or released.
+	if err := r.release(ctx, s.bd, pcs, ids); err != nil {
+		return nil, err
 	}
 	if err := r.Inventory.SaveApplied(ctx, inventoryOf(s.bd), ids, records(next.objects)); err != nil {
 		return nil, fmt.Errorf("saving inventory: %w", err)

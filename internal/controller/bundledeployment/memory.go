@@ -201,7 +201,7 @@ func (m *memory) release(cs *apply.ChangeSet, owner string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, c := range cs.Entries {
-		if c.Action != apply.Skipped {
+		if c.Action != apply.Skipped && c.Action != apply.Kept {
 			continue
 		}
 		if claimant, ok := m.claims[c.ID.Key()]; ok && claimant != owner {
