@@ -1,20 +1,63 @@
 // Package bundledeployment reconciles BundleDeployments: the desired,
 // continuously managed install of a bundle.
 //
-// One reconcile is a pipeline of phases, in order:
+// # One reconcile
 //
-//  1. resolve: pin the sources (content digests, later image digests and
-//     commits) and derive the revision name <bd>-<hash>;
-//  2. bundle: make sure the immutable Bundle of that revision exists;
-//  3. content: make sure its content is in the content store;
-//  4. install: render objects with the class's format, validate them with a
-//     server-side dry-run, record the union of old and new inventory, apply
-//     them with server-side apply, prune what the new revision dropped and
-//     record the new inventory — or, when the revision is already applied,
-//     put back objects that were deleted or edited (drift);
-//  5. history: delete Bundles beyond revisionHistoryLimit.
+// Reconcile (controller.go) takes a worker of the BundleDeployment's
+// tenant (fairness.go), runs the reconcile on a goroutine of its own that
+// may go on without the worker while it waits for a Helm hook (detach.go),
+// and is stopped when the BundleDeployment changes or is being deleted
+// (fairness.go, inFlight). The reconcile (controller.go, reconcile) reads
+// the BundleDeployment into a scope (controller.go, scope: what this
+// reconcile observed and decided) and runs these steps in order; a step
+// that returns false ends the list:
 //
-// Deletion runs its own phases: prune every inventoried object (CRDs per
-// spec.deletionPolicy), delete the inventory and the Bundles, drop the
-// finalizer. A paused BundleDeployment makes no writes at all.
+//	step            function        file          what it does
+//	authorize       authorize       identity.go   the requester may act as the install identity, use the class and what the spec names
+//	act             act             controller.go picks the install identity and its clients
+//	trust status    trustStatus     trust.go      status fields that name Bundles are checked against the Bundles this BundleDeployment controls
+//	resolve         resolve         phases.go     pins the sources (digests, commits) and Helm values: the revision's name
+//	bundle          ensureBundle    phases.go     the revision's immutable Bundle exists
+//	content         ensureContent   phases.go     its content is in the content store (fetched, unpacked, bounded per tenant)
+//	install         install         install.go    renders, checks (preflight, CRD upgrade safety), applies and prunes the revision
+//	                                              (applyRevision), or corrects drift of the revision applied (correctDrift)
+//	health          checkHealth     lifecycle.go  judges the newest revision's health; rolls back one that misses its progress deadline
+//	history         cleanupHistory  phases.go     deletes Bundles beyond revisionHistoryLimit
+//
+// Deletion (finalize.go) prunes every inventoried object as the install
+// identity (CRDs and helm.sh/resource-policy: keep objects per policy,
+// released in a record only the manager writes, release.go), deletes the
+// inventory and the Bundles, and drops the finalizer. A paused
+// BundleDeployment makes no writes.
+//
+// # Failures and status
+//
+// What a failed install means — return the error to the queue, wait for
+// an admin, retry, wait for a hand-off, roll back, hold — is decided by one
+// pure function, decideFailure (decide.go), from the failure's reason and
+// the retry table of pkg/failure; installFailed (install.go) acts on it.
+//
+// The conditions are computed from the scope by computeStatus (status.go,
+// with ready.go) and written once, at the end of the reconcile, by
+// patchStatus (controller.go), against the status as last written. The
+// one write in between is the report of a hook being waited for
+// (hookwait.go), which the final patch replaces. status.activeBundle is
+// set in the scope by the install step when a revision is applied, or
+// from what this process applied last (install.go, install), and by a
+// rollback (lifecycle.go, rollback); what became of each revision is
+// recorded with scope.decide and written to the Bundles' own status by
+// reportBundles (report.go).
+//
+// # Memory
+//
+// What this process knows beyond the API server — the state last applied,
+// objects other BundleDeployments wait for, failed revisions, retries,
+// requesters found allowed, identities in use — lives in one type, memory
+// (memory.go), under one lock. All of it may be lost: after a restart it is
+// rebuilt from the status and the inventories (applied.go reads the
+// inventory's records; a failed revision is status.failedBundle). Watches
+// of managed objects (objectwatch) and the health cache (healthmemo.go)
+// are rebuilt on the first reconcile of each BundleDeployment. A hook wait
+// in progress (detach.go) is not kept: after a restart the revision is
+// applied again and its hooks run again.
 package bundledeployment
