@@ -43,10 +43,13 @@ func (e *Engine) roleOfPlanMissing(ctx context.Context, p *Plan, it item, err er
 	if kind == "ClusterRole" {
 		ns = ""
 	}
-	for _, other := range p.items {
-		if isRole(other) && other.id.Kind == kind && other.id.Name == name && other.id.Namespace == ns {
+	// Only the items' ids are read: validation's other goroutines write
+	// other fields of the items meanwhile.
+	for i := range p.items {
+		id := p.items[i].id
+		if id.Group == rbacGroup && id.Kind == kind && (kind == "Role" || kind == "ClusterRole") && id.Name == name && id.Namespace == ns {
 			role := &metav1.PartialObjectMetadata{}
-			role.SetGroupVersionKind(other.id.GroupVersionKind())
+			role.SetGroupVersionKind(id.GroupVersionKind())
 			gerr := e.live().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, role)
 			return errors.IsNotFound(gerr)
 		}
