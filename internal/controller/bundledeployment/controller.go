@@ -359,32 +359,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, bd *v1alph
 	if bd.Spec.Paused {
 		return ctrl.Result{}, nil
 	}
-	completed := true
-	for _, phase := range []func(context.Context, *scope) (bool, error){
-		r.authorize, r.act, r.trustStatus, r.resolve, r.ensureBundle, r.ensureContent, r.install,
-	} {
-		next, err := phase(ctx, s)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if !next {
-			completed = false
-			break
-		}
-	}
-	// Health is judged whatever became of the newest revision: the active
-	// one may still be rolling out. History is trimmed after, so that a
-	// revision that just became the last healthy one is kept.
-	if s.as == nil {
-		return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
-	}
-	if err := r.checkHealth(ctx, s); err != nil {
+	if err := r.runSteps(ctx, s); err != nil {
 		return ctrl.Result{}, err
-	}
-	if completed {
-		if _, err := r.cleanupHistory(ctx, s); err != nil {
-			return ctrl.Result{}, err
-		}
 	}
 	return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
 }

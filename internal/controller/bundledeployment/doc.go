@@ -9,8 +9,9 @@
 // and is stopped when the BundleDeployment changes or is being deleted
 // (fairness.go, inFlight). The reconcile (controller.go, reconcile) reads
 // the BundleDeployment into a scope (controller.go, scope: what this
-// reconcile observed and decided) and runs these steps in order; a step
-// that returns false ends the list:
+// reconcile observed and decided) and runs these steps in order (steps.go);
+// a step that returns false ends the list, but for health, which runs
+// whenever the install identity is known:
 //
 //	step            function        file          what it does
 //	authorize       authorize       identity.go   the requester may act as the install identity, use the class and what the spec names
