@@ -14,16 +14,27 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/pkg/envtest"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 var env *envtest.Env
 
 func TestMain(m *testing.M) { envtest.Run(m, &env) }
+
+// The owner kind and keys of the tests' engines: not rukpak's, so that
+// a key the engine does not take from its Options shows.
+const testOwnerKind = "BundleDeployment"
+
+var testKeys = apply.Keys{
+	OwnerKind:          "test.example.com/owner-kind",
+	OwnerName:          "test.example.com/owner-name",
+	OwnerUID:           "test.example.com/owner-uid",
+	Revision:           "test.example.com/revision",
+	ReplaceOnImmutable: "test.example.com/replace-on-immutable",
+	Optional:           "test.example.com/optional",
+}
 
 // newEngine is an engine over the test API server whose hooks are polled
 // (its reader cannot watch).
@@ -57,7 +68,7 @@ func engineOver(t *testing.T, cfg *rest.Config, withWatch bool, hookTimeout time
 	if !withWatch {
 		reader = struct{ client.Reader }{c} // hides Watch
 	}
-	return apply.New(c, reader, md, mapper, apply.Options{FieldManager: "rukpak-test", Concurrency: 4, EstablishTimeout: 30 * time.Second, HookTimeout: hookTimeout})
+	return apply.New(c, reader, md, mapper, apply.Options{FieldManager: "rukpak-test", OwnerKind: testOwnerKind, Keys: testKeys, Concurrency: 4, EstablishTimeout: 30 * time.Second, HookTimeout: hookTimeout})
 }
 
 func objs(t *testing.T, docs ...string) []*unstructured.Unstructured {
@@ -129,11 +140,11 @@ func TestPrepare(t *testing.T) {
 	e := newEngine(t)
 	owner := apply.Owner{Name: "bd", Revision: "bd-1"}
 	tests := []struct {
-		name       string
-		docs       []string
-		wantReason string
-		wantMsg    string
-		wantIDs    []string
+		name     string
+		docs     []string
+		wantCode apply.Code
+		wantMsg  string
+		wantIDs  []string
 	}{
 		{
 			name:    "namespaced objects land in the install namespace; cluster-scoped lose theirs",
@@ -146,23 +157,23 @@ func TestPrepare(t *testing.T) {
 			wantIDs: []string{"Namespace first", "CustomResourceDefinition.apiextensions.k8s.io things.first.example.com", "ConfigMap install/a", "Thing.first.example.com install/t"},
 		},
 		{
-			name:       "duplicate after namespace defaulting",
-			docs:       []string{cm("dup", "", "1"), cm("dup", "install", "2")},
-			wantReason: v1alpha2.ReasonInvalidContent, wantMsg: "ConfigMap install/dup appears twice",
+			name:     "duplicate after namespace defaulting",
+			docs:     []string{cm("dup", "", "1"), cm("dup", "install", "2")},
+			wantCode: apply.CodeInvalidContent, wantMsg: "ConfigMap install/dup appears twice",
 		},
 		{
-			name:       "unknown kind",
-			docs:       []string{"apiVersion: nowhere.example.com/v1\nkind: Widget\nmetadata:\n  name: w\n"},
-			wantReason: v1alpha2.ReasonUnknownKind, wantMsg: "Widget",
+			name:     "unknown kind",
+			docs:     []string{"apiVersion: nowhere.example.com/v1\nkind: Widget\nmetadata:\n  name: w\n"},
+			wantCode: apply.CodeUnknownKind, wantMsg: "Widget",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := e.Prepare(objs(t, tt.docs...), "install", owner)
-			if tt.wantReason != "" {
-				f := failure.As(err)
-				if f == nil || f.Reason != tt.wantReason || !strings.Contains(f.Message, tt.wantMsg) {
-					t.Fatalf("err = %v, want %s containing %q", err, tt.wantReason, tt.wantMsg)
+			if tt.wantCode != 0 {
+				f := apply.As(err)
+				if f == nil || f.Code != tt.wantCode || !strings.Contains(f.Message, tt.wantMsg) {
+					t.Fatalf("err = %v, want %s containing %q", err, tt.wantCode, tt.wantMsg)
 				}
 				return
 			}
@@ -260,8 +271,8 @@ func TestInvalidObjectFailsBeforeAnyWrite(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = e.Apply(ctx, p)
-			f := failure.As(err)
-			if f == nil || f.Reason != v1alpha2.ReasonValidationFailed || !strings.Contains(f.Message, tt.want) {
+			f := apply.As(err)
+			if f == nil || f.Code != apply.CodeRefused || !strings.Contains(f.Message, tt.want) {
 				t.Fatalf("err = %v, want ValidationFailed naming %q", err, tt.want)
 			}
 			for _, a := range tt.absent {

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/inventory"
 )
 
@@ -31,8 +30,9 @@ import (
 //   - any other object (no BundleDeployment's) is taken according to
 //     Policy — Prevent, the default, refuses it.
 type Collisions struct {
-	// Policy is spec.collisionProtection; empty means Prevent.
-	Policy v1alpha2.CollisionProtection
+	// Policy is how objects no live owner manages are treated; empty
+	// means CollisionPrevent.
+	Policy CollisionPolicy
 	// Owned are the keys (inventory.ID.Key) of the objects the owner has
 	// applied (what its inventory records as applied, and its last apply);
 	// they are never collisions.
@@ -53,6 +53,21 @@ type Collisions struct {
 	// when it drops the object.
 	Blocked func(other string, id inventory.ID)
 }
+
+// CollisionPolicy is how a plan treats an existing object that no live
+// owner manages (see Collisions).
+type CollisionPolicy string
+
+// The policies.
+const (
+	// CollisionPrevent refuses the object (the default).
+	CollisionPrevent CollisionPolicy = "Prevent"
+	// CollisionIfNoController takes the object over unless another
+	// object controls it (a controller owner reference).
+	CollisionIfNoController CollisionPolicy = "IfNoController"
+	// CollisionNone takes the object over as it is.
+	CollisionNone CollisionPolicy = "None"
+)
 
 // Release is an object labelled for a BundleDeployment that no longer has
 // it, which a plan would take over.
@@ -101,12 +116,12 @@ func (e *Engine) collision(ctx context.Context, p *Plan, it item, obj *metav1.Pa
 		}
 	}
 	labels := obj.GetLabels()
-	other, uid := labels[v1alpha2.LabelOwnerName], types.UID(labels[v1alpha2.LabelOwnerUID])
-	if labels[v1alpha2.LabelOwnerKind] != v1alpha2.BundleDeploymentKind || other == "" {
+	other, uid := labels[e.opts.Keys.OwnerName], types.UID(labels[e.opts.Keys.OwnerUID])
+	if labels[e.opts.Keys.OwnerKind] != e.opts.OwnerKind || other == "" {
 		if husk(it, obj) {
 			return "", nil
 		}
-		return adopt(c.Policy, obj, fmt.Sprintf("object %s exists and is not managed by this BundleDeployment (%s)", it.id, managers(obj))), nil
+		return adopt(c.Policy, obj, fmt.Sprintf("object %s exists and is not managed by this %s (%s)", it.id, e.opts.OwnerKind, managers(obj))), nil
 	}
 	state := OwnerGone
 	switch {
@@ -130,8 +145,8 @@ func (e *Engine) collision(ctx context.Context, p *Plan, it item, obj *metav1.Pa
 		if c.Blocked != nil {
 			c.Blocked(other, it.id)
 		}
-		return fmt.Sprintf("object %s is managed by BundleDeployment %s; it can move here only once %s's installed revision no longer has it",
-			it.id, other, other), nil
+		return fmt.Sprintf("object %s is managed by %s %s; it can move here only once %s's installed revision no longer has it",
+			it.id, e.opts.OwnerKind, other, other), nil
 	}
 	return e.takeReleased(ctx, c, it, obj, other, uid, state)
 }
@@ -141,6 +156,7 @@ func (e *Engine) collision(ctx context.Context, p *Plan, it item, obj *metav1.Pa
 // no one else took it first, else a stale owner's object, taken according
 // to the policy.
 func (e *Engine) takeReleased(ctx context.Context, c *Collisions, it item, obj *metav1.PartialObjectMetadata, other string, uid types.UID, state OwnerState) (string, error) {
+	kind := e.opts.OwnerKind
 	if c.Take == nil {
 		if state == OwnerReleased {
 			return "", nil
@@ -154,25 +170,25 @@ func (e *Engine) takeReleased(ctx context.Context, c *Collisions, it item, obj *
 		case inventory.Granted:
 			return "", nil
 		case inventory.TakenByOther:
-			return fmt.Sprintf("object %s, which BundleDeployment %s left in place, is being taken over by BundleDeployment %s; it can move here only once %s's installed revision no longer has it, or %s is deleted",
-				it.id, other, by, by, by), nil
+			return fmt.Sprintf("object %s, which %s %s left in place, is being taken over by %s %s; it can move here only once %s's installed revision no longer has it, or %s is deleted",
+				it.id, kind, other, kind, by, by, by), nil
 		}
 	}
 	if state == OwnerReleased {
-		return adopt(c.Policy, obj, fmt.Sprintf("object %s is labelled as managed by BundleDeployment %s, whose installed revision does not have it, and %s did not release it (rukpak has no record of leaving this object in place: someone else wrote its labels)",
-			it.id, other, other)), nil
+		return adopt(c.Policy, obj, fmt.Sprintf("object %s is labelled as managed by %s %s, whose installed revision does not have it, and %s did not release it (rukpak has no record of leaving this object in place: someone else wrote its labels)",
+			it.id, kind, other, other)), nil
 	}
-	return adopt(c.Policy, obj, fmt.Sprintf("object %s is labelled as managed by BundleDeployment %s%s, which no longer exists (a stale owner) and did not release it (rukpak has no record of leaving this object in place: the finalizer was removed by hand, or someone else wrote its labels)",
-		it.id, other, uidNote(uid))), nil
+	return adopt(c.Policy, obj, fmt.Sprintf("object %s is labelled as managed by %s %s%s, which no longer exists (a stale owner) and did not release it (rukpak has no record of leaving this object in place: the finalizer was removed by hand, or someone else wrote its labels)",
+		it.id, kind, other, uidNote(uid))), nil
 }
 
-// adopt applies policy to an object no live BundleDeployment manages:
+// adopt applies policy to an object no live owner manages:
 // "" when it may be taken, else why not (what starting with the object).
-func adopt(policy v1alpha2.CollisionProtection, obj *metav1.PartialObjectMetadata, what string) string {
+func adopt(policy CollisionPolicy, obj *metav1.PartialObjectMetadata, what string) string {
 	switch policy {
-	case v1alpha2.CollisionProtectionNone:
+	case CollisionNone:
 		return ""
-	case v1alpha2.CollisionProtectionIfNoController:
+	case CollisionIfNoController:
 		if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
 			return fmt.Sprintf("%s and is controlled by %s %s; collisionProtection IfNoController adopts only objects without a controller",
 				what, ref.Kind, ref.Name)

@@ -11,11 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/pkg/envtest"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // TestCollisionsWithStaleOwners: an object labelled for a BundleDeployment
@@ -56,7 +54,7 @@ func TestCollisionsWithStaleOwners(t *testing.T) {
 		name       string
 		labels     map[string]string
 		controller bool
-		policy     v1alpha2.CollisionProtection
+		policy     apply.CollisionPolicy
 		owned      bool
 		wantRefuse string // "" means applied
 	}{
@@ -68,23 +66,23 @@ func TestCollisionsWithStaleOwners(t *testing.T) {
 		{name: "same name, no uid, in the inventory", labels: owned("me", ""), owned: true},
 		{name: "deleted owner, Prevent (default)", labels: owned("gone", "uid-gone"),
 			wantRefuse: "labelled as managed by BundleDeployment gone (uid uid-gone), which no longer exists"},
-		{name: "deleted owner, IfNoController", labels: owned("gone", "uid-gone"), policy: v1alpha2.CollisionProtectionIfNoController},
+		{name: "deleted owner, IfNoController", labels: owned("gone", "uid-gone"), policy: apply.CollisionIfNoController},
 		{name: "deleted owner with a controller, IfNoController", labels: owned("gone", "uid-gone"), controller: true,
-			policy: v1alpha2.CollisionProtectionIfNoController, wantRefuse: "which no longer exists (a stale owner) and did not release it"},
+			policy: apply.CollisionIfNoController, wantRefuse: "which no longer exists (a stale owner) and did not release it"},
 		{name: "deleted owner released it", labels: owned("gone", "uid-released")},
 		{name: "same name, other uid, released", labels: owned("me", "uid-released")},
-		{name: "deleted owner released it, another took it, even with None", labels: owned("gone", "uid-taken"), policy: v1alpha2.CollisionProtectionNone,
+		{name: "deleted owner released it, another took it, even with None", labels: owned("gone", "uid-taken"), policy: apply.CollisionNone,
 			wantRefuse: "which BundleDeployment gone left in place, is being taken over by BundleDeployment third"},
 		{name: "live owner dropped it without releasing it", labels: owned("other", "dropped-uid"),
 			wantRefuse: "whose installed revision does not have it, and other did not release it"},
-		{name: "live owner dropped it without releasing it, None", labels: owned("other", "dropped-uid"), policy: v1alpha2.CollisionProtectionNone},
-		{name: "deleted owner, None", labels: owned("gone", "uid-gone"), policy: v1alpha2.CollisionProtectionNone},
+		{name: "live owner dropped it without releasing it, None", labels: owned("other", "dropped-uid"), policy: apply.CollisionNone},
+		{name: "deleted owner, None", labels: owned("gone", "uid-gone"), policy: apply.CollisionNone},
 		{name: "recreated owner (other uid)", labels: owned("other", "uid-before"),
 			wantRefuse: "BundleDeployment other (uid uid-before), which no longer exists"},
-		{name: "live owner holds it, even with None", labels: owned("other", "live-uid"), policy: v1alpha2.CollisionProtectionNone,
+		{name: "live owner holds it, even with None", labels: owned("other", "live-uid"), policy: apply.CollisionNone,
 			wantRefuse: "is managed by BundleDeployment other; it can move here only once"},
 		{name: "live owner released it", labels: owned("other", "released-uid")},
-		{name: "owner kind without a name", labels: map[string]string{v1alpha2.LabelOwnerKind: v1alpha2.BundleDeploymentKind},
+		{name: "owner kind without a name", labels: map[string]string{testKeys.OwnerKind: testOwnerKind},
 			wantRefuse: "exists and is not managed by this BundleDeployment"},
 		{name: "unmanaged", labels: nil, wantRefuse: "exists and is not managed by this BundleDeployment"},
 	}
@@ -119,12 +117,12 @@ func TestCollisionsWithStaleOwners(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Apply: %v; want it applied", err)
 				}
-				if got.Data["value"] != "mine" || got.Labels[v1alpha2.LabelOwnerUID] != "uid-me" {
+				if got.Data["value"] != "mine" || got.Labels[testKeys.OwnerUID] != "uid-me" {
 					t.Fatalf("object after apply: data %v labels %v; want it taken, labelled with uid-me", got.Data, got.Labels)
 				}
 				return
 			}
-			if failure.Reason(err, "") != v1alpha2.ReasonCollision || !strings.Contains(err.Error(), tt.wantRefuse) ||
+			if apply.CodeOf(err) != apply.CodeCollision || !strings.Contains(err.Error(), tt.wantRefuse) ||
 				!strings.Contains(err.Error(), "ConfigMap "+ns+"/"+name) {
 				t.Fatalf("Apply: %v; want a Collision naming %s and containing %q", err, name, tt.wantRefuse)
 			}
@@ -166,9 +164,9 @@ func TestPruneSkipsObjectsOfAnotherUID(t *testing.T) {
 }
 
 func owned(name, uid string) map[string]string {
-	l := map[string]string{v1alpha2.LabelOwnerKind: v1alpha2.BundleDeploymentKind, v1alpha2.LabelOwnerName: name}
+	l := map[string]string{testKeys.OwnerKind: testOwnerKind, testKeys.OwnerName: name}
 	if uid != "" {
-		l[v1alpha2.LabelOwnerUID] = uid
+		l[testKeys.OwnerUID] = uid
 	}
 	return l
 }

@@ -14,10 +14,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/inventory"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // requestLog records the requests an engine sends to the (real) API
@@ -120,7 +118,7 @@ func TestDirectPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs, err = e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
-	if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonCollision || !strings.Contains(f.Message, "ConfigMap "+ns+"/theirs") || !strings.Contains(f.Message, "nothing was applied") {
+	if f := apply.As(err); f == nil || f.Code != apply.CodeCollision || !strings.Contains(f.Message, "ConfigMap "+ns+"/theirs") || !strings.Contains(f.Message, "nothing was applied") {
 		t.Fatalf("err = %v, want Collision naming the foreign ConfigMap", err)
 	}
 	if n := log.count("PATCH") - before; n != 0 {
@@ -137,7 +135,7 @@ func TestDirectPlans(t *testing.T) {
 		if strings.HasPrefix(o.Name, "c") {
 			t.Errorf("ConfigMap %s, created before the collision was found, was left", o.Name)
 		}
-		if o.Name == "theirs" && (o.Data["value"] != "x" || o.Labels[v1alpha2.LabelOwnerName] != "") {
+		if o.Name == "theirs" && (o.Data["value"] != "x" || o.Labels[testKeys.OwnerName] != "") {
 			t.Errorf("the foreign ConfigMap was changed: %v %v", o.Labels, o.Data)
 		}
 	}
@@ -150,8 +148,8 @@ func TestDirectPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
-	f := failure.As(err)
-	if f == nil || f.Reason != v1alpha2.ReasonCollision {
+	f := apply.As(err)
+	if f == nil || f.Code != apply.CodeCollision {
 		t.Fatalf("err = %v, want Collision", err)
 	}
 	a := &corev1.ConfigMap{}
@@ -169,7 +167,7 @@ func TestDirectPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.Apply(ctx, p.Direct())
-	if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonValidationFailed || !strings.Contains(f.Message, "Service "+ns+"/broken") {
+	if f := apply.As(err); f == nil || f.Code != apply.CodeRefused || !strings.Contains(f.Message, "Service "+ns+"/broken") {
 		t.Fatalf("err = %v, want ValidationFailed naming the Service", err)
 	}
 }
@@ -226,7 +224,7 @@ func TestDirectPlansFindWhatExists(t *testing.T) {
 			}
 			log.reset()
 			_, err = e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
-			if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonCollision || !strings.Contains(f.Message, "ConfigMap "+ns+"/theirs") {
+			if f := apply.As(err); f == nil || f.Code != apply.CodeCollision || !strings.Contains(f.Message, "ConfigMap "+ns+"/theirs") {
 				t.Fatalf("err = %v, want Collision naming the stranger's ConfigMap", err)
 			}
 			if n := log.count("PATCH"); n != 0 {
@@ -383,7 +381,7 @@ func TestDuplicateListEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.Apply(ctx, p)
-	if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonValidationFailed || !strings.Contains(f.Message, "Pod "+ns+"/p") || !strings.Contains(f.Message, `duplicate entries for key [name="A"]`) {
+	if f := apply.As(err); f == nil || f.Code != apply.CodeRefused || !strings.Contains(f.Message, "Pod "+ns+"/p") || !strings.Contains(f.Message, `duplicate entries for key [name="A"]`) {
 		t.Fatalf("upgrade: err = %v, want ValidationFailed naming the Pod and the duplicate key", err)
 	}
 }

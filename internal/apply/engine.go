@@ -4,30 +4,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/internal/inventory"
 )
-
-// Options configure an Engine.
-type Options struct {
-	// FieldManager owns every field rukpak applies.
-	FieldManager string
-	// Concurrency is how many objects are written at once.
-	Concurrency int
-	// EstablishTimeout bounds the wait for a bundle's CRDs to be Established.
-	EstablishTimeout time.Duration
-	// HookTimeout bounds the wait for one hook Job or Pod to finish (see
-	// Plan.RunHooks); Helm's default, 5 minutes, when zero.
-	HookTimeout time.Duration
-	// Events reads the warning events about hooks being waited for (a
-	// Job's FailedCreate, say), uncached; the engine's reader when nil.
-	// The manager passes its own reader: an install identity may not be
-	// allowed to list events.
-	Events client.Reader
-}
 
 // Engine applies and prunes objects.
 type Engine struct {
@@ -89,60 +70,3 @@ type Owner struct {
 	// BundleDeployment of the same name.
 	UID types.UID
 }
-
-// Action is what a write did to one object.
-type Action string
-
-// The actions.
-const (
-	// Created: the object did not exist.
-	Created Action = "created"
-	// Configured: the object existed and changed.
-	Configured Action = "configured"
-	// Unchanged: the object existed and the apply changed nothing.
-	Unchanged Action = "unchanged"
-	// Deleted: the object was deleted.
-	Deleted Action = "deleted"
-	// Skipped: the object was left alone (it is gone, being deleted, or
-	// someone else now owns it).
-	Skipped Action = "skipped"
-	// Kept: a prune left the object in place, still labelled as the
-	// owner's (a CRD kept by policy, an object annotated
-	// helm.sh/resource-policy: keep, one another BundleDeployment waits
-	// for); Change.UID says which object, for the owner's release record.
-	Kept Action = "kept"
-)
-
-// Change is what happened to one object.
-type Change struct {
-	// ID names the object.
-	ID inventory.ID
-	// Action is what happened.
-	Action Action
-	// Resource is the object's API resource (set for applied objects).
-	Resource schema.GroupVersionResource
-	// ResourceVersion is the object's resourceVersion after the write.
-	ResourceVersion string
-	// Generation is the object's metadata.generation after the write; 0 for
-	// kinds that do not track it.
-	Generation int64
-	// Labels and Annotations are the ones the bundle sets on the object (not
-	// what others added).
-	Labels, Annotations map[string]string
-	// Hash identifies the configuration applied (see Entry.Hash).
-	Hash string
-	// RunOnce is Entry.RunOnce.
-	RunOnce bool
-	// Hook is Entry.Hook.
-	Hook bool
-	// UID is the object's metadata.uid, set for Kept objects.
-	UID types.UID
-}
-
-// ChangeSet is what one Apply or Prune did.
-type ChangeSet struct {
-	// Entries are the changes, one per object.
-	Entries []Change
-}
-
-func (cs *ChangeSet) add(c Change) { cs.Entries = append(cs.Entries, c) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -110,4 +111,16 @@ func (l listedObjects) existing(ctx context.Context, e *Engine, it item) (*metav
 func (l listedObjects) exists(it item) bool {
 	_, ok := l[kindIn{gvk: it.id.GroupVersionKind(), namespace: it.id.Namespace}][it.id.Name]
 	return ok
+}
+
+// existing reads the metadata of it's object as it is; an object that does
+// not exist comes back empty (no resourceVersion).
+func (e *Engine) existing(ctx context.Context, it item) (*metav1.PartialObjectMetadata, error) {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(it.id.GroupVersionKind())
+	err := e.live().Get(ctx, client.ObjectKey{Namespace: it.id.Namespace, Name: it.id.Name}, obj)
+	if apierrors.IsNotFound(err) {
+		return &metav1.PartialObjectMetadata{}, nil
+	}
+	return obj, err
 }

@@ -14,9 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // HookRun says which hooks of a plan run when it is applied (see
@@ -136,7 +133,7 @@ func hookOf(obj *unstructured.Unstructured) *hookSpec {
 // default) deletes a hook left by an earlier revision before it is
 // created again, hook-succeeded deletes it once it succeeded, hook-failed
 // once it failed. A hook that fails (or does not finish within
-// Options.HookTimeout) fails the plan with reason HookFailed. Without
+// Options.HookTimeout) fails the plan with CodeHookFailed. Without
 // RunHooks, or for hooks of other events, hooks are not written at all.
 func (p *Plan) RunHooks(run HookRun) *Plan {
 	p.hookRun = run
@@ -243,8 +240,8 @@ func (e *Engine) await(ctx context.Context, p *Plan, phase string, it item, rv s
 	} else {
 		last, err = e.pollHook(ctx, it, hw)
 	}
-	if err != nil && failure.As(err) == nil && ctx.Err() == context.DeadlineExceeded {
-		return failure.New(v1alpha2.ReasonHookFailed, "hook %s did not finish within %s (%s)%s", it.id, e.opts.HookTimeout, last, hw.why())
+	if err != nil && As(err) == nil && ctx.Err() == context.DeadlineExceeded {
+		return newError(CodeHookFailed, "hook %s did not finish within %s (%s)%s", it.id, e.opts.HookTimeout, last, hw.why())
 	}
 	return err
 }
@@ -262,7 +259,7 @@ func (e *Engine) watchHook(ctx context.Context, w client.WithWatch, it item, rv 
 	case err == nil:
 		// It may have finished before it was written (unchanged).
 		if ok, failed, msg := finished(cur); failed {
-			return msg, failure.New(v1alpha2.ReasonHookFailed, "hook %s failed: %s", it.id, msg)
+			return msg, newError(CodeHookFailed, "hook %s failed: %s", it.id, msg)
 		} else if ok {
 			return msg, nil
 		}
@@ -311,11 +308,11 @@ func (e *Engine) watchHook(ctx context.Context, w client.WithWatch, it item, rv 
 					ok, failed, msg := finished(obj)
 					switch {
 					case failed:
-						return false, failure.New(v1alpha2.ReasonHookFailed, "hook %s failed: %s", it.id, msg)
+						return false, newError(CodeHookFailed, "hook %s failed: %s", it.id, msg)
 					case ok:
 						return true, nil
 					case ev.Type == watch.Deleted:
-						return false, failure.New(v1alpha2.ReasonHookFailed, "hook %s was deleted before it finished", it.id)
+						return false, newError(CodeHookFailed, "hook %s was deleted before it finished", it.id)
 					}
 					hw.saw(obj)
 					last = msg
@@ -340,13 +337,13 @@ func (e *Engine) pollHook(ctx context.Context, it item, hw *hookWatch) (string, 
 				return false, ctx.Err()
 			}
 			if apierrors.IsNotFound(err) {
-				return false, failure.New(v1alpha2.ReasonHookFailed, "hook %s was deleted before it finished", it.id)
+				return false, newError(CodeHookFailed, "hook %s was deleted before it finished", it.id)
 			}
 			return false, fmt.Errorf("reading hook %s: %w", it.id, err)
 		}
 		done, failed, msg := finished(obj)
 		if failed {
-			return false, failure.New(v1alpha2.ReasonHookFailed, "hook %s failed: %s", it.id, msg)
+			return false, newError(CodeHookFailed, "hook %s failed: %s", it.id, msg)
 		}
 		last = msg
 		if !done {

@@ -15,10 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/pkg/envtest"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // hookJob is a Job with the given helm.sh annotations.
@@ -256,9 +254,9 @@ metadata:
 				t.Fatal(err)
 			}
 			if tt.err != "" {
-				f := failure.As(err)
+				f := apply.As(err)
 				want := strings.ReplaceAll(tt.err, "NS", ns)
-				if f == nil || f.Reason != v1alpha2.ReasonHookFailed || !strings.Contains(f.Message, want) {
+				if f == nil || f.Code != apply.CodeHookFailed || !strings.Contains(f.Message, want) {
 					t.Fatalf("err = %v, want HookFailed with %q", err, want)
 				}
 			}
@@ -353,7 +351,7 @@ func TestHookRemovedAsItFinishes(t *testing.T) {
 			}
 			_, err = e.Apply(ctx, p.RunHooks(apply.HooksInstall))
 			if fail {
-				if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonHookFailed || !strings.Contains(f.Message, "failed: Job has reached the specified backoff limit") {
+				if f := apply.As(err); f == nil || f.Code != apply.CodeHookFailed || !strings.Contains(f.Message, "failed: Job has reached the specified backoff limit") {
 					t.Fatalf("err = %v, want HookFailed: the Job failed", err)
 				}
 				return
@@ -380,8 +378,8 @@ func TestHookTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.Apply(ctx, p.RunHooks(apply.HooksInstall))
-	f := failure.As(err)
-	if f == nil || f.Reason != v1alpha2.ReasonHookFailed || !strings.Contains(f.Message, "Job.batch "+ns+"/slow did not finish within 1s") {
+	f := apply.As(err)
+	if f == nil || f.Code != apply.CodeHookFailed || !strings.Contains(f.Message, "Job.batch "+ns+"/slow did not finish within 1s") {
 		t.Fatalf("err = %v, want HookFailed: did not finish within 1s", err)
 	}
 	if exists(t, "v1", "ConfigMap", ns, "app") {
@@ -452,9 +450,9 @@ func TestHookBlockedIsReported(t *testing.T) {
 		}
 	})
 	_, err = e.Apply(ctx, p)
-	f := failure.As(err)
+	f := apply.As(err)
 	wantWhy := "FailedCreate: " + strings.ReplaceAll(why, "NS", ns)
-	if f == nil || f.Reason != v1alpha2.ReasonHookFailed || !strings.Contains(f.Message, "did not finish within 8s") || !strings.Contains(f.Message, "it could not run: "+wantWhy) {
+	if f == nil || f.Code != apply.CodeHookFailed || !strings.Contains(f.Message, "did not finish within 8s") || !strings.Contains(f.Message, "it could not run: "+wantWhy) {
 		t.Fatalf("err = %v, want HookFailed naming the FailedCreate warning", err)
 	}
 	mu.Lock()

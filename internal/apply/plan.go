@@ -10,9 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/inventory"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // Phases of a plan: phaseFirst holds CRDs and Namespaces, which the rest may
@@ -102,7 +100,7 @@ type Entry struct {
 	// RunOnce is set for a Job with spec.ttlSecondsAfterFinished: once it
 	// finishes, the TTL controller deletes it, and it must not be created
 	// again for the same revision. Such a Job carries the revision in an
-	// annotation (core.rukpak.io/revision), so each revision runs it once.
+	// annotation (Keys.Revision), so each revision runs it once.
 	RunOnce bool
 	// Hook is set for a Helm hook (see Plan.RunHooks): it runs once per
 	// revision, at its phase, and is never corrected for drift. It carries
@@ -119,12 +117,12 @@ func (p *Plan) Entries() []Entry {
 	return out
 }
 
-// Skipped returns the optional objects (annotation core.rukpak.io/optional
+// Skipped returns the optional objects (annotation Keys.Optional
 // "true") left out because the cluster does not serve their kind.
 func (p *Plan) Skipped() []inventory.ID { return p.skipped }
 
 // WithCollisions makes Apply check existing objects against c before the
-// first write; a refused object fails the plan with reason Collision and
+// first write; a refused object fails the plan with CodeCollision and
 // nothing is applied. Drift correction (a Subset of an applied plan) keeps
 // them.
 func (p *Plan) WithCollisions(c *Collisions) *Plan {
@@ -214,7 +212,7 @@ func (e *Engine) Prepare(objs []*unstructured.Unstructured, installNamespace str
 		obj := in.DeepCopy()
 		gvk := obj.GroupVersionKind()
 		namespaced, needsCRD, resource, err := e.scope(gvk, crds)
-		if err != nil && obj.GetAnnotations()[v1alpha2.AnnotationOptional] == "true" && failure.Reason(err, "") == v1alpha2.ReasonUnknownKind {
+		if err != nil && obj.GetAnnotations()[e.opts.Keys.Optional] == "true" && CodeOf(err) == CodeUnknownKind {
 			// An optional object of a kind the cluster does not serve
 			// (yet): left out, and reported.
 			p.skipped = append(p.skipped, inventory.ID{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()})
@@ -231,22 +229,22 @@ func (e *Engine) Prepare(objs []*unstructured.Unstructured, installNamespace str
 		}
 		id := inventory.ID{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 		if seen[id.Key()] {
-			return nil, failure.New(v1alpha2.ReasonInvalidContent, "object %s appears twice in the bundle", id)
+			return nil, newError(CodeInvalidContent, "object %s appears twice in the bundle", id)
 		}
 		seen[id.Key()] = true
-		stamp(obj, owner)
+		e.stamp(obj, owner)
 		runOnce, hook := isRunOnce(obj), hookOf(obj)
 		if runOnce || hook != nil {
 			ann := obj.GetAnnotations()
 			if ann == nil {
 				ann = map[string]string{}
 			}
-			ann[v1alpha2.AnnotationRevision] = owner.Revision
+			ann[e.opts.Keys.Revision] = owner.Revision
 			obj.SetAnnotations(ann)
 		}
 		hash, err := hashOf(obj)
 		if err != nil {
-			return nil, failure.New(v1alpha2.ReasonInvalidContent, "encoding object %s: %v", id, err)
+			return nil, newError(CodeInvalidContent, "encoding object %s: %v", id, err)
 		}
 		it := item{id: id, obj: obj, phase: phaseRest, needsCRD: needsCRD, resource: resource, hash: hash, runOnce: runOnce, hook: hook}
 		if gk := gvk.GroupKind(); gk == crdGK || gk == namespaceGK {
@@ -277,7 +275,7 @@ func (e *Engine) scope(gvk schema.GroupVersionKind, crds map[schema.GroupKind]Bu
 	if def, ok := crds[gvk.GroupKind()]; ok && def.Versions[gvk.Version] {
 		return def.Namespaced, true, gvk.GroupVersion().WithResource(def.Plural), nil
 	}
-	return false, false, resource, failure.New(v1alpha2.ReasonUnknownKind,
+	return false, false, resource, newError(CodeUnknownKind,
 		"kind %s is not served by the cluster and no CustomResourceDefinition of the bundle defines it", gvk.GroupVersion().WithKind(gvk.Kind))
 }
 
@@ -296,7 +294,7 @@ func BundleKinds(objs []*unstructured.Unstructured) (map[schema.GroupKind]Bundle
 		plural, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "plural")
 		versions, _, _ := unstructured.NestedSlice(obj.Object, "spec", "versions")
 		if group == "" || kind == "" {
-			return nil, failure.New(v1alpha2.ReasonInvalidContent, "CustomResourceDefinition %q has no spec.group or spec.names.kind", obj.GetName())
+			return nil, newError(CodeInvalidContent, "CustomResourceDefinition %q has no spec.group or spec.names.kind", obj.GetName())
 		}
 		def := BundleKind{Namespaced: scope != "Cluster", Plural: plural, Versions: map[string]bool{}}
 		for _, v := range versions {
@@ -335,15 +333,15 @@ func hashOf(obj *unstructured.Unstructured) (string, error) {
 // stamp labels obj with its owner and drops fields that must not be part
 // of an apply request. Nothing revision-specific is set, so an object a new
 // revision leaves as it was is not written again.
-func stamp(obj *unstructured.Unstructured, owner Owner) {
+func (e *Engine) stamp(obj *unstructured.Unstructured, owner Owner) {
 	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[v1alpha2.LabelOwnerKind] = v1alpha2.BundleDeploymentKind
-	labels[v1alpha2.LabelOwnerName] = owner.Name
+	labels[e.opts.Keys.OwnerKind] = e.opts.OwnerKind
+	labels[e.opts.Keys.OwnerName] = owner.Name
 	if owner.UID != "" {
-		labels[v1alpha2.LabelOwnerUID] = string(owner.UID)
+		labels[e.opts.Keys.OwnerUID] = string(owner.UID)
 	}
 	obj.SetLabels(labels)
 	for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "managedFields", "generation", "selfLink", "deletionTimestamp"} {

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/inventory"
 )
 
@@ -118,12 +117,12 @@ func (e *Engine) Prune(ctx context.Context, owner string, ids []inventory.ID, op
 
 // ownedBy reports whether obj is still labelled as owner's (of uid, when
 // both the caller and the object know it).
-func ownedBy(obj metav1.Object, owner string, uid types.UID) bool {
+func (e *Engine) ownedBy(obj metav1.Object, owner string, uid types.UID) bool {
 	l := obj.GetLabels()
-	if l[v1alpha2.LabelOwnerName] != owner {
+	if l[e.opts.Keys.OwnerName] != owner {
 		return false
 	}
-	return uid == "" || l[v1alpha2.LabelOwnerUID] == "" || l[v1alpha2.LabelOwnerUID] == string(uid)
+	return uid == "" || l[e.opts.Keys.OwnerUID] == "" || l[e.opts.Keys.OwnerUID] == string(uid)
 }
 
 // read returns id's metadata, or nil when it is gone or its kind is no
@@ -148,7 +147,7 @@ func (e *Engine) keepOne(ctx context.Context, owner string, uid types.UID, id in
 	if err != nil {
 		return Change{}, err
 	}
-	if obj == nil || !ownedBy(obj, owner, uid) || !obj.GetDeletionTimestamp().IsZero() {
+	if obj == nil || !e.ownedBy(obj, owner, uid) || !obj.GetDeletionTimestamp().IsZero() {
 		return Change{ID: id, Action: Skipped}, nil
 	}
 	return Change{ID: id, Action: Kept, UID: obj.GetUID()}, nil
@@ -168,7 +167,7 @@ func (e *Engine) deleteOne(ctx context.Context, owner string, uid types.UID, id 
 		return Change{}, deleted{}, err
 	case obj == nil:
 		return Change{ID: id, Action: Deleted}, deleted{}, nil
-	case !ownedBy(obj, owner, uid):
+	case !e.ownedBy(obj, owner, uid):
 		return Change{ID: id, Action: Skipped}, deleted{}, nil
 	case !obj.GetDeletionTimestamp().IsZero():
 		return Change{ID: id, Action: Deleted}, deleted{}, nil

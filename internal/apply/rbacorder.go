@@ -7,9 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // rbacGroup is the API group of Roles, ClusterRoles and their bindings.
@@ -55,25 +52,4 @@ func (e *Engine) roleOfPlanMissing(ctx context.Context, p *Plan, it item, err er
 		}
 	}
 	return false
-}
-
-// firstFailure returns the error to report of errs, the failed writes of
-// one stage: a missing permission first (a refusal that follows from it,
-// such as a binding of a role that could not be written, is its
-// consequence), then any other failure, then the first error.
-func firstFailure(errs []error) error {
-	var other error
-	for _, err := range errs {
-		f := failure.As(err)
-		switch {
-		case f != nil && f.Reason == v1alpha2.ReasonMissingPermissions:
-			return err
-		case f != nil && other == nil:
-			other = err
-		}
-	}
-	if other != nil {
-		return other
-	}
-	return errs[0]
 }

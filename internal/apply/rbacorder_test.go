@@ -11,10 +11,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/pkg/envtest"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // An identity that may write RBAC objects but is no cluster admin (an
@@ -101,8 +99,8 @@ func TestRolesBeforeTheirBindings(t *testing.T) {
 			p.Direct()
 		}
 		_, err = e.Apply(ctx, p)
-		f := failure.As(err)
-		if f == nil || f.Reason != v1alpha2.ReasonMissingPermissions || !strings.Contains(f.Message, "ClusterRole.rbac.authorization.k8s.io "+user+"-3") || !strings.Contains(f.Message, "secrets") {
+		f := apply.As(err)
+		if f == nil || f.Code != apply.CodeForbidden || !strings.Contains(f.Message, "ClusterRole.rbac.authorization.k8s.io "+user+"-3") || !strings.Contains(f.Message, "secrets") {
 			t.Fatalf("direct=%v: err = %v, want MissingPermissions naming ClusterRole %s-3 and secrets", direct, err, user)
 		}
 		if exists(t, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", user+"-3") {

@@ -11,8 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/rukpak/rukpak/api/v1alpha2"
 )
 
 // Helm's hook annotations, read to decide whether a hook may be replaced.
@@ -45,11 +43,11 @@ func immutableFields(err error) []string {
 
 // replaceable reports whether it's object may be deleted and created again
 // when a change to an immutable field is refused: it is annotated
-// core.rukpak.io/replace-on-immutable "true", or it is a Helm hook whose
+// Keys.ReplaceOnImmutable "true", or it is a Helm hook whose
 // delete policy is before-hook-creation (Helm's default).
-func replaceable(it item) bool {
+func (e *Engine) replaceable(it item) bool {
 	ann := it.obj.GetAnnotations()
-	if ann[v1alpha2.AnnotationReplaceOnImmutable] == "true" {
+	if ann[e.opts.Keys.ReplaceOnImmutable] == "true" {
 		return true
 	}
 	if _, hook := ann[helmHook]; !hook {
@@ -68,10 +66,10 @@ func replaceable(it item) bool {
 }
 
 // immutableRefusal says why it cannot be applied: fields of it that cannot
-// change, and how to let rukpak replace it.
-func immutableRefusal(it item, fields []string) string {
+// change, and how to let the engine replace it.
+func (e *Engine) immutableRefusal(it item, fields []string) string {
 	return fmt.Sprintf("object %s: field(s) %s cannot change once it exists; annotate it %s: \"true\" to have rukpak delete and re-create it",
-		it.id, strings.Join(fields, ", "), v1alpha2.AnnotationReplaceOnImmutable)
+		it.id, strings.Join(fields, ", "), e.opts.Keys.ReplaceOnImmutable)
 }
 
 // replace deletes it's object and waits until it is gone, so that the

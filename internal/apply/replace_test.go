@@ -10,9 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 func jobWith(annotations, image string) string {
@@ -42,7 +40,7 @@ func TestImmutableFieldChanges(t *testing.T) {
 		annotations string
 		replaced    bool
 	}{
-		{name: "annotated replace-on-immutable", annotations: `core.rukpak.io/replace-on-immutable: "true"`, replaced: true},
+		{name: "annotated replace-on-immutable", annotations: testKeys.ReplaceOnImmutable + `: "true"`, replaced: true},
 		{name: "Helm hook, default delete policy", annotations: `helm.sh/hook: pre-upgrade`, replaced: true},
 		{name: "Helm hook, before-hook-creation among others", annotations: `helm.sh/hook: pre-upgrade, helm.sh/hook-delete-policy: "hook-failed,before-hook-creation"`, replaced: true},
 		{name: "Helm hook deleted only on failure", annotations: `helm.sh/hook: pre-upgrade, helm.sh/hook-delete-policy: hook-failed`},
@@ -75,9 +73,9 @@ func TestImmutableFieldChanges(t *testing.T) {
 				}
 				return
 			}
-			f := failure.As(err)
-			if f == nil || f.Reason != v1alpha2.ReasonImmutableFieldChanged || !strings.Contains(f.Message, "Job.batch "+ns+"/migrate") ||
-				!strings.Contains(f.Message, "spec.template") || !strings.Contains(f.Message, v1alpha2.AnnotationReplaceOnImmutable) {
+			f := apply.As(err)
+			if f == nil || f.Code != apply.CodeImmutable || !strings.Contains(f.Message, "Job.batch "+ns+"/migrate") ||
+				!strings.Contains(f.Message, "spec.template") || !strings.Contains(f.Message, testKeys.ReplaceOnImmutable) {
 				t.Fatalf("err = %v, want ImmutableFieldChanged naming the Job, spec.template and the annotation", err)
 			}
 			if after.UID != before.UID {
@@ -111,7 +109,7 @@ func TestFirstInstallOverExistingImmutable(t *testing.T) {
 		annotations string
 		replaced    bool
 	}{
-		{name: "annotated replace-on-immutable", annotations: `core.rukpak.io/replace-on-immutable: "true"`, replaced: true},
+		{name: "annotated replace-on-immutable", annotations: testKeys.ReplaceOnImmutable + `: "true"`, replaced: true},
 		{name: "plain Job", annotations: ``},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,7 +135,7 @@ func TestFirstInstallOverExistingImmutable(t *testing.T) {
 				}
 				return
 			}
-			if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonImmutableFieldChanged || !strings.Contains(f.Message, "Job.batch "+ns+"/migrate") {
+			if f := apply.As(err); f == nil || f.Code != apply.CodeImmutable || !strings.Contains(f.Message, "Job.batch "+ns+"/migrate") {
 				t.Fatalf("err = %v, want ImmutableFieldChanged naming the Job", err)
 			}
 			if after.UID != before.UID {

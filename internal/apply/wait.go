@@ -8,9 +8,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // establishPoll is how often a CRD's conditions are read while waiting.
@@ -34,7 +31,7 @@ func (e *Engine) waitEstablished(ctx context.Context, p *Plan, idx []int) error 
 			for _, c := range crd.Status.Conditions {
 				switch {
 				case c.Type == apiextensionsv1.NamesAccepted && c.Status == apiextensionsv1.ConditionFalse:
-					return false, failure.New(v1alpha2.ReasonApplyFailed, "CustomResourceDefinition %s: names not accepted: %s", it.id.Name, c.Message)
+					return false, newError(CodeWriteFailed, "CustomResourceDefinition %s: names not accepted: %s", it.id.Name, c.Message)
 				case c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue:
 					return true, nil
 				case c.Type == apiextensionsv1.Established:
@@ -44,7 +41,7 @@ func (e *Engine) waitEstablished(ctx context.Context, p *Plan, idx []int) error 
 			return false, nil
 		})
 		if err != nil {
-			if failure.As(err) != nil {
+			if As(err) != nil {
 				return err
 			}
 			return fmt.Errorf("waiting for CustomResourceDefinition %s to be Established (%s): %w", it.id.Name, last, err)

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/inventory"
 )
 
@@ -78,7 +77,7 @@ func (e *Engine) settleWriteBacks(ctx context.Context, owner string, uid types.U
 			if obj == nil || obj.GetUID() == d.uid {
 				continue // gone, or still going
 			}
-			if !writtenBack(obj, owner, uid) {
+			if !e.writtenBack(obj, owner, uid) {
 				d.uid = ""
 				continue
 			}
@@ -105,12 +104,12 @@ func (e *Engine) settleWriteBacks(ctx context.Context, owner string, uid types.U
 // rukpak was deleting it, unlabelled; either way the uninstall must not
 // leave it behind. An object labelled for another BundleDeployment, or
 // owned by another object, is not touched.
-func writtenBack(obj *metav1.PartialObjectMetadata, owner string, uid types.UID) bool {
+func (e *Engine) writtenBack(obj *metav1.PartialObjectMetadata, owner string, uid types.UID) bool {
 	if len(obj.GetOwnerReferences()) > 0 {
 		return false
 	}
-	_, labelled := obj.GetLabels()[v1alpha2.LabelOwnerKind]
-	return !labelled || ownedBy(obj, owner, uid)
+	_, labelled := obj.GetLabels()[e.opts.Keys.OwnerKind]
+	return !labelled || e.ownedBy(obj, owner, uid)
 }
 
 // husk reports whether obj, an existing object where a plan's aggregating

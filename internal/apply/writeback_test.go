@@ -14,11 +14,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/pkg/envtest"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // aggregationController is the field manager of kube-controller-manager's
@@ -107,7 +105,7 @@ func TestPruneDeletesWriteBacks(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got.Labels[v1alpha2.LabelOwnerName] != "someone-else" {
+			if err != nil || got.Labels[testKeys.OwnerName] != "someone-else" {
 				t.Fatalf("ClusterRole %s after the prune: %v, labels %v; want the other owner's left alone", name, err, got.Labels)
 			}
 		})
@@ -171,12 +169,12 @@ func TestWrittenBackClusterRoleIsTakenOver(t *testing.T) {
 				if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, got); err != nil {
 					t.Fatal(err)
 				}
-				if got.Labels[v1alpha2.LabelOwnerUID] != "uid-me" || got.AggregationRule == nil {
+				if got.Labels[testKeys.OwnerUID] != "uid-me" || got.AggregationRule == nil {
 					t.Fatalf("ClusterRole after the apply: labels %v, aggregationRule %v; want it taken over", got.Labels, got.AggregationRule)
 				}
 				return
 			}
-			if failure.Reason(err, "") != v1alpha2.ReasonCollision || !strings.Contains(err.Error(), tt.wantRefuse) {
+			if apply.CodeOf(err) != apply.CodeCollision || !strings.Contains(err.Error(), tt.wantRefuse) {
 				t.Fatalf("Apply: %v; want a Collision containing %q", err, tt.wantRefuse)
 			}
 		})

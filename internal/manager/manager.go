@@ -344,6 +344,8 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	}
 	engine := apply.New(mgr.GetClient(), live, md, mgr.GetRESTMapper(), apply.Options{
 		FieldManager:     v1alpha2.FieldManager,
+		OwnerKind:        v1alpha2.BundleDeploymentKind,
+		Keys:             bundledeployment.EngineKeys,
 		Concurrency:      opts.ApplyConcurrency,
 		EstablishTimeout: time.Minute,
 		// The warning events about hook Jobs and Pods it waits for,

@@ -40,7 +40,7 @@ func (r *Reconciler) collisions(s *scope, st *appliedState, recs map[inventory.I
 	}
 	claimant := s.bd.Name
 	return &apply.Collisions{
-		Policy: s.bd.Spec.CollisionProtection,
+		Policy: collisionPolicy(s.bd.Spec.CollisionProtection),
 		Owned:  owned,
 		Owner:  r.ownerState,
 		Take:   r.take(s.bd),

@@ -313,6 +313,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	applyCtx, warnings := apply.CollectWarnings(ctx)
 	began := time.Now()
 	cs, err := s.as.engine.Apply(applyCtx, toApply.WithCollisions(r.collisions(s, st, recs)))
+	err = applyFailure(err)
 	metrics.Since(metrics.ApplySeconds.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Result(err)), began)
 	r.reportWarnings(s, ref.bundle, warnings())
 	if err != nil {
@@ -561,7 +562,7 @@ func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, re
 	}
 	plan, err := r.Engine.Prepare(objs, bd.Spec.InstallNamespace, apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID})
 	if err != nil {
-		return nil, err
+		return nil, applyFailure(err)
 	}
 	rules, err := driftIgnoreRules(bd.Spec.DriftIgnore)
 	if err != nil {
@@ -610,7 +611,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	}
 	cs, err := s.as.engine.Apply(ctx, plan.Subset(drifted))
 	if err != nil {
-		return fmt.Errorf("correcting drift of revision %s: %w", st.bundle, err)
+		return fmt.Errorf("correcting drift of revision %s: %w", st.bundle, applyFailure(err))
 	}
 	restored := r.mem.reapplied(st, cs)
 	// Changes that did not touch what the bundle sets (status, fields
