@@ -1,5 +1,7 @@
 package archive
 
+import "github.com/rukpak/rukpak/internal/limits"
+
 // Default limits; see Limits.
 const (
 	defaultMaxBytes     int64 = 1 << 30
@@ -48,21 +50,11 @@ func DefaultLimits() Limits {
 // withDefaults returns l with every unset field set to its default.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = d.MaxBytes
-	}
-	if l.MaxFiles <= 0 {
-		l.MaxFiles = d.MaxFiles
-	}
-	if l.MaxFileBytes <= 0 {
-		l.MaxFileBytes = d.MaxFileBytes
-	}
-	if l.MaxPathBytes <= 0 {
-		l.MaxPathBytes = d.MaxPathBytes
-	}
-	if l.MaxRatio <= 0 {
-		l.MaxRatio = d.MaxRatio
-	}
+	l.MaxBytes = limits.PositiveOr(l.MaxBytes, d.MaxBytes)
+	l.MaxFiles = limits.PositiveOr(l.MaxFiles, d.MaxFiles)
+	l.MaxFileBytes = limits.PositiveOr(l.MaxFileBytes, d.MaxFileBytes)
+	l.MaxPathBytes = limits.PositiveOr(l.MaxPathBytes, d.MaxPathBytes)
+	l.MaxRatio = limits.PositiveOr(l.MaxRatio, d.MaxRatio)
 	return l
 }
 

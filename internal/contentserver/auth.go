@@ -7,12 +7,12 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -28,7 +28,8 @@ const Audience = "rukpak.io/content"
 // reviewTTL is how long a token's review result is reused.
 const reviewTTL = 10 * time.Second
 
-// maxReviews bounds the cache of review results.
+// maxReviews bounds the cache of review results; past it, the least
+// recently used is forgotten.
 const maxReviews = 1024
 
 // reviewer authenticates tokens with TokenReviews for one audience and
@@ -38,8 +39,14 @@ type reviewer struct {
 	kube     kubernetes.Interface
 	audience string
 
-	mu      sync.Mutex
-	reviews map[[32]byte]review
+	// reviews maps a token's digest to its review until the review
+	// expires; newReviewer sets it.
+	reviews *cache.LRUExpireCache
+}
+
+// newReviewer returns a reviewer for audience.
+func newReviewer(kube kubernetes.Interface, audience string) *reviewer {
+	return &reviewer{kube: kube, audience: audience, reviews: cache.NewLRUExpireCache(maxReviews)}
 }
 
 type review struct {
@@ -47,7 +54,7 @@ type review struct {
 	ok      bool
 	reason  string          // why the token is not valid
 	allowed map[string]bool // access key → SubjectAccessReview result
-	expires time.Time
+	expires time.Time       // when the cache forgets the review
 }
 
 // tokenError is returned by authenticate for a token that is not valid.
@@ -71,10 +78,7 @@ func (r *reviewer) authenticate(ctx context.Context, token string) (authenticati
 
 // review returns the cached or a new review of token.
 func (r *reviewer) review(ctx context.Context, key [32]byte, token string) (review, error) {
-	r.mu.Lock()
-	rv, cached := r.reviews[key]
-	r.mu.Unlock()
-	if cached && time.Now().Before(rv.expires) {
+	if rv, cached := r.cached(key); cached {
 		return rv, nil
 	}
 	tr, err := r.kube.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
@@ -83,7 +87,7 @@ func (r *reviewer) review(ctx context.Context, key [32]byte, token string) (revi
 	if err != nil {
 		return review{}, fmt.Errorf("TokenReview: %w", err)
 	}
-	rv = review{user: tr.Status.User, allowed: map[string]bool{}, expires: time.Now().Add(reviewTTL)}
+	rv := review{user: tr.Status.User, allowed: map[string]bool{}, expires: time.Now().Add(reviewTTL)}
 	switch {
 	case !tr.Status.Authenticated:
 		rv.reason = fmt.Sprintf("the token is not valid for audience %s", r.audience)
@@ -106,11 +110,8 @@ func (r *reviewer) review(ctx context.Context, key [32]byte, token string) (revi
 func (r *reviewer) allowed(ctx context.Context, token string, user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) (bool, error) {
 	key := sha256.Sum256([]byte(token))
 	access := strings.Join([]string{attrs.Verb, attrs.Group, attrs.Resource, attrs.Subresource, attrs.Namespace, attrs.Name}, "/")
-	r.mu.Lock()
-	rv, cached := r.reviews[key]
-	ok, known := rv.allowed[access]
-	r.mu.Unlock()
-	if cached && known && time.Now().Before(rv.expires) {
+	rv, cached := r.cached(key)
+	if ok, known := rv.allowed[access]; cached && known {
 		return ok, nil
 	}
 	extra := map[string]authorizationv1.ExtraValue{}
@@ -135,24 +136,16 @@ func (r *reviewer) allowed(ctx context.Context, token string, user authenticatio
 	return sar.Status.Allowed, nil
 }
 
+// remember caches rv for key until rv.expires.
 func (r *reviewer) remember(key [32]byte, rv review) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.reviews == nil {
-		r.reviews = map[[32]byte]review{}
+	r.reviews.Add(key, rv, time.Until(rv.expires))
+}
+
+// cached returns the review cached for key, if it has not expired.
+func (r *reviewer) cached(key [32]byte) (review, bool) {
+	v, ok := r.reviews.Get(key)
+	if !ok {
+		return review{}, false
 	}
-	// Bound the cache: drop expired entries when it grows, everything if
-	// that is not enough.
-	if len(r.reviews) >= maxReviews {
-		now := time.Now()
-		for k, v := range r.reviews {
-			if now.After(v.expires) {
-				delete(r.reviews, k)
-			}
-		}
-		if len(r.reviews) >= maxReviews {
-			clear(r.reviews)
-		}
-	}
-	r.reviews[key] = rv
+	return v.(review), true
 }

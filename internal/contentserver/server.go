@@ -97,7 +97,7 @@ func WithLogger(log logr.Logger) Option { return func(s *Server) { s.log = log }
 // New returns a Server reading content from st, Bundles through bundles and
 // reviewing tokens and access through kube.
 func New(st *store.Store, bundles client.Reader, kube kubernetes.Interface, opts ...Option) *Server {
-	s := &Server{store: st, bundles: bundles, auth: &reviewer{kube: kube, audience: Audience}, log: logr.Discard()}
+	s := &Server{store: st, bundles: bundles, auth: newReviewer(kube, Audience), log: logr.Discard()}
 	for _, o := range opts {
 		o(s)
 	}

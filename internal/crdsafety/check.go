@@ -9,6 +9,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rukpak/rukpak/internal/limits"
 )
 
 // Defaults of Options: how much of a CRD's existing objects Check reads.
@@ -53,18 +55,10 @@ func DefaultOptions() Options {
 // withDefaults fills bounds left at zero or below from DefaultOptions.
 func (o Options) withDefaults() Options {
 	d := DefaultOptions()
-	if o.MaxObjects <= 0 {
-		o.MaxObjects = d.MaxObjects
-	}
-	if o.PageSize <= 0 {
-		o.PageSize = d.PageSize
-	}
-	if o.MaxFailingObjects <= 0 {
-		o.MaxFailingObjects = d.MaxFailingObjects
-	}
-	if o.MaxObjectsPerFinding <= 0 {
-		o.MaxObjectsPerFinding = d.MaxObjectsPerFinding
-	}
+	o.MaxObjects = limits.PositiveOr(o.MaxObjects, d.MaxObjects)
+	o.PageSize = limits.PositiveOr(o.PageSize, d.PageSize)
+	o.MaxFailingObjects = limits.PositiveOr(o.MaxFailingObjects, d.MaxFailingObjects)
+	o.MaxObjectsPerFinding = limits.PositiveOr(o.MaxObjectsPerFinding, d.MaxObjectsPerFinding)
 	return o
 }
 

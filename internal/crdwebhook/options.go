@@ -1,6 +1,7 @@
 package crdwebhook
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"os"
@@ -63,9 +64,7 @@ func (o Options) withDefaults() (Options, error) {
 	if _, _, err := net.SplitHostPort(o.AdvertiseAddress); err != nil {
 		return o, fmt.Errorf("crd webhook advertise address %q: %w", o.AdvertiseAddress, err)
 	}
-	if o.Namespace == "" {
-		o.Namespace = v1alpha2.SystemNamespace
-	}
+	o.Namespace = cmp.Or(o.Namespace, v1alpha2.SystemNamespace)
 	if o.CertDir == "" {
 		dir, err := os.MkdirTemp("", "rukpak-crd-webhook-")
 		if err != nil {

@@ -12,7 +12,36 @@ import (
 type probeFunc func(obj *unstructured.Unstructured) Result
 
 // builtins are the probes for kinds with well-known health semantics. Every
-// other kind gets genericProbe.
+// other kind gets genericProbe, which leaves kinds without a Ready or
+// Available condition to kstatus (sigs.k8s.io/cli-utils).
+//
+// kstatus has rules for most of these kinds too, but rukpak keeps its own
+// where kstatus judges differently in a way users rely on (each difference
+// is pinned by TestWhereKstatusDiffers):
+//
+//   - Deployment: rukpak follows `kubectl rollout status` and counts a
+//     paused Deployment healthy once observed; kstatus waits for an update
+//     a paused Deployment never makes, and also wants the Available and
+//     Progressing conditions and every replica ready.
+//   - StatefulSet: with OnDelete, kstatus is satisfied at once; rukpak
+//     still wants every replica ready.
+//   - DaemonSet: with OnDelete, kstatus wants every pod updated, which
+//     only a user deleting pods brings about; rukpak does not.
+//   - Job: kstatus counts a started Job as current; rukpak waits for it
+//     to complete (a migration must finish before the revision is good).
+//   - Pod: kstatus counts a Failed pod as current (completed); rukpak
+//     counts it unhealthy with its message.
+//   - APIService: kstatus has no rule for it and calls it current.
+//   - CustomResourceDefinition, PersistentVolumeClaim: kstatus agrees on
+//     the verdict, but its reasons say less ("Install in progress" for a
+//     CRD whose Established condition carries the cause); the reasons
+//     here name the condition or phase and the API server's message.
+//
+// The rules that read a condition (CRD, APIService, Pod and the generic
+// Ready or Available) also distrust one written for an older generation,
+// which kstatus takes at its word. kstatus calls any object with a
+// deletionTimestamp Terminating; these rules judge its status as it is,
+// as they always have.
 var builtins = map[schema.GroupKind]probeFunc{
 	{Group: "apps", Kind: "Deployment"}:                               deploymentProbe,
 	{Group: "apps", Kind: "StatefulSet"}:                              statefulSetProbe,

@@ -40,6 +40,13 @@
 //     as ReplicaSets) and its generic ones (Reconciling or Stalled True
 //     means not done); a kind it says nothing about is healthy.
 //
+// kstatus has rules for most of the kinds listed above as well; they keep
+// rukpak's own because kstatus judges them differently where users rely on
+// it (a paused Deployment, OnDelete StatefulSets and DaemonSets, a running
+// Job, a failed Pod, APIServices, conditions of an older generation) or
+// gives a less telling reason. The comment on builtins lists each
+// difference and TestWhereKstatusDiffers pins it.
+//
 // User probes select objects by group (empty for the core group), kind and
 // optionally name and labels. Each probe's CEL expression is evaluated with
 // the variable `self` bound to the whole object as a dynamic map, and must

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/rukpak/rukpak/internal/limits"
 )
 
 // Default limits of one child.
@@ -63,23 +65,13 @@ func DefaultLimits() Limits {
 // withDefaults returns l with every zero field set to its default.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.Memory <= 0 {
-		l.Memory = d.Memory
-	}
-	l.Memory = max(l.Memory, minMemory)
-	if l.Timeout <= 0 {
-		l.Timeout = d.Timeout
-	}
-	if l.Concurrency <= 0 {
-		l.Concurrency = d.Concurrency
-	}
-	if l.TenantConcurrency <= 0 {
-		l.TenantConcurrency = DefaultTenantConcurrency(l.Concurrency)
-	}
-	l.TenantConcurrency = min(l.TenantConcurrency, l.Concurrency)
-	if l.MaxOutputBytes <= 0 {
-		l.MaxOutputBytes = d.MaxOutputBytes
-	}
+	l.Memory = max(limits.PositiveOr(l.Memory, d.Memory), minMemory)
+	l.Timeout = limits.PositiveOr(l.Timeout, d.Timeout)
+	l.Concurrency = limits.PositiveOr(l.Concurrency, d.Concurrency)
+	// The tenant's share defaults from, and never exceeds, the
+	// concurrency actually used.
+	l.TenantConcurrency = min(limits.PositiveOr(l.TenantConcurrency, DefaultTenantConcurrency(l.Concurrency)), l.Concurrency)
+	l.MaxOutputBytes = limits.PositiveOr(l.MaxOutputBytes, d.MaxOutputBytes)
 	return l
 }
 

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/limits"
 	"github.com/rukpak/rukpak/internal/sandbox"
 	"github.com/rukpak/rukpak/pkg/failure"
 	"github.com/rukpak/rukpak/pkg/format"
@@ -64,21 +65,11 @@ func DefaultLimits() Limits {
 // withDefaults returns l with every zero field set to its default.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.MaxFiles <= 0 {
-		l.MaxFiles = d.MaxFiles
-	}
-	if l.MaxFileBytes <= 0 {
-		l.MaxFileBytes = d.MaxFileBytes
-	}
-	if l.MaxTotalBytes <= 0 {
-		l.MaxTotalBytes = d.MaxTotalBytes
-	}
-	if l.MaxRenderedBytes <= 0 {
-		l.MaxRenderedBytes = d.MaxRenderedBytes
-	}
-	if l.MaxObjects <= 0 {
-		l.MaxObjects = d.MaxObjects
-	}
+	l.MaxFiles = limits.PositiveOr(l.MaxFiles, d.MaxFiles)
+	l.MaxFileBytes = limits.PositiveOr(l.MaxFileBytes, d.MaxFileBytes)
+	l.MaxTotalBytes = limits.PositiveOr(l.MaxTotalBytes, d.MaxTotalBytes)
+	l.MaxRenderedBytes = limits.PositiveOr(l.MaxRenderedBytes, d.MaxRenderedBytes)
+	l.MaxObjects = limits.PositiveOr(l.MaxObjects, d.MaxObjects)
 	return l
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/format/kustomize"
+	"github.com/rukpak/rukpak/internal/limits"
 	"github.com/rukpak/rukpak/pkg/failure"
 	"github.com/rukpak/rukpak/pkg/format"
 )
@@ -65,18 +66,10 @@ func DefaultLimits() Limits {
 // withDefaults returns l with every zero field set to its default.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.MaxFileBytes <= 0 {
-		l.MaxFileBytes = d.MaxFileBytes
-	}
-	if l.MaxTotalBytes <= 0 {
-		l.MaxTotalBytes = d.MaxTotalBytes
-	}
-	if l.MaxObjects <= 0 {
-		l.MaxObjects = d.MaxObjects
-	}
-	if l.MaxFiles <= 0 {
-		l.MaxFiles = d.MaxFiles
-	}
+	l.MaxFileBytes = limits.PositiveOr(l.MaxFileBytes, d.MaxFileBytes)
+	l.MaxTotalBytes = limits.PositiveOr(l.MaxTotalBytes, d.MaxTotalBytes)
+	l.MaxObjects = limits.PositiveOr(l.MaxObjects, d.MaxObjects)
+	l.MaxFiles = limits.PositiveOr(l.MaxFiles, d.MaxFiles)
 	return l
 }
 

@@ -1,10 +1,7 @@
 package sandboxed
 
 import (
-	"bytes"
-	"container/list"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -219,59 +216,4 @@ func decodeValue(raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	return v, nil
-}
-
-// docMemo holds the JSON values of parsed YAML documents by the digest of
-// their bytes, forgetting the least recently used past max bytes. A
-// document's value depends on its bytes only, so bundles (and tenants)
-// that share a document share its entry: what one learns from it is what
-// it already holds.
-type docMemo struct {
-	mu    sync.Mutex
-	max   int
-	size  int
-	order *list.List // of *memoEntry, most recently used first
-	byKey map[[sha256.Size]byte]*list.Element
-}
-
-// memoEntry is one document's value.
-type memoEntry struct {
-	key   [sha256.Size]byte
-	value []byte
-}
-
-func newDocMemo(max int) *docMemo {
-	return &docMemo{max: max, order: list.New(), byKey: map[[sha256.Size]byte]*list.Element{}}
-}
-
-// get returns the value of the document with digest key.
-func (m *docMemo) get(key [sha256.Size]byte) ([]byte, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.byKey[key]
-	if !ok {
-		return nil, false
-	}
-	m.order.MoveToFront(e)
-	return e.Value.(*memoEntry).value, true
-}
-
-// add remembers a copy of value for key (value may be part of a larger
-// buffer, such as a child's whole output, which the memo must not hold),
-// unless it alone is over the bound.
-func (m *docMemo) add(key [sha256.Size]byte, value []byte) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.byKey[key]; ok || len(value) > m.max {
-		return
-	}
-	m.byKey[key] = m.order.PushFront(&memoEntry{key: key, value: bytes.Clone(value)})
-	m.size += len(value)
-	for m.size > m.max {
-		oldest := m.order.Back()
-		e := oldest.Value.(*memoEntry)
-		m.order.Remove(oldest)
-		delete(m.byKey, e.key)
-		m.size -= len(e.value)
-	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/archive"
+	"github.com/rukpak/rukpak/internal/limits"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
@@ -24,12 +25,8 @@ type budget struct {
 // exhausted budget is a terminal failure.
 func (b budget) next(dir string) (archive.Limits, error) {
 	lim, d := b.limits, archive.DefaultLimits()
-	if lim.MaxBytes <= 0 {
-		lim.MaxBytes = d.MaxBytes
-	}
-	if lim.MaxFiles <= 0 {
-		lim.MaxFiles = d.MaxFiles
-	}
+	lim.MaxBytes = limits.PositiveOr(lim.MaxBytes, d.MaxBytes)
+	lim.MaxFiles = limits.PositiveOr(lim.MaxFiles, d.MaxFiles)
 	maxBytes, maxFiles := lim.MaxBytes, lim.MaxFiles
 	bytes, entries, err := usage(dir)
 	if err != nil {
