@@ -265,11 +265,14 @@ var _ = registerHostile(
 					return err
 				}
 				cur.Finalizers = nil
-				return suite.client.Update(ctx, cur)
+				if err := suite.client.Update(ctx, cur); err != nil {
+					return err
+				}
+				// Deleted only as it is without the finalizer: the manager
+				// puts a missing finalizer back, and a delete after that
+				// would clean up as usual.
+				return team.client.Delete(ctx, cur, client.Preconditions{UID: &cur.UID, ResourceVersion: &cur.ResourceVersion})
 			})
-			if err := team.client.Delete(ctx, old); err != nil {
-				t.Fatal(err)
-			}
 			envtest.Eventually(t, 30*time.Second, func() error {
 				if err := suite.client.Get(ctx, client.ObjectKey{Name: old.Name}, &v1alpha2.BundleDeployment{}); !apierrors.IsNotFound(err) {
 					return fmt.Errorf("old BundleDeployment still there: %v", err)
