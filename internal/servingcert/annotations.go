@@ -7,11 +7,16 @@ const (
 	// Secret's data (see the Key constants) and type kubernetes.io/tls.
 	AnnotationServingFor = "cert.rukpak.io/serving-for"
 	// AnnotationInjectCA, on a ValidatingWebhookConfiguration,
-	// MutatingWebhookConfiguration, CustomResourceDefinition or
-	// APIService, names the Secret (of the same render, marked with
+	// MutatingWebhookConfiguration, CustomResourceDefinition, APIService
+	// or Deployment, names the Secret (of the same render, marked with
 	// AnnotationServingFor) whose trusted CAs Fill writes into the
 	// object's caBundle fields that point at a Service.
 	AnnotationInjectCA = "cert.rukpak.io/inject-ca-from"
+	// AnnotationCertHash is the pod template annotation Fill sets on a
+	// Deployment marked with AnnotationInjectCA: a hash of the serving
+	// certificate its pods mount, so that they restart when it changes
+	// (as OLM's olmcahash does for its CA).
+	AnnotationCertHash = "cert.rukpak.io/serving-cert-hash"
 )
 
 // Keys of a serving certificate Secret's data.

@@ -59,11 +59,12 @@ func Load(ctx context.Context, r client.Reader, namespace string, names []string
 // Fill completes the marked objects of objs in place, at t: each Secret
 // marked with AnnotationServingFor gets the data Renew keeps from its live
 // data, and each object marked with AnnotationInjectCA gets that Secret's
-// trusted CAs as caBundle. A mark naming a Secret the objects do not
+// trusted CAs as caBundle (a Deployment gets the hash of its serving
+// certificate as a pod template annotation instead). A mark naming a Secret the objects do not
 // request, or on an object of another kind, is an error.
 func Fill(objs []*unstructured.Unstructured, namespace string, live Live, t time.Time, o Options) (Result, error) {
 	var res Result
-	cas := map[string][]byte{}
+	secrets := map[string]map[string][]byte{}
 	for _, obj := range objs {
 		if !isCertSecret(obj, namespace) {
 			continue
@@ -81,19 +82,19 @@ func Fill(objs []*unstructured.Unstructured, namespace string, live Live, t time
 			res.Next = st.Next
 		}
 		setSecretData(obj, st.Data)
-		cas[obj.GetName()] = st.Data[KeyCA]
+		secrets[obj.GetName()] = st.Data
 	}
 	for _, obj := range objs {
 		from, ok := obj.GetAnnotations()[AnnotationInjectCA]
 		if !ok {
 			continue
 		}
-		ca, ok := cas[from]
+		data, ok := secrets[from]
 		if !ok {
 			return Result{}, fmt.Errorf("%s %s: annotation %s names Secret %q, which is not a certificate Secret of the bundle (annotated %s)",
 				obj.GetKind(), obj.GetName(), AnnotationInjectCA, from, AnnotationServingFor)
 		}
-		if err := inject(obj, ca); err != nil {
+		if err := inject(obj, data); err != nil {
 			return Result{}, err
 		}
 	}

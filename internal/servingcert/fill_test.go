@@ -85,7 +85,7 @@ func TestFillRefuses(t *testing.T) {
 		want string
 	}{
 		{"CA of a Secret not requested", []string{vwcDoc}, `names Secret "op-service-cert", which is not a certificate Secret`},
-		{"mark on another kind", []string{secretDoc, `{apiVersion: v1, kind: ConfigMap, metadata: {name: m, annotations: {"cert.rukpak.io/inject-ca-from": op-service-cert}}}`}, "only for webhook configurations"},
+		{"mark on another kind", []string{secretDoc, `{apiVersion: v1, kind: ConfigMap, metadata: {name: m, annotations: {"cert.rukpak.io/inject-ca-from": op-service-cert}}}`}, "only for webhook configurations, CustomResourceDefinitions, APIServices and Deployments"},
 		{"CRD without conversion webhook", []string{secretDoc, `{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, metadata: {name: c, annotations: {"cert.rukpak.io/inject-ca-from": op-service-cert}}, spec: {}}`}, "no conversion webhook"},
 	}
 	for _, tt := range tests {

@@ -1,19 +1,26 @@
 package servingcert
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// inject writes ca as the caBundle of obj's client configurations that
-// point at a Service: every webhook of a webhook configuration, a CRD's
-// conversion webhook, an APIService.
-func inject(obj *unstructured.Unstructured, ca []byte) error {
-	enc := base64.StdEncoding.EncodeToString(ca)
+// inject writes the trusted CAs of the certificate Secret data as the
+// caBundle of obj's client configurations that point at a Service: every
+// webhook of a webhook configuration, a CRD's conversion webhook, an
+// APIService. A Deployment gets AnnotationCertHash on its pod template
+// instead, so that its pods roll when the serving certificate changes.
+func inject(obj *unstructured.Unstructured, data map[string][]byte) error {
+	enc := base64.StdEncoding.EncodeToString(data[KeyCA])
 	gvk := obj.GroupVersionKind()
 	switch {
+	case gvk.Group == "apps" && gvk.Kind == "Deployment":
+		sum := sha256.Sum256(data[KeyCert])
+		return unstructured.SetNestedField(obj.Object, hex.EncodeToString(sum[:8]), "spec", "template", "metadata", "annotations", AnnotationCertHash)
 	case gvk.Group == "admissionregistration.k8s.io" &&
 		(gvk.Kind == "ValidatingWebhookConfiguration" || gvk.Kind == "MutatingWebhookConfiguration"):
 		hooks, _, err := unstructured.NestedSlice(obj.Object, "webhooks")
@@ -40,6 +47,6 @@ func inject(obj *unstructured.Unstructured, ca []byte) error {
 	case gvk.Group == "apiregistration.k8s.io" && gvk.Kind == "APIService":
 		return unstructured.SetNestedField(obj.Object, enc, "spec", "caBundle")
 	}
-	return fmt.Errorf("%s %s: annotation %s is only for webhook configurations, CustomResourceDefinitions and APIServices",
+	return fmt.Errorf("%s %s: annotation %s is only for webhook configurations, CustomResourceDefinitions, APIServices and Deployments",
 		gvk.Kind, obj.GetName(), AnnotationInjectCA)
 }
