@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/internal/servingcert"
 )
 
 const (
@@ -23,6 +25,9 @@ const (
 	// Secret keys besides corev1.TLSCertKey and corev1.TLSPrivateKeyKey.
 	keyCACert = "ca.crt"
 	keyCAKey  = "ca.key"
+
+	// caCommonName names the CA.
+	caCommonName = "rukpak-crd-webhook-ca"
 )
 
 // now is the clock of certificate decisions; tests replace it.
@@ -77,26 +82,26 @@ func EnsureCertificate(ctx context.Context, c client.Client, namespace, secretNa
 // renew returns the Secret data to keep: data itself with changed false when
 // it is still good for hosts at t, else new data with the parts replaced.
 func renew(data map[string][]byte, hosts []string, t time.Time) (map[string][]byte, bool, error) {
-	ca, caErr := parseKeyPair(data[keyCACert], data[keyCAKey])
-	if caErr != nil || expiresSoon(ca.cert, t) || !ca.cert.IsCA {
-		newCA, err := newCA(t, caValidity)
+	ca, caErr := servingcert.ParseKeyPair(data[keyCACert], data[keyCAKey])
+	if caErr != nil || expiresSoon(ca.Cert, t) || !ca.Cert.IsCA {
+		newCA, err := servingcert.NewCA(caCommonName, t, caValidity)
 		if err != nil {
 			return nil, false, err
 		}
 		ca = newCA
-	} else if serving, err := parseKeyPair(data[corev1.TLSCertKey], data[corev1.TLSPrivateKeyKey]); err == nil &&
-		!expiresSoon(serving.cert, t) && sameHosts(serving.cert, hosts) && serving.cert.CheckSignatureFrom(ca.cert) == nil {
+	} else if serving, err := servingcert.ParseKeyPair(data[corev1.TLSCertKey], data[corev1.TLSPrivateKeyKey]); err == nil &&
+		!expiresSoon(serving.Cert, t) && servingcert.SameHosts(serving.Cert, hosts) && serving.Cert.CheckSignatureFrom(ca.Cert) == nil {
 		return data, false, nil
 	}
-	serving, err := newServing(ca, hosts, t, servingValidity)
+	serving, err := servingcert.NewServing(ca, hosts, t, servingValidity)
 	if err != nil {
 		return nil, false, err
 	}
-	caCert, caKey, err := ca.encode()
+	caCert, caKey, err := ca.Encode()
 	if err != nil {
 		return nil, false, err
 	}
-	cert, key, err := serving.encode()
+	cert, key, err := serving.Encode()
 	if err != nil {
 		return nil, false, err
 	}

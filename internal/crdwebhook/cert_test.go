@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/servingcert"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -37,12 +38,12 @@ func verify(t *testing.T, p pems, hosts []string, at time.Time) {
 	if !pool.AppendCertsFromPEM(p.ca) {
 		t.Fatal("CA PEM holds no certificate")
 	}
-	kp, err := parseKeyPair(p.cert, p.key)
+	kp, err := servingcert.ParseKeyPair(p.cert, p.key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range hosts {
-		if _, err := kp.cert.Verify(x509.VerifyOptions{DNSName: h, Roots: pool, CurrentTime: at}); err != nil {
+		if _, err := kp.Cert.Verify(x509.VerifyOptions{DNSName: h, Roots: pool, CurrentTime: at}); err != nil {
 			t.Errorf("certificate for %s: %v", h, err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha1"
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/servingcert"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -126,11 +127,11 @@ func TestConversionWebhook(t *testing.T) {
 // the version again.
 func TestServeV1alpha1(t *testing.T) {
 	ctx := context.Background()
-	ca, err := newCA(time.Now(), time.Hour)
+	ca, err := servingcert.NewCA("test-ca", time.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	caPEM, _, err := ca.encode()
+	caPEM, _, err := ca.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}

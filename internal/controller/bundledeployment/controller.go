@@ -114,6 +114,9 @@ type Reconciler struct {
 	// status.contentURL of the Bundles this controller reports; "" when
 	// there is no content server.
 	ContentURL string
+	// ServingCerts issues the serving certificates formats ask for; nil
+	// uses the default lifetimes.
+	ServingCerts *ServingCerts
 
 	// watches are the drift watches of managed objects.
 	watches *objectwatch.Watcher

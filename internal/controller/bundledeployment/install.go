@@ -560,6 +560,9 @@ func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, re
 	if err != nil {
 		return nil, err
 	}
+	if err := r.fillCerts(ctx, bd, objs); err != nil {
+		return nil, err
+	}
 	plan, err := r.Engine.Prepare(objs, bd.Spec.InstallNamespace, apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID})
 	if err != nil {
 		return nil, applyFailure(err)
@@ -602,12 +605,15 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 		s.warnings = st.warnings
 	}
 	s.report(st.bundle).objects = len(st.ids)
-	if len(drifted) == 0 {
+	if len(drifted) == 0 && !r.certsDue(s) {
 		return nil
 	}
 	plan, err := r.plan(ctx, s.bd, revisionRef{bundle: st.bundle, digest: st.digest, config: st.config, values: st.values}, s.prov)
 	if err != nil {
 		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
+	}
+	if drifted = r.withRerendered(st, plan, drifted); len(drifted) == 0 {
+		return nil
 	}
 	cs, err := s.as.engine.Apply(ctx, plan.Subset(drifted))
 	if err != nil {

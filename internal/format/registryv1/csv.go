@@ -7,9 +7,12 @@ import (
 	"reflect"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -78,6 +81,8 @@ type csvDeployment struct {
 	// serviceAccount is spec.template.spec.serviceAccountName, filled in
 	// by check.
 	serviceAccount string
+	// matchLabels is spec.selector.matchLabels, filled in by check.
+	matchLabels map[string]string
 }
 
 // permission is a set of rules granted to a ServiceAccount.
@@ -87,10 +92,27 @@ type permission struct {
 	Rules json.RawMessage `json:"rules"`
 }
 
-// webhookDefinition is an admission or conversion webhook of the CSV.
+// webhookDefinition is an admission or conversion webhook of the CSV
+// (OLM's WebhookDescription).
 type webhookDefinition struct {
-	Type         string `json:"type"`
-	GenerateName string `json:"generateName"`
+	Type           string              `json:"type"`
+	GenerateName   string              `json:"generateName"`
+	DeploymentName string              `json:"deploymentName"`
+	ContainerPort  int32               `json:"containerPort"`
+	TargetPort     *intstr.IntOrString `json:"targetPort"`
+	// Rules and the fields below are copied into the webhook
+	// configuration.
+	Rules                   []admissionregistrationv1.RuleWithOperations    `json:"rules"`
+	FailurePolicy           *admissionregistrationv1.FailurePolicyType      `json:"failurePolicy"`
+	MatchPolicy             *admissionregistrationv1.MatchPolicyType        `json:"matchPolicy"`
+	ObjectSelector          *metav1.LabelSelector                           `json:"objectSelector"`
+	SideEffects             *admissionregistrationv1.SideEffectClass        `json:"sideEffects"`
+	TimeoutSeconds          *int32                                          `json:"timeoutSeconds"`
+	AdmissionReviewVersions []string                                        `json:"admissionReviewVersions"`
+	ReinvocationPolicy      *admissionregistrationv1.ReinvocationPolicyType `json:"reinvocationPolicy"`
+	WebhookPath             *string                                         `json:"webhookPath"`
+	// ConversionCRDs names the CRDs a ConversionWebhook converts.
+	ConversionCRDs []string `json:"conversionCRDs"`
 }
 
 // apiServiceDefinitions are the aggregated APIs the CSV owns or needs.
@@ -98,11 +120,15 @@ type apiServiceDefinitions struct {
 	Owned []apiServiceDescription `json:"owned"`
 }
 
-// apiServiceDescription names one aggregated API.
+// apiServiceDescription names one aggregated API and the Deployment that
+// serves it.
 type apiServiceDescription struct {
-	Name    string `json:"name"`
-	Group   string `json:"group"`
-	Version string `json:"version"`
+	Name           string `json:"name"`
+	Group          string `json:"group"`
+	Version        string `json:"version"`
+	Kind           string `json:"kind"`
+	DeploymentName string `json:"deploymentName"`
+	ContainerPort  int32  `json:"containerPort"`
 }
 
 // crdDefinitions lists the CRDs the CSV owns; informational only: the CRDs
@@ -184,6 +210,9 @@ func (c *clusterServiceVersion) check() error {
 		var spec appsv1.DeploymentSpec
 		if err := json.Unmarshal(d.Spec, &spec); err != nil {
 			return invalidCSV(name, "%s", describeDecodeError(field+".spec", err))
+		}
+		if spec.Selector != nil {
+			d.matchLabels = spec.Selector.MatchLabels
 		}
 		d.serviceAccount = spec.Template.Spec.ServiceAccountName
 		if d.serviceAccount == "" {

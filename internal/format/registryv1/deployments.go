@@ -12,10 +12,14 @@ import (
 // operator the namespaces it watches, comma-separated; "" means all.
 const TargetNamespacesAnnotation = "olm.targetNamespaces"
 
+// OperatorNamespaceAnnotation is the pod template annotation that tells an
+// operator the namespace it is installed in, as OLM sets it.
+const OperatorNamespaceAnnotation = "olm.operatorNamespace"
+
 // deployment renders the CSV's deployment d in installNamespace for an
 // operator watching targets. The spec is kept as written except for the pod
 // template's annotations: the CSV's annotations under the template's own,
-// and TargetNamespacesAnnotation.
+// TargetNamespacesAnnotation and OperatorNamespaceAnnotation.
 func deployment(csv *clusterServiceVersion, d csvDeployment, installNamespace string, targets []string) (*unstructured.Unstructured, error) {
 	spec := map[string]any{}
 	if err := utiljson.Unmarshal(d.Spec, &spec); err != nil {
@@ -34,6 +38,7 @@ func deployment(csv *clusterServiceVersion, d csvDeployment, installNamespace st
 		maps.Copy(annotations, own)
 	}
 	annotations[TargetNamespacesAnnotation] = strings.Join(targets, ",")
+	annotations[OperatorNamespaceAnnotation] = installNamespace
 	meta["annotations"] = annotations
 
 	obj := newObject("apps/v1", "Deployment", installNamespace, d.Name)

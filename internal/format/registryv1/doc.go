@@ -26,13 +26,17 @@
 //     fields this format uses; a field of the wrong type is invalid content.
 //  5. Refuse what is not implemented (UnsupportedFeature), rather than
 //     install the operator without it: an install strategy other than
-//     "deployment", spec.webhookdefinitions, spec.apiservicedefinitions.owned,
-//     and dependencies in metadata/dependencies.yaml. Required CRDs and
+//     "deployment" and dependencies in metadata/dependencies.yaml. Required CRDs and
 //     APIs (spec.customresourcedefinitions.required and the like) are not
 //     checked: the apply engine reports a kind the cluster does not serve.
 //  6. Refuse an install mode the CSV does not support
 //     (UnsupportedInstallMode, listing the modes it supports and how to
-//     select them).
+//     select them). Check webhooks and owned APIs (webhooks.go,
+//     apiservices.go): a conversion webhook outside AllNamespaces or for
+//     a CRD the bundle does not ship, a rule matching core.rukpak.io or
+//     webhook configurations, an API of a reserved group are
+//     UnsupportedFeature; unknown Deployments and bad names are
+//     InvalidContent.
 //  7. Generate the objects of the install strategy:
 //     - a ServiceAccount in the install namespace for every
 //     serviceAccountName of permissions, clusterPermissions and the
@@ -48,23 +52,35 @@
 //     added, so server-side apply owns only what the bundle sets) except the
 //     pod template's annotations: the CSV's annotations, overridden by the
 //     template's own, and olm.targetNamespaces, the comma-joined target
-//     namespaces ("" for AllNamespaces). A creationTimestamp: null in the
+//     namespaces ("" for AllNamespaces), and olm.operatorNamespace, the
+//     install namespace. A creationTimestamp: null in the
 //     template's metadata is dropped.
+//     - for webhooks and owned APIs (services.go, webhooks.go,
+//     apiservices.go): a Service <deployment>-service, its certificate
+//     Secret <service>-cert (no data; marked for package servingcert,
+//     which the manager uses to fill it in and inject its CA), the
+//     Secret mounted in the Deployment at OLM's two paths, webhook
+//     configurations scoped to the target namespaces, spec.conversion
+//     on converted CRDs, APIServices and their auth-delegator bindings.
 //     Role and binding names are "<csv>-<serviceaccount>-<hash>", at most 63
 //     characters, the readable part cut to fit; the hash covers the CSV
 //     name, the ServiceAccount, the kind and the rules, so names are stable
 //     across runs and unique, and identical grants are made once.
 //  8. Return, in apply order: CRDs, ServiceAccounts, ClusterRoles,
 //     ClusterRoleBindings, Roles, RoleBindings (manifests of those kinds
-//     before generated ones), the other manifests in file order, then the
-//     generated Deployments. The CSV itself is not returned: no CSV CRD is
+//     before generated ones), the other manifests in file order, the
+//     generated Services and Secrets, the generated Deployments, then the
+//     webhook configurations and APIServices. The CSV itself is not returned: no CSV CRD is
 //     expected in the cluster.
 //
 // Manifests other than the CSV pass through unchanged, namespace included:
 // the apply engine places namespaced objects without a namespace in the
 // install namespace. A generated object that a manifest also defines is
-// invalid content. OLM's operator group annotations (olm.operatorGroup,
-// olm.operatorNamespace) are not added: there is no OperatorGroup.
+// invalid content. The pod templates get olm.operatorNamespace (the
+// install namespace) as in OLM, but not olm.operatorGroup: there is no
+// OperatorGroup. spec.relatedImages and bundle properties
+// (metadata/properties.yaml, olm.maxOpenShiftVersion and the like) are
+// ignored.
 //
 // Errors that are the bundle's or the config's fault are terminal
 // failure.Errors with reason InvalidContent, UnsupportedFeature,

@@ -23,25 +23,6 @@ func checkSupported(csv *clusterServiceVersion, meta bundleMetadata) error {
 		return unsupported(name, "uses install strategy %q (spec.install.strategy); only %q is supported",
 			s, deploymentStrategy)
 	}
-	if hooks := csv.Spec.WebhookDefinitions; len(hooks) > 0 {
-		items := make([]string, len(hooks))
-		for i, h := range hooks {
-			items[i] = strings.TrimSpace(h.Type + " " + h.GenerateName)
-		}
-		return unsupported(name, "defines webhooks in spec.webhookdefinitions (%s), which are not supported: "+
-			"they need serving certificates and webhook configurations rukpak does not generate", list(items))
-	}
-	if owned := csv.Spec.APIServiceDefinitions.Owned; len(owned) > 0 {
-		items := make([]string, len(owned))
-		for i, a := range owned {
-			items[i] = a.Name
-			if items[i] == "" {
-				items[i] = a.Version + "." + a.Group
-			}
-		}
-		return unsupported(name, "owns aggregated APIs in spec.apiservicedefinitions.owned (%s), which are not supported: "+
-			"they need APIServices and serving certificates rukpak does not generate", list(items))
-	}
 	if deps := meta.dependencies; len(deps) > 0 {
 		items := make([]string, len(deps))
 		for i, d := range deps {

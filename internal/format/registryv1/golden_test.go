@@ -33,6 +33,12 @@ func TestObjectsGolden(t *testing.T) {
 		{"e2e-operator", "e2e-operator", "e2e-operator", nil},
 		{"e2e-operator-v2", "e2e-operator-v2", "e2e-operator", nil},
 		{"e2e-operator-own-namespace", "e2e-operator", "e2e-operator", []string{"e2e-operator"}},
+		{"webhook-operator", "webhook-operator", "webhooks", nil},
+		{"admission-operator-all-namespaces", "admission-operator", "admission", nil},
+		{"admission-operator-own-namespace", "admission-operator", "admission", []string{"admission"}},
+		{"admission-operator-single-namespace", "admission-operator", "admission", []string{"team-a"}},
+		{"admission-operator-multi-namespace", "admission-operator", "admission", []string{"team-b", "team-a"}},
+		{"apiservice-operator", "apiservice-operator", "wardle", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

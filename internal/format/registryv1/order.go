@@ -21,13 +21,15 @@ func keyOf(o *unstructured.Unstructured, installNamespace string) format.ObjectK
 
 // order returns the objects in apply order: CRDs, ServiceAccounts,
 // ClusterRoles, ClusterRoleBindings, Roles, RoleBindings, the other
-// manifests, then the CSV's Deployments. Manifests of the kinds of the
+// manifests, the Services (and their certificate Secrets) of webhooks and
+// APIs, the CSV's Deployments, then the webhook configurations and
+// APIServices that call them. Manifests of the kinds of the
 // first groups come before the generated ones of that kind, and manifests
 // keep file order within a group. A generated object that a manifest also
 // defines is an InvalidContent failure.
 func order(manifests []*unstructured.Unstructured, gen *generated, dir, csvName, installNamespace string) ([]*unstructured.Unstructured, error) {
 	groups := [][]*unstructured.Unstructured{
-		nil, gen.serviceAccounts, gen.clusterRoles, gen.clusterRoleBindings, gen.roles, gen.roleBindings, nil, gen.deployments,
+		nil, gen.serviceAccounts, gen.clusterRoles, gen.clusterRoleBindings, gen.roles, gen.roleBindings, gen.services, gen.deployments, gen.callers,
 	}
 	fromManifests := map[format.ObjectKey]bool{}
 	for _, o := range manifests {

@@ -36,6 +36,12 @@ type generated struct {
 	roles               []*unstructured.Unstructured
 	roleBindings        []*unstructured.Unstructured
 	deployments         []*unstructured.Unstructured
+	// services are the Services the API server calls and their
+	// certificate Secrets, applied before the Deployments that mount them.
+	services []*unstructured.Unstructured
+	// callers are webhook configurations and APIServices, applied after
+	// the Deployments that serve them.
+	callers []*unstructured.Unstructured
 }
 
 // rbacBuilder turns the CSV's permissions into roles and bindings.

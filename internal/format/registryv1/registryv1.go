@@ -72,6 +72,12 @@ func (f *Format) Objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]
 	if err := csv.checkInstallMode(mode, cfg.InstallNamespace); err != nil {
 		return nil, err
 	}
+	if err := checkWebhooks(csv, mode, bundleCRDs(rest), cfg.InstallNamespace); err != nil {
+		return nil, err
+	}
+	if err := checkAPIServices(csv); err != nil {
+		return nil, err
+	}
 	gen, err := generate(csv, cfg.InstallNamespace, targets, rest)
 	if err != nil {
 		return nil, err
@@ -94,7 +100,10 @@ func (f *Format) readManifests(ctx context.Context, fsys fs.FS, dir string, cfg 
 }
 
 // generate returns the objects made from the CSV: ServiceAccounts (except
-// those rest defines), RBAC and Deployments.
+// those rest defines), RBAC, Deployments, and for webhooks and owned APIs
+// their Services, certificate Secrets, webhook configurations and
+// APIServices. The CRDs of rest that a conversion webhook converts get
+// their spec.conversion.
 func generate(csv *clusterServiceVersion, installNamespace string, targets []string, rest []*unstructured.Unstructured) (*generated, error) {
 	existing := map[string]bool{}
 	for _, o := range rest {
@@ -112,12 +121,47 @@ func generate(csv *clusterServiceVersion, installNamespace string, targets []str
 	if err := b.addPermissions(spec.Permissions, false, targets); err != nil {
 		return nil, err
 	}
+	services, err := certServices(csv)
+	if err != nil {
+		return nil, err
+	}
+	served := map[string]bool{}
+	for _, s := range services {
+		served[s.deployment] = true
+		objs, err := s.objects(csv, installNamespace)
+		if err != nil {
+			return nil, err
+		}
+		gen.services = append(gen.services, objs...)
+	}
 	for _, d := range spec.Deployments {
 		obj, err := deployment(csv, d, installNamespace, targets)
 		if err != nil {
 			return nil, err
 		}
+		if served[d.Name] {
+			mountCertificate(obj)
+		}
 		gen.deployments = append(gen.deployments, obj)
 	}
+	if err := addConversions(csv, installNamespace, bundleCRDs(rest)); err != nil {
+		return nil, err
+	}
+	hooks, err := webhookConfigurations(csv, installNamespace, targets)
+	if err != nil {
+		return nil, err
+	}
+	apis, bindings, err := apiServices(csv, installNamespace)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range bindings {
+		if b.GetKind() == "ClusterRoleBinding" {
+			gen.clusterRoleBindings = append(gen.clusterRoleBindings, b)
+		} else {
+			gen.roleBindings = append(gen.roleBindings, b)
+		}
+	}
+	gen.callers = append(hooks, apis...)
 	return gen, nil
 }
