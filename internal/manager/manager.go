@@ -2,7 +2,9 @@
 // controller-runtime manager: the caches, the content store, the apply
 // engine, the inventory and the BundleDeployment, Bundle and
 // ProvisionerClass controllers. cmd/rukpak runs it; tests run it in-process
-// against a real API server.
+// against a real API server; package github.com/rukpak/rukpak/pkg/manager
+// runs it for provisioners outside this repository, with the same
+// EngineOptions (its Options) and flags (BindEngineFlags).
 package manager
 
 import (

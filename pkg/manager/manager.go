@@ -44,8 +44,9 @@ const (
 // Options configure a manager: the settings of rukpak's own manager but
 // those of what only it does (the built-in provisioners' render sandbox,
 // the CRD webhook, serving v1alpha1). Each field is documented where it is
-// declared, and BindFlags registers a flag for each but Provisioners,
-// Classes, LeaderElectionID and ApprovalTTL. A provisioner sets:
+// declared (go doc github.com/rukpak/rukpak/internal/manager.EngineOptions),
+// and BindFlags registers a flag for each but Provisioners, Classes,
+// LeaderElectionID and ApprovalTTL. A provisioner sets:
 //
 //   - Provisioners: the provisioners the manager runs (at least one);
 //     their formats render in the manager's process;
