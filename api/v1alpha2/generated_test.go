@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rukpak/rukpak/pkg/envtest"
+	"github.com/rukpak/rukpak/internal/sourcetree"
 )
 
 // TestGeneratedFilesAreCurrent regenerates the deepcopy code, the CRDs and the
@@ -17,7 +17,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs controller-gen")
 	}
-	root := envtest.RepoRoot()
+	root := sourcetree.Root()
 	tmp := t.TempDir()
 	gens := []struct {
 		name      string

@@ -15,8 +15,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
+	"github.com/rukpak/rukpak/internal/sourcetree"
 	"github.com/rukpak/rukpak/internal/upload"
-	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 // render runs `rukpakctl render args...` in-process.
@@ -32,7 +32,7 @@ func render(t *testing.T, args ...string) (string, error) {
 }
 
 func repoPath(parts ...string) string {
-	return filepath.Join(append([]string{envtest.RepoRoot()}, parts...)...)
+	return filepath.Join(append([]string{sourcetree.Root()}, parts...)...)
 }
 
 func TestRender(t *testing.T) {

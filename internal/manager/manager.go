@@ -2,7 +2,9 @@
 // controller-runtime manager: the caches, the content store, the apply
 // engine, the inventory and the BundleDeployment, Bundle and
 // ProvisionerClass controllers. cmd/rukpak runs it; tests run it in-process
-// against a real API server.
+// against a real API server; package github.com/rukpak/rukpak/pkg/manager
+// runs it for provisioners outside this repository, with the same
+// EngineOptions (its Options) and flags (BindEngineFlags).
 package manager
 
 import (
@@ -34,7 +36,6 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/approval"
-	"github.com/rukpak/rukpak/internal/builtins"
 	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/controller/bundle"
@@ -46,158 +47,10 @@ import (
 	"github.com/rukpak/rukpak/internal/message"
 	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/permissions"
-	"github.com/rukpak/rukpak/internal/sandbox"
-	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/builtin"
 	"github.com/rukpak/rukpak/internal/store"
 	"github.com/rukpak/rukpak/internal/upload"
-	"github.com/rukpak/rukpak/pkg/provisioner"
 )
-
-// Options configure the manager.
-type Options struct {
-	// StorageDir is the content store's directory.
-	StorageDir string
-	// MaxConcurrentReconciles is how many BundleDeployments (and Bundles)
-	// are reconciled at once.
-	MaxConcurrentReconciles int
-	// TenantReconciles is how many BundleDeployments of one tenant (the
-	// namespace they install into; see docs/security.md) are reconciled
-	// at once, at most.
-	TenantReconciles int
-	// HookWaits is how many BundleDeployments wait for hooks without a
-	// reconcile worker at once, and TenantHookWaits how many of one
-	// tenant; a wait beyond them holds its worker.
-	HookWaits, TenantHookWaits int
-	// ApplyConcurrency is how many objects one revision applies at once.
-	ApplyConcurrency int
-	// HealthProbeBindAddress serves /healthz and /readyz; "0" turns it off.
-	HealthProbeBindAddress string
-	// MetricsBindAddress serves metrics; "0" turns it off.
-	MetricsBindAddress string
-	// MetricsInsecure serves metrics over plain HTTP to anyone; by default
-	// they are served over HTTPS (a self-signed certificate unless
-	// MetricsCertDir holds tls.crt and tls.key) to clients whose token the
-	// API server authenticates (TokenReview) and authorizes for GET on
-	// the non-resource URL /metrics (SubjectAccessReview).
-	MetricsInsecure bool
-	// MetricsCertDir holds the metrics server's tls.crt and tls.key.
-	MetricsCertDir string
-	// PprofBindAddress serves Go's pprof profiles; "" or "0" turns it off.
-	PprofBindAddress string
-	// ContentBindAddress serves Bundle content (see package
-	// contentserver); "" turns it off.
-	ContentBindAddress string
-	// ContentURL is the external base URL of the content server; Bundles'
-	// status.contentURL is built from it.
-	ContentURL string
-	// ContentTLSCertFile and ContentTLSKeyFile make the content server
-	// serve HTTPS; without them it serves plain HTTP.
-	ContentTLSCertFile, ContentTLSKeyFile string
-	// LeaderElection makes only one of several replicas act.
-	LeaderElection bool
-	// LeaderElectionNamespace holds the leader-election lease.
-	LeaderElectionNamespace string
-	// LeaseDuration is how long a leader's lease lasts without renewal:
-	// after a leader dies, another replica takes over within about that
-	// (plus RetryPeriod). RenewDeadline is how long the leader tries to
-	// renew before it gives up leading; RetryPeriod how often replicas
-	// try (with jitter, up to 2.2 times as long). Zero means 8s, 6s and 1s: a
-	// replica takes over at most about 11s after the leader died.
-	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
-	// CRDWebhookBindAddress serves the CRD upgrade-safety webhook (see
-	// package crdwebhook) on "host:port"; "" turns it off.
-	CRDWebhookBindAddress string
-	// CRDWebhookService, when set, is the Service in rukpak-system through
-	// which the API server calls the webhook; when empty it calls
-	// CRDWebhookBindAddress directly.
-	CRDWebhookService string
-	// ServeV1alpha1 keeps core.rukpak.io/v1alpha1 served (the CRD
-	// webhook's registrar sets the CRDs' served flag; it converts that
-	// version). False needs CRDWebhookBindAddress. Serving it costs every write of a BundleDeployment or
-	// Bundle a conversion webhook call, for the API server's v1alpha1
-	// watch cache.
-	ServeV1alpha1 bool
-	// DefaultIdentity is who installs BundleDeployments without
-	// spec.serviceAccount: IdentityNone refuses them (ServiceAccountRequired);
-	// IdentityManager installs them as the manager itself, which then needs
-	// the RBAC of everything they install (the cluster-admin mode).
-	DefaultIdentity string
-	// RequireApproval re-checks at reconcile time that the user who last
-	// changed a BundleDeployment's spec (the requested-by annotations the
-	// admission policies of config/policy set) may impersonate its
-	// identity and use its class and the Secrets and ConfigMaps it names,
-	// and that whoever wrote a Bundle (other than the manager) may use its
-	// class, Secrets and ConfigMaps.
-	RequireApproval bool
-	// ApprovalTTL is how long an allowed requester is trusted before the
-	// next reconcile checks again; 0 means a minute.
-	ApprovalTTL time.Duration
-	// SourceTimeout bounds resolving and unpacking one source (see
-	// source.Registry.WithDeadline); 0 means source.DefaultDeadline.
-	SourceTimeout time.Duration
-	// StoreQuota bounds the bytes of the content store; content no Bundle
-	// references is evicted to make room. 0 means no quota.
-	StoreQuota int64
-	// TenantStoreQuota bounds the bytes of the content one tenant's
-	// revisions reference (see package tenant); 0 means a quarter of
-	// StoreQuota, negative no bound but StoreQuota.
-	TenantStoreQuota int64
-	// SourceConcurrency is how many revisions are unpacked (fetched) at
-	// once, TenantSourceConcurrency how many of one tenant's; 0 means
-	// content.DefaultFetches and content.DefaultTenantFetches.
-	SourceConcurrency, TenantSourceConcurrency int
-	// Render bounds the child processes bundles are rendered in (memory,
-	// time, how many at once in all and of one tenant; see package
-	// sandbox); zero fields are defaults.
-	Render sandbox.Limits
-	// Provisioners are the provisioners this manager runs; nil means
-	// rukpak's built-in ones (plain, registry+v1, Helm), rendering in
-	// sandboxed children bounded by Render.
-	Provisioners provisioner.Set
-	// Classes are ProvisionerClasses created at start when missing; nil
-	// means the built-in classes, when Provisioners is nil.
-	Classes []v1alpha2.ProvisionerClass
-	// LeaderElectionID names the leader-election lease; "" means
-	// rukpak-manager. Managers of other provisioners need their own.
-	LeaderElectionID string
-	// SkipControllerNameValidation lets a process build more than one
-	// manager (one after another, as a restart test does); controller
-	// names are otherwise unique per process.
-	SkipControllerNameValidation bool
-}
-
-// The values of Options.DefaultIdentity.
-const (
-	// IdentityNone: spec.serviceAccount is required.
-	IdentityNone = "none"
-	// IdentityManager: BundleDeployments without one install as the manager.
-	IdentityManager = "manager"
-)
-
-// DefaultStoreQuota is the content store's quota cmd/rukpak starts with
-// (10 GiB).
-const DefaultStoreQuota int64 = 10 << 30
-
-// DefaultOptions are the settings cmd/rukpak starts with.
-func DefaultOptions() Options {
-	return Options{
-		MaxConcurrentReconciles: 16,
-		TenantReconciles:        bundledeployment.DefaultTenantReconciles,
-		HookWaits:               bundledeployment.DefaultHookWaits,
-		TenantHookWaits:         bundledeployment.DefaultTenantHookWaits,
-		ApplyConcurrency:        8,
-		HealthProbeBindAddress:  ":8081",
-		MetricsBindAddress:      ":8443",
-		LeaderElectionNamespace: v1alpha2.SystemNamespace,
-		DefaultIdentity:         IdentityNone,
-		RequireApproval:         true,
-		SourceTimeout:           source.DefaultDeadline,
-		StoreQuota:              DefaultStoreQuota,
-		Render:                  sandbox.DefaultLimits(),
-		ServeV1alpha1:           true,
-	}
-}
 
 // Scheme returns the scheme of every type the manager reads or writes.
 func Scheme() (*runtime.Scheme, error) {
@@ -221,6 +74,10 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		// The CRD webhook's registrar is what stops serving it.
 		return nil, fmt.Errorf("--serve-v1alpha1=false needs the CRD webhook (--crd-webhook-bind-address)")
 	}
+	provisioners, classes, err := provisionersOf(opts)
+	if err != nil {
+		return nil, err
+	}
 	scheme, err := Scheme()
 	if err != nil {
 		return nil, err
@@ -238,9 +95,9 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        cmp.Or(opts.LeaderElectionID, "rukpak-manager"),
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
-		LeaseDuration:           ptr.To(cmp.Or(opts.LeaseDuration, 8*time.Second)),
-		RenewDeadline:           ptr.To(cmp.Or(opts.RenewDeadline, 6*time.Second)),
-		RetryPeriod:             ptr.To(cmp.Or(opts.RetryPeriod, time.Second)),
+		LeaseDuration:           ptr.To(cmp.Or(opts.LeaseDuration, DefaultLeaseDuration)),
+		RenewDeadline:           ptr.To(cmp.Or(opts.RenewDeadline, DefaultRenewDeadline)),
+		RetryPeriod:             ptr.To(cmp.Or(opts.RetryPeriod, DefaultRetryPeriod)),
 		// A leader that stops (not one that dies) hands over at once.
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    ctrlconfig.Controller{SkipNameValidation: ptr.To(opts.SkipControllerNameValidation)},
@@ -280,17 +137,6 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		builtin.WithDeadline(opts.SourceTimeout), builtin.WithWorkDir(st.ScratchDir()))
 	if err := addUploadGC(mgr, uploads); err != nil {
 		return nil, err
-	}
-	provisioners, classes := opts.Provisioners, opts.Classes
-	if provisioners == nil {
-		renderer, err := sandbox.New(opts.Render)
-		if err != nil {
-			return nil, err
-		}
-		provisioners = builtins.BuiltinWith(renderer)
-		if classes == nil {
-			classes = provisionerclass.Builtin
-		}
 	}
 	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, mgr.GetHTTPClient())
 	if err != nil {

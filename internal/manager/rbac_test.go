@@ -30,6 +30,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/manager"
+	"github.com/rukpak/rukpak/internal/sourcetree"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -52,7 +53,7 @@ func TestManagerRunsWithItsOwnRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, file := range []string{"role.yaml", "role_binding.yaml"} {
-		for _, obj := range decodeAll(t, filepath.Join(envtest.RepoRoot(), "config", "rbac", file)) {
+		for _, obj := range decodeAll(t, filepath.Join(sourcetree.Root(), "config", "rbac", file)) {
 			if err := c.Create(ctx, obj); err != nil {
 				t.Fatalf("creating %s %s from %s: %v", obj.GetKind(), obj.GetName(), file, err)
 			}

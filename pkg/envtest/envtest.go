@@ -1,7 +1,14 @@
-// Package envtest starts a real etcd and kube-apiserver (built by
-// hack/build-cluster-bins.sh into bin/cluster) with rukpak's CRDs and
-// admission policies installed, once per test package, and offers helpers
-// to create objects and wait for them. Tests never mock the API server.
+// Package envtest starts a real etcd and kube-apiserver with rukpak's CRDs
+// and admission policies installed, once per test package, and offers
+// helpers to create objects and wait for them. Tests never mock the API
+// server.
+//
+// It is an assembly of the public API (see package
+// github.com/rukpak/rukpak/pkg): it installs rukpak's CRDs and policies
+// from the copies package github.com/rukpak/rukpak/config embeds, so it
+// works from the module cache as well as from rukpak's repository. The
+// binaries come from $KUBEBUILDER_ASSETS (see BinDir); inside the
+// repository, hack/build-cluster-bins.sh builds them into bin/cluster.
 package envtest
 
 import (
@@ -10,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -24,7 +30,9 @@ import (
 
 	rukpakv1alpha1 "github.com/rukpak/rukpak/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/config"
 	"github.com/rukpak/rukpak/internal/admission"
+	"github.com/rukpak/rukpak/internal/sourcetree"
 )
 
 // Env is a running control plane.
@@ -39,27 +47,26 @@ type Env struct {
 	env *envtest.Environment
 }
 
-// RepoRoot returns the repository root (the directory holding go.mod).
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
 // clusterBins are the files hack/build-cluster-bins.sh produces.
 var clusterBins = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "kwok-stages.yaml"}
 
 // BinDir returns the directory of the control-plane binaries:
-// $KUBEBUILDER_ASSETS if it holds them all, else bin/cluster of the
-// repository, building what is missing with hack/build-cluster-bins.sh
-// (which reuses what is there).
+// $KUBEBUILDER_ASSETS if it holds them all. Inside rukpak's repository it
+// is otherwise bin/cluster, where hack/build-cluster-bins.sh builds what is
+// missing (reusing what is there); from the module cache, where that
+// cannot be written, $KUBEBUILDER_ASSETS is required.
 func BinDir() (string, error) {
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" && complete(dir) {
-		return dir, nil
+	env := os.Getenv("KUBEBUILDER_ASSETS")
+	if env != "" && complete(env) {
+		return env, nil
 	}
-	root := RepoRoot()
+	root := sourcetree.Root()
 	dir := filepath.Join(root, "bin", "cluster")
 	if complete(dir) {
 		return dir, nil
+	}
+	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
+		return "", fmt.Errorf("no control-plane binaries: KUBEBUILDER_ASSETS=%q must name a directory holding %v", env, clusterBins)
 	}
 	cmd := exec.Command(filepath.Join(root, "hack", "build-cluster-bins.sh"), dir)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -148,10 +155,13 @@ func setUp(e *envtest.Environment, cfg *rest.Config) (*Env, error) {
 	if err := admission.ApplyPolicies(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("installing admission policies: %w", err)
 	}
-	e.CRDInstallOptions = envtest.CRDInstallOptions{
-		Paths:              []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
-		ErrorIfPathMissing: true,
+	// The CRDs are package config's embedded copies, so that this works
+	// from the module cache as well as from the repository.
+	embedded, err := config.CRDs()
+	if err != nil {
+		return nil, fmt.Errorf("installing CRDs: %w", err)
 	}
+	e.CRDInstallOptions = envtest.CRDInstallOptions{CRDs: embedded}
 	crds, err := envtest.InstallCRDs(cfg, e.CRDInstallOptions)
 	if err != nil {
 		return nil, fmt.Errorf("installing CRDs: %w", err)

@@ -1,8 +1,6 @@
 package failure
 
 import (
-	"time"
-
 	"github.com/rukpak/rukpak/api/v1alpha2"
 )
 
@@ -16,8 +14,9 @@ const (
 	Hold Policy = "Hold"
 	// Retry: the world can fix it by itself (a CRD or namespace that is
 	// not there yet, RBAC an admin has yet to grant). The revision is not
-	// recorded as failed; it is tried again with backoff (RetryBackoff),
-	// and at once on the event that fixes it where one is watched.
+	// recorded as failed; it is tried again with backoff (after a second,
+	// then twice as long each time, at most two minutes apart), and at
+	// once on the event that fixes it where one is watched.
 	Retry Policy = "Retry"
 )
 
@@ -48,21 +47,4 @@ func PolicyOf(reason string) Policy {
 		return Retry
 	}
 	return Hold
-}
-
-// Backoff bounds of Retry: the first retry comes after RetryBackoffBase,
-// each next one after twice as long, never more than RetryBackoffMax apart.
-const (
-	RetryBackoffBase = time.Second
-	RetryBackoffMax  = 2 * time.Minute
-)
-
-// RetryBackoff is how long to wait before attempt number attempt (1 for
-// the first retry).
-func RetryBackoff(attempt int) time.Duration {
-	d := RetryBackoffBase
-	for i := 1; i < attempt && d < RetryBackoffMax; i++ {
-		d *= 2
-	}
-	return min(d, RetryBackoffMax)
 }

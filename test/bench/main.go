@@ -35,6 +35,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/localcluster"
+	"github.com/rukpak/rukpak/internal/sourcetree"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -92,7 +93,7 @@ func main() {
 
 func run(c config) error {
 	ctx := context.Background()
-	root := envtest.RepoRoot()
+	root := sourcetree.Root()
 	if c.binDir == "" {
 		c.binDir = filepath.Join(root, "bin")
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/sourcetree"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -24,7 +25,7 @@ import (
 // never copied into the project.
 func corpus(t *testing.T, parts ...string) string {
 	t.Helper()
-	p := filepath.Join(append([]string{envtest.RepoRoot(), "..", "shared", "corpus"}, parts...)...)
+	p := filepath.Join(append([]string{sourcetree.Root(), "..", "shared", "corpus"}, parts...)...)
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("the public corpus is missing: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/sourcetree"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -30,7 +31,7 @@ func TestExamplesStayHealthy(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	installed := time.Now()
-	kubectl(t, "apply", "-f", filepath.Join(envtest.RepoRoot(), "examples"))
+	kubectl(t, "apply", "-f", filepath.Join(sourcetree.Root(), "examples"))
 	examples := map[string]string{} // BundleDeployment → install namespace
 	check := func() error {
 		list := &v1alpha2.BundleDeploymentList{}

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/sourcetree"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -59,7 +60,7 @@ func dirFiles(t *testing.T, dir, prefix string) map[string]string {
 
 // fixture is a path under the repository root.
 func fixture(parts ...string) string {
-	return filepath.Join(append([]string{envtest.RepoRoot()}, parts...)...)
+	return filepath.Join(append([]string{sourcetree.Root()}, parts...)...)
 }
 
 // pushHelmChart pushes the chart directory dir to ref as an OCI Helm chart

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak/rukpak/internal/sourcetree"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -48,7 +49,7 @@ func setUp(m *testing.M) (int, error) {
 	suite.bin, suite.clusterBin, suite.stateDir = filepath.Join(tmp, "bin"), clusterBin, filepath.Join(tmp, "cluster")
 	for _, pkg := range []string{"rukpak", "rukpakctl"} {
 		build := exec.Command("go", "build", "-o", filepath.Join(suite.bin, pkg), "./cmd/"+pkg)
-		build.Dir = envtest.RepoRoot()
+		build.Dir = sourcetree.Root()
 		if out, err := build.CombinedOutput(); err != nil {
 			return 1, fmt.Errorf("building %s: %w\n%s", pkg, err, out)
 		}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/sourcetree"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -38,7 +39,7 @@ func TestLocalUpIsIdempotent(t *testing.T) {
 // TestExampleDeploymentBecomesAvailable installs examples/hello.yaml the
 // way the README does and waits with kubectl.
 func TestExampleDeploymentBecomesAvailable(t *testing.T) {
-	kubectl(t, "apply", "-f", filepath.Join(envtest.RepoRoot(), "examples", "hello.yaml"))
+	kubectl(t, "apply", "-f", filepath.Join(sourcetree.Root(), "examples", "hello.yaml"))
 	kubectl(t, "wait", "--for=condition=Installed", "bd/hello", "--timeout=60s")
 	kubectl(t, "wait", "--for=condition=Available", "deployment/hello", "-n", "hello", "--timeout=120s")
 	out := kubectl(t, "get", "bd", "hello")

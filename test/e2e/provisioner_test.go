@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/sourcetree"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -48,7 +49,7 @@ func TestExternalProvisioner(t *testing.T) {
 	ctx := context.Background()
 	bin := filepath.Join(suite.bin, "appspec-provisioner")
 	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = filepath.Join(envtest.RepoRoot(), "provisioners", "appspec")
+	build.Dir = filepath.Join(sourcetree.Root(), "provisioners", "appspec")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the appspec provisioner: %v\n%s", err, out)
 	}

@@ -36,6 +36,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak/rukpak/internal/release"
+	"github.com/rukpak/rukpak/internal/sourcetree"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -59,7 +60,7 @@ func TestRelease(t *testing.T) {
 	out := t.TempDir()
 	opts := release.Options{
 		Version:         testVersion,
-		RepoRoot:        envtest.RepoRoot(),
+		RepoRoot:        sourcetree.Root(),
 		OutDir:          out,
 		ImageRepository: repo,
 		Push:            true,
@@ -172,7 +173,7 @@ func TestRelease(t *testing.T) {
 func gitHead(t *testing.T) string {
 	t.Helper()
 	cmd := exec.Command("git", "rev-parse", "HEAD")
-	cmd.Dir = envtest.RepoRoot()
+	cmd.Dir = sourcetree.Root()
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("git rev-parse HEAD: %v", err)

@@ -31,6 +31,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/sourcetree"
 	"github.com/rukpak/rukpak/pkg/envtest"
 	"github.com/rukpak/rukpak/test/internal/managerproc"
 )
@@ -164,7 +165,7 @@ var bookkeeping = map[string]bool{
 // custom resource from the public corpus) and returns them.
 func installEveryFormat(t *testing.T, ns string) []*v1alpha2.BundleDeployment {
 	t.Helper()
-	corpus, err := os.ReadFile(filepath.Join(envtest.RepoRoot(), "..", "shared", "corpus", "rukpak-plain", "invalid-crds-and-crs", "manifests", "resources.yaml"))
+	corpus, err := os.ReadFile(filepath.Join(sourcetree.Root(), "..", "shared", "corpus", "rukpak-plain", "invalid-crds-and-crs", "manifests", "resources.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/backoff"
 	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/internal/inventory"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // memory is what this process knows of the BundleDeployments it
@@ -158,7 +158,7 @@ func (m *memory) clearFailed(name string) {
 }
 
 // nextRetry counts one more retry of name's revision and returns when to
-// try again (failure.RetryBackoff); a new revision starts from the first.
+// try again (backoff.Delay); a new revision starts from the first.
 func (m *memory) nextRetry(name, revision string) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -168,7 +168,7 @@ func (m *memory) nextRetry(name, revision string) time.Duration {
 	}
 	c.attempts++
 	m.retries[name] = c
-	return failure.RetryBackoff(c.attempts)
+	return backoff.Delay(c.attempts)
 }
 
 // resetRetries forgets the retries of name (installed, or gone).

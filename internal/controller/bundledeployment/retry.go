@@ -22,7 +22,7 @@ type retryCount struct {
 }
 
 // nextRetry counts one more retry of bd's revision and returns when to try
-// again (failure.RetryBackoff); a new revision starts from the first.
+// again (backoff.Delay); a new revision starts from the first.
 func (r *Reconciler) nextRetry(bd string, revision string) time.Duration {
 	return r.mem.nextRetry(bd, revision)
 }

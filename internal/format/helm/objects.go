@@ -16,8 +16,8 @@ import (
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/pkg/failure"
-	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // source says where an object comes from.

@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/pkg/failure"
-	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // collector gathers a chart's objects by kind of origin.

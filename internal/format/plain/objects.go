@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/pkg/failure"
-	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // location names where a document or object was found.

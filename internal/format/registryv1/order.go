@@ -4,8 +4,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/format"
 	"github.com/rukpak/rukpak/pkg/failure"
-	"github.com/rukpak/rukpak/pkg/format"
 )
 
 // keyOf returns the key of o, with the install namespace for an object

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rukpak/rukpak/pkg/envtest"
+	"github.com/rukpak/rukpak/internal/sourcetree"
 )
 
 // BuildAt returns the manager (cmd/rukpak) as it was at commit, an earlier
@@ -18,7 +18,7 @@ import (
 // origin first.
 func BuildAt(t *testing.T, commit string) string {
 	t.Helper()
-	root := envtest.RepoRoot()
+	root := sourcetree.Root()
 	bin := filepath.Join(root, "bin", "managers", commit, "rukpak")
 	if _, err := os.Stat(bin); err == nil {
 		return bin

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/rukpak/rukpak/internal/sourcetree"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -38,7 +39,7 @@ func New(t *testing.T, cfg *rest.Config) *Harness {
 	dir := t.TempDir()
 	h := &Harness{t: t, Bin: filepath.Join(dir, "rukpak"), Kubeconfig: filepath.Join(dir, "kubeconfig"), Dir: dir}
 	build := exec.Command("go", "build", "-o", h.Bin, "./cmd/rukpak")
-	build.Dir = envtest.RepoRoot()
+	build.Dir = sourcetree.Root()
 	// Static, as make build and the release build it.
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
