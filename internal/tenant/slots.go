@@ -219,8 +219,11 @@ func (s *Slots) lent(t string, sh *share) func() {
 
 // Usage is what Slots saw.
 type Usage struct {
-	// Running is how many slots are held now.
+	// Running is how many slots of the total are held now.
 	Running int
+	// Held is how many slots are held now, of any kind (share-only and
+	// lent ones too).
+	Held int
 	// Peak is the most slots held at once since the last ResetPeak.
 	Peak int
 	// PeakOf is, by tenant, the most slots it held at once.
@@ -231,7 +234,7 @@ type Usage struct {
 func (s *Slots) Usage() Usage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	u := Usage{Running: s.running, Peak: s.peak, PeakOf: make(map[string]int, len(s.peakOf))}
+	u := Usage{Running: s.running, Held: s.held, Peak: s.peak, PeakOf: make(map[string]int, len(s.peakOf))}
 	for t, n := range s.peakOf {
 		u.PeakOf[t] = n
 	}

@@ -133,6 +133,15 @@ func (r *Reconciler) runDetachable(ctx context.Context, name string, worker func
 	select {
 	case o := <-out:
 		worker()
+		select {
+		case <-dt.signal:
+			// It detached, and ended before this select saw it: ended
+			// as a detached reconcile, so that its wait's place is
+			// given back.
+			r.detachedEnded(ctx, dt, o)
+			return ctrl.Result{}, nil
+		default:
+		}
 		return o.res, o.err
 	case <-dt.signal:
 		worker()
