@@ -10,7 +10,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
+
+// MaxPerRevision bounds the certificate Secrets one revision may ask for.
+// The annotation that asks is bundle content (any format may carry it),
+// and each request costs the manager a read of a Secret and, when due, key
+// generation and signing in its own process: without a bound, a bundle of
+// many marked Secrets would make a render that much work.
+const MaxPerRevision = 64
 
 // Result is what Fill did.
 type Result struct {
@@ -41,6 +51,10 @@ func Requested(objs []*unstructured.Unstructured, namespace string) []string {
 
 // Load reads the Secrets names of namespace with r, for Fill.
 func Load(ctx context.Context, r client.Reader, namespace string, names []string) (Live, error) {
+	if len(names) > MaxPerRevision {
+		return nil, failure.New(v1alpha2.ReasonInvalidContent, "%d Secrets ask for serving certificates (%s), more than the limit of %d per revision",
+			len(names), AnnotationServingFor, MaxPerRevision)
+	}
 	live := Live{}
 	for _, name := range names {
 		s := &corev1.Secret{}

@@ -1,13 +1,18 @@
 package servingcert
 
 import (
+	"context"
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // objects decodes YAML documents.
@@ -95,5 +100,18 @@ func TestFillRefuses(t *testing.T) {
 				t.Fatalf("Fill error = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// More certificate Secrets than MaxPerRevision are refused before any is
+// read: the request is bundle content.
+func TestLoadIsBounded(t *testing.T) {
+	names := make([]string, MaxPerRevision+1)
+	for i := range names {
+		names[i] = fmt.Sprintf("svc-%d-cert", i)
+	}
+	_, err := Load(context.Background(), nil, "ns", names)
+	if failure.Reason(err, "") != v1alpha2.ReasonInvalidContent || !strings.Contains(err.Error(), "more than the limit of 64") {
+		t.Fatalf("err = %v, want InvalidContent naming the limit", err)
 	}
 }
