@@ -38,6 +38,7 @@ func BuiltinWith(runner *sandbox.Runner) provisioner.Set {
 			Format:         must(sandboxed.New(sandboxed.Helm, runner)),
 			Takes:          provisioner.ConfigFields{Values: true},
 			Capabilities:   true,
+			RenderOnce:     true,
 		},
 	}
 }

@@ -33,6 +33,14 @@ type Provisioner struct {
 	// Capabilities is set when the format's output depends on what the
 	// cluster serves (Helm's .Capabilities).
 	Capabilities bool
+	// RenderOnce is set when the format's output can differ between two
+	// renders of the same content and config (Helm: random functions,
+	// genCA, lookup): each revision's first render is kept in the cluster
+	// and every later apply of that revision (drift correction, a restart,
+	// another replica, a rollback) applies exactly the kept objects.
+	// Deterministic formats need not set it: rendering them again gives
+	// the same objects.
+	RenderOnce bool
 	// Parameters are the spec.parameters of the ProvisionerClass a
 	// BundleDeployment or Bundle names, as ForClass found them (nil when
 	// unset); the format receives them as format.Config.Parameters.

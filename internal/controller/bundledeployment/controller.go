@@ -35,6 +35,7 @@ import (
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/objectwatch"
 	"github.com/rukpak/rukpak/internal/permissions"
+	"github.com/rukpak/rukpak/internal/renderstore"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/tenant"
 	"github.com/rukpak/rukpak/internal/values"
@@ -117,6 +118,9 @@ type Reconciler struct {
 	// ServingCerts issues the serving certificates formats ask for; nil
 	// uses the default lifetimes.
 	ServingCerts *ServingCerts
+	// Renders keeps the render of each revision of a provisioner that
+	// renders once (Helm); nil renders every revision every time.
+	Renders *renderstore.Store
 
 	// watches are the drift watches of managed objects.
 	watches *objectwatch.Watcher

@@ -246,7 +246,7 @@ func (r *Reconciler) clearFailed(bd *v1alpha2.BundleDeployment) {
 // watches them, prunes what the BundleDeployment's inventory has beyond
 // them and records them as the applied state.
 func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedState, ref revisionRef) (*installResult, error) {
-	plan, err := r.plan(ctx, s.bd, ref, s.prov)
+	plan, err := r.plan(ctx, s, ref, renderAndKeep)
 	if err != nil {
 		return nil, err
 	}
@@ -408,7 +408,7 @@ func (r *Reconciler) earlierRevisionIDs(ctx context.Context, s *scope, current s
 		ref, err := r.revisionOf(ctx, s, b.Name)
 		if err == nil {
 			var plan *apply.Plan
-			if plan, err = r.plan(ctx, s.bd, ref, s.prov); err == nil {
+			if plan, err = r.plan(ctx, s, ref, renderOnly); err == nil {
 				ids = union(ids, plan.IDs())
 				continue
 			}
@@ -546,20 +546,13 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 }
 
 // plan renders the revision's content, with its config and Helm values,
-// into an apply plan.
-func (r *Reconciler) plan(ctx context.Context, bd *v1alpha2.BundleDeployment, ref revisionRef, prov provisioner.Provisioner) (*apply.Plan, error) {
-	fsys, err := r.Unpacker.Store().FS(ref.digest)
-	if err != nil {
-		return nil, fmt.Errorf("opening content %s: %w", ref.digest, err)
-	}
-	cfg, err := builtins.FormatConfig(prov, bd.Name, bd.Spec.InstallNamespace, ref.config, ref.values, r.Cluster)
+// into an apply plan (see render for when a kept render is used).
+func (r *Reconciler) plan(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (*apply.Plan, error) {
+	objs, err := r.render(ctx, s, ref, mode)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := prov.Format.Objects(ctx, fsys, cfg)
-	if err != nil {
-		return nil, err
-	}
+	bd := s.bd
 	if err := r.fillCerts(ctx, bd, objs); err != nil {
 		return nil, err
 	}
@@ -608,7 +601,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if len(drifted) == 0 && !r.certsDue(s) {
 		return nil
 	}
-	plan, err := r.plan(ctx, s.bd, revisionRef{bundle: st.bundle, digest: st.digest, config: st.config, values: st.values}, s.prov)
+	plan, err := r.plan(ctx, s, revisionRef{bundle: st.bundle, digest: st.digest, config: st.config, values: st.values}, renderAndKeep)
 	if err != nil {
 		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
 	}
