@@ -94,7 +94,7 @@ func (s *Store) keep(ctx context.Context, bundle *v1alpha2.Bundle, enc *encoded)
 	if h.sum == hex.EncodeToString(enc.sum[:]) {
 		return h.sum, nil
 	}
-	d, err := decode(bundle.Name, data, s.opts.MaxSize)
+	d, err := s.decode(bundle.Name, h, data)
 	if errors.Is(err, ErrCorrupt) {
 		return "", nil
 	}

@@ -86,16 +86,26 @@ func (s *Store) Load(ctx context.Context, bundleName string) (*Render, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := decode(bundleName, data, s.opts.MaxSize)
+	d, err := s.decode(bundleName, h, data)
 	if err != nil {
 		return nil, err
 	}
-	if d.render.Revision != bundleName || d.render.BundleUID != h.uid {
-		return nil, corrupt(bundleName, -1, ProblemMismatch, "the payload is the render of bundle %s (uid %s), the chunks say %s (uid %s)",
-			d.render.Revision, d.render.BundleUID, bundleName, h.uid)
-	}
 	s.cache.add(key, d.render, d.jsonSize)
 	return d.render.clone(), nil
+}
+
+// decode decodes data, the payload of the chunks h describes, which
+// must be the render of bundle with the chunks' UID.
+func (s *Store) decode(bundle string, h header, data []byte) (*decoded, error) {
+	d, err := decode(bundle, data, s.opts.MaxSize)
+	if err != nil {
+		return nil, err
+	}
+	if d.render.Revision != bundle || d.render.BundleUID != h.uid {
+		return nil, corrupt(bundle, -1, ProblemMismatch, "the payload is the render of bundle %s (uid %s), the chunks say %s (uid %s)",
+			d.render.Revision, d.render.BundleUID, bundle, h.uid)
+	}
+	return d, nil
 }
 
 // Delete deletes the render stored for the Bundle named bundleName, if
