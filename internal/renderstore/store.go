@@ -34,8 +34,12 @@ type Options struct {
 // thousand installs in 150 MiB, and decoded objects take a few times their
 // JSON.
 const (
-	DefaultCacheEntries       = 64
-	DefaultCacheBytes   int64 = 8 << 20
+	// DefaultCacheEntries is the most renders a Store keeps decoded.
+	DefaultCacheEntries = 64
+	// DefaultCacheBytes is the most bytes of JSON the renders a Store
+	// keeps decoded may have together; a render over a quarter of it is
+	// not kept.
+	DefaultCacheBytes int64 = 8 << 20
 )
 
 // withDefaults returns o with its unset values at their defaults.
