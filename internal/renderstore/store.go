@@ -94,6 +94,9 @@ func (s *Store) Load(ctx context.Context, bundleName string) (*Render, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !s.cache.fits(d.jsonSize) {
+		return d.render, nil // nobody else holds it
+	}
 	s.cache.add(key, d.render, d.jsonSize)
 	return d.render.clone(), nil
 }
