@@ -53,7 +53,9 @@
 // (DefaultMaxSize, 256 MiB, above the 128 MiB a Helm chart may render to),
 // through an io.LimitReader, and a render has at most Options.MaxChunks
 // chunks (DefaultMaxChunks). Save refuses, with ErrTooLarge, what Load would
-// refuse.
+// refuse. While decoding, Load holds at most that much JSON (a bomb is
+// refused once it has decompressed MaxSize bytes), besides the decoded
+// objects.
 //
 // # Memory
 //
