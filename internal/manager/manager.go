@@ -47,6 +47,7 @@ import (
 	"github.com/rukpak/rukpak/internal/message"
 	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/permissions"
+	"github.com/rukpak/rukpak/internal/renderstore"
 	"github.com/rukpak/rukpak/internal/source/builtin"
 	"github.com/rukpak/rukpak/internal/store"
 	"github.com/rukpak/rukpak/internal/upload"
@@ -87,6 +88,11 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("building chunk selector: %w", err)
 	}
 	notChunk := labels.NewSelector().Add(*chunk)
+	render, err := labels.NewRequirement(renderstore.LabelRenderOf, selection.DoesNotExist, nil)
+	if err != nil {
+		return nil, fmt.Errorf("building render selector: %w", err)
+	}
+	notRender := labels.NewSelector().Add(*render)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
@@ -106,11 +112,12 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 			// roughly halves what cached objects cost.
 			DefaultTransform: cache.TransformStripManagedFields(),
 			// Sources and their Secrets are read only from the system
-			// namespace; uploaded chunks (up to 100 MiB each upload) are
-			// never cached, only read when unpacking.
+			// namespace; uploaded chunks (up to 100 MiB each upload) and
+			// stored renders (one per Helm revision kept) are never
+			// cached, only read when unpacking or applying.
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{v1alpha2.SystemNamespace: {}}, Label: notChunk},
-				&corev1.Secret{}:    {Namespaces: map[string]cache.Config{v1alpha2.SystemNamespace: {}}},
+				&corev1.Secret{}:    {Namespaces: map[string]cache.Config{v1alpha2.SystemNamespace: {}}, Label: notRender},
 			},
 		},
 	})
