@@ -237,6 +237,9 @@ type scope struct {
 	revision string
 	bundle   *v1alpha2.Bundle
 	digest   string
+	// unkept is a render of the revision made before its Bundle existed,
+	// kept once the Bundle is created (see render).
+	unkept *renderstore.Render
 	// values are the revision's resolved Helm values.
 	values values.Resolved
 	// held is set when the newest revision failed before and is not

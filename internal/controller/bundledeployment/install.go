@@ -65,6 +65,9 @@ type revisionRef struct {
 	// upgrade is set for a new revision (not a rollback or a re-apply of
 	// the active one): its CRD changes are checked.
 	upgrade bool
+	// number is the revision's number when its Bundle is about to be
+	// created (see render); 0 when the Bundle exists and carries it.
+	number int
 }
 
 // install applies the revision, or corrects drift if it is applied already.

@@ -26,10 +26,13 @@ const (
 	// install identity, and keeps the render: a revision about to be
 	// applied.
 	renderAndKeep renderMode = iota
-	// renderOnly renders without keeping it (and lookup finds nothing): a
-	// revision read only to know which objects it has.
+	// renderOnly renders without keeping it, offline (lookup finds
+	// nothing): a revision read only to know which objects it has.
 	renderOnly
 )
+
+// renderFormatVersion names, in a kept render, what made it.
+const renderFormatVersion = "rukpak/v1"
 
 // render returns the objects of revision ref. Deterministic formats are
 // rendered every time. A format that renders once is rendered the first
@@ -39,6 +42,11 @@ const (
 // renderstore); every later apply of the revision — drift correction, a
 // restart, another replica, a rollback — applies the kept objects. A kept
 // render that is lost or damaged is rendered again with a Warning event.
+//
+// A revision whose Bundle is not created yet (ref.number set: its Bundle
+// is about to be created, born complete) cannot have its render kept
+// before the Bundle exists: the render is left in s.unkept and kept by
+// keepRender once the Bundle is created.
 func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode renderMode) ([]*unstructured.Unstructured, error) {
 	prov := s.prov
 	fsys, err := r.Unpacker.Store().FS(ref.digest)
@@ -52,47 +60,85 @@ func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode
 	if !prov.RenderOnce || r.Renders == nil {
 		return prov.Format.Objects(ctx, fsys, cfg)
 	}
-	kept, err := r.Renders.Load(ctx, ref.bundle)
-	switch {
-	case err == nil && kept.Digest == ref.digest:
-		return deepCopies(kept.Objects), nil
-	case err == nil:
-		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, renderstore.EventRenderLost, "Install",
-			"the kept render of revision %s is of content %s, not %s: rendering it again", ref.bundle, kept.Digest, ref.digest)
-	case errors.Is(err, renderstore.ErrNotFound):
-		if r.wasApplied(s, ref.bundle) {
-			r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, renderstore.EventRenderLost, "Install",
-				"the kept render of revision %s is missing: rendering it again, so objects that templates generate (passwords, certificates) may change", ref.bundle)
+	var b *v1alpha2.Bundle
+	if ref.number == 0 {
+		// The revision's Bundle exists: its render may be kept.
+		if b, err = r.revisionBundle(ctx, s, ref.bundle); err != nil {
+			return nil, err
 		}
-	default:
-		var corrupt *renderstore.CorruptError
-		if !errors.As(err, &corrupt) {
-			return nil, fmt.Errorf("reading the kept render of revision %s: %w", ref.bundle, err)
+		if objs, ok, err := r.keptRender(ctx, s, b, ref); ok || err != nil {
+			return objs, err
 		}
-		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, renderstore.EventRenderLost, "Install",
-			"the kept render of revision %s cannot be used (%v): rendering it again, so objects that templates generate (passwords, certificates) may change", ref.bundle, err)
 	}
 	if mode == renderOnly {
 		return prov.Format.Objects(ctx, fsys, cfg)
 	}
-	b := s.bundle
-	if b == nil || b.Name != ref.bundle {
-		if b, err = r.bundleNamed(ctx, ref.bundle); err != nil {
-			return nil, err
-		}
+	number := ref.number
+	if b != nil {
+		number = ownership.RevisionNumber(b)
 	}
-	cfg.Release = format.Release{IsUpgrade: s.bd.Status.ActiveBundle != "" && s.bd.Status.ActiveBundle != ref.bundle, Revision: max(1, ownership.RevisionNumber(b))}
+	active := s.bd.Status.ActiveBundle
+	cfg.Release = format.Release{IsUpgrade: active != "" && active != ref.bundle, Revision: max(1, number)}
 	objs, answers, err := lookup.Render(ctx, prov.Format, fsys, cfg, r.lookupResolver(s))
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Renders.Save(ctx, b, renderstore.Render{
-		Revision: ref.bundle, Digest: ref.digest, Objects: objs, Lookups: answers,
-		ReleaseRevision: cfg.Release.Revision, IsUpgrade: cfg.Release.IsUpgrade,
-	}); err != nil {
-		return nil, fmt.Errorf("keeping the render of revision %s: %w", ref.bundle, err)
+	rendered := renderstore.Render{
+		Revision: ref.bundle, ContentDigest: ref.digest, FormatVersion: renderFormatVersion, Objects: objs, Answers: answers,
+		ReleaseRevision: cfg.Release.Revision, Upgrade: cfg.Release.IsUpgrade,
 	}
-	return objs, nil
+	if b == nil {
+		s.unkept = &rendered
+		return deepCopies(objs), nil
+	}
+	return r.keepRender(ctx, s, b, rendered)
+}
+
+// keptRender returns the kept render of ref, when there is one of this
+// Bundle and content; ok is false when the revision must be rendered (a
+// Warning event says why, for a revision that was applied before).
+func (r *Reconciler) keptRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, ref revisionRef) (objs []*unstructured.Unstructured, ok bool, err error) {
+	kept, err := r.Renders.Load(ctx, ref.bundle)
+	switch {
+	case err == nil && kept.BundleUID == b.UID && kept.ContentDigest == ref.digest:
+		return kept.Objects, true, nil
+	case err == nil:
+		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, renderstore.EventRenderCorrupt, "Install",
+			"the kept render of revision %s is of another Bundle or content (%s, not %s): rendering it again, so what its templates generate (passwords, certificates) may change",
+			ref.bundle, kept.ContentDigest, ref.digest)
+		return nil, false, r.Renders.Delete(ctx, ref.bundle)
+	case renderstore.Reason(err) == renderstore.EventRenderLost:
+		if r.wasApplied(s, ref.bundle) {
+			r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, renderstore.EventRenderLost, "Install",
+				"the kept render of revision %s is missing: rendering it again, so what its templates generate (passwords, certificates) may change", ref.bundle)
+		}
+		return nil, false, nil
+	case renderstore.Reason(err) == renderstore.EventRenderCorrupt:
+		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, renderstore.EventRenderCorrupt, "Install",
+			"the kept render of revision %s cannot be used (%v): rendering it again, so what its templates generate (passwords, certificates) may change", ref.bundle, err)
+		return nil, false, nil
+	}
+	return nil, false, fmt.Errorf("reading the kept render of revision %s: %w", ref.bundle, err)
+}
+
+// keepRender keeps rendered as the render of Bundle b and returns its
+// objects. When another render of b was kept meanwhile (another replica,
+// or a reconcile that raced this one), that one is the revision's.
+func (r *Reconciler) keepRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, rendered renderstore.Render) ([]*unstructured.Unstructured, error) {
+	err := r.Renders.Save(ctx, b, rendered)
+	if errors.Is(err, renderstore.ErrExists) {
+		kept, lerr := r.Renders.Load(ctx, b.Name)
+		if lerr != nil {
+			return nil, fmt.Errorf("reading the render of revision %s kept meanwhile: %w", b.Name, lerr)
+		}
+		return kept.Objects, nil
+	}
+	if err != nil {
+		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, renderstore.EventRenderNotSaved, "Install",
+			"the render of revision %s could not be kept: %v", b.Name, err)
+		return nil, fmt.Errorf("keeping the render of revision %s: %w", b.Name, err)
+	}
+	return deepCopies(rendered.Objects), nil
 }
 
 // wasApplied reports whether revision name was applied before, so that a
@@ -104,8 +150,11 @@ func (r *Reconciler) wasApplied(s *scope, name string) bool {
 	return name == s.bd.Status.ActiveBundle || name == s.bd.Status.LastHealthyBundle
 }
 
-// bundleNamed reads Bundle name.
-func (r *Reconciler) bundleNamed(ctx context.Context, name string) (*v1alpha2.Bundle, error) {
+// revisionBundle returns Bundle name: the scope's when it is that one.
+func (r *Reconciler) revisionBundle(ctx context.Context, s *scope, name string) (*v1alpha2.Bundle, error) {
+	if s.bundle != nil && s.bundle.Name == name {
+		return s.bundle, nil
+	}
 	b := &v1alpha2.Bundle{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
 		return nil, fmt.Errorf("reading Bundle %s: %w", name, err)
@@ -123,7 +172,7 @@ func (r *Reconciler) lookupResolver(s *scope) *lookup.Resolver {
 }
 
 // deepCopies copies objs, which callers change (certificates are filled
-// in) while the kept render is shared.
+// in) while a kept render may be shared.
 func deepCopies(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 	out := make([]*unstructured.Unstructured, len(objs))
 	for i, o := range objs {
