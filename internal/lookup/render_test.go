@@ -99,7 +99,7 @@ func TestRender(t *testing.T) {
 		{name: "a list", fixture: f, template: listTemplate,
 			want: map[string]any{"count": "3"}, passes: 2, queries: 1},
 		{name: "a Secret the identity may not read", fixture: f, template: privateTemplate,
-			reason: v1alpha2.ReasonRenderFailed,
+			reason:  v1alpha2.ReasonRenderFailed,
 			message: []string{`lookup "v1" "Secret" "` + f.ns + `" "private"`, "the install identity may not get secrets"}},
 		{name: "the Secret's values are redacted", fixture: f, template: leakTemplate,
 			reason: v1alpha2.ReasonRenderFailed, message: []string{"cannot use [redacted]"}},

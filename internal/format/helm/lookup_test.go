@@ -18,7 +18,7 @@ import (
 // with data from tpl.
 func lookupTestChart(tpl string) map[string]string {
 	return map[string]string{
-		"Chart.yaml": "apiVersion: v2\nname: reader\nversion: 0.1.0\n",
+		"Chart.yaml":         "apiVersion: v2\nname: reader\nversion: 0.1.0\n",
 		"templates/out.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: out}\ndata:\n" + tpl,
 	}
 }
