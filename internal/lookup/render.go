@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"slices"
@@ -106,12 +107,7 @@ func (s *session) answerAll(ctx context.Context, queries []format.LookupQuery, c
 	if added == 0 {
 		// The format asks again for what it was given: rendering again
 		// would not change anything.
-		return errors.New(needsAnswered(queries))
+		return fmt.Errorf("the format asks again for answers it was given (%s)", queries[0])
 	}
 	return nil
-}
-
-// needsAnswered is the message of a format that needs answers it has.
-func needsAnswered(queries []format.LookupQuery) string {
-	return "rendering needs the answers of lookups it was given: " + (&format.LookupsNeeded{Queries: queries}).Error()
 }

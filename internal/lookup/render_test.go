@@ -224,3 +224,32 @@ func TestRenderSandboxed(t *testing.T) {
 		t.Errorf("data %v after %d passes with %d answers, want last d, the stored password, 4 passes and 5 answers", data, c.passes, len(answers))
 	}
 }
+
+// stuck is a format that always needs the answers of queries.
+type stuck struct{ queries []format.LookupQuery }
+
+func (s stuck) Objects(context.Context, fs.FS, format.Config) ([]*unstructured.Unstructured, error) {
+	return nil, &format.LookupsNeeded{Queries: s.queries}
+}
+
+// A format that needs answers it was given, or names none, is an error,
+// not a loop.
+func TestRenderFormatAskingAgain(t *testing.T) {
+	f := newFixture(t, Limits{})
+	db := format.LookupQuery{APIVersion: "v1", Kind: "Secret", Namespace: f.ns, Name: "db"}
+	for _, tt := range []struct {
+		name    string
+		queries []format.LookupQuery
+		want    string
+	}{
+		{"asks again", []format.LookupQuery{db}, "asks again for answers it was given"},
+		{"names none", nil, "names none"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := Render(context.Background(), stuck{tt.queries}, fstest.MapFS{}, format.Config{}, f.asReader)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || failure.As(err) != nil {
+				t.Fatalf("error %v, want a plain error saying %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -59,5 +59,5 @@ func (e *LookupsNeeded) Error() string {
 	for i, q := range e.Queries {
 		names[i] = q.String()
 	}
-	return fmt.Sprintf("the render needs the answers of %d lookups: %s", len(e.Queries), strings.Join(names, ", "))
+	return "the render needs the answers of " + strings.Join(names, ", ")
 }

@@ -101,6 +101,10 @@ func TestLookup(t *testing.T) {
 {{- $b := lookup "v1" "ConfigMap" "" "" }}
 {{- $c := lookup "v1" "Secret" "ns" "db" }}
 `, lookups: answers(), needed: []format.LookupQuery{dbSecret, allConfigs}},
+		{name: "a lookup in tpl is needed too", template: `  fromTpl: {{ tpl "{{ lookup \"v1\" \"Secret\" .Release.Namespace \"db\" | len }}" . | quote }}
+`, lookups: answers(), needed: []format.LookupQuery{dbSecret}},
+		{name: "a lookup in tpl answered", template: `  fromTpl: {{ tpl "{{ (lookup \"v1\" \"Secret\" .Release.Namespace \"db\").data.password }}" . | quote }}
+`, lookups: answers(dbSecret, dbSecretObj), want: map[string]any{"fromTpl": "c3RvcmVk"}},
 		{name: "every call gets its own copy", template: `{{- $a := lookup "v1" "Secret" "ns" "db" }}
 {{- $_ := set $a "changed" "yes" }}
   changed: {{ hasKey (lookup "v1" "Secret" "ns" "db") "changed" | quote }}
