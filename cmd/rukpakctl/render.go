@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -55,13 +56,19 @@ YAML stream, in the order rukpak applies them. The bundle is a directory, a
 .tar.gz/.tgz archive, or an OCI image reference (a bundle image or a Helm
 chart artifact, pulled anonymously). Without --class the class is guessed: a
 Chart.yaml makes it helm, a metadata/annotations.yaml registry, anything else
-plain.`,
+plain.
+
+There is no cluster: a Helm chart renders as a first install (revision 1),
+with Helm's default capabilities unless --kube-version or --api-versions say
+otherwise, and lookup finds nothing, as in helm template (on a cluster, rukpak
+answers lookup as the install identity when it renders a revision). A chart
+that calls lookup is told so on stderr.`,
 		Example: `  rukpakctl render ./my-bundle
   rukpakctl render ./chart --class helm --values prod.yaml --namespace shop
   rukpakctl render quay.io/example/op-bundle:v1.2.0 --class registry --watch-namespaces team-a`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), cmd.OutOrStdout(), args[0])
+			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0])
 		},
 	}
 	f := cmd.Flags()
@@ -75,7 +82,7 @@ plain.`,
 	return cmd
 }
 
-func (o *renderOptions) run(ctx context.Context, out io.Writer, ref string) error {
+func (o *renderOptions) run(ctx context.Context, out, stderr io.Writer, ref string) error {
 	dir, cleanup, err := fetch(ctx, ref)
 	if err != nil {
 		return err
@@ -97,11 +104,40 @@ func (o *renderOptions) run(ctx context.Context, out io.Writer, ref string) erro
 	if err != nil {
 		return err
 	}
-	objs, err := prov.Format.Objects(ctx, fsys, cfg)
+	objs, err := renderOffline(ctx, stderr, prov.Format, fsys, cfg)
 	if err != nil {
 		return fmt.Errorf("rendering %s as %s: %w", ref, class, err)
 	}
 	return printObjects(out, objs)
+}
+
+// maxNotedLookups is how many lookups the note of renderOffline names.
+const maxNotedLookups = 3
+
+// renderOffline renders without a cluster: lookup finds nothing, as in
+// helm template. To tell a chart that calls lookup, it first renders
+// with an empty set of answers (format.Config.Lookups non-nil), which such
+// a chart answers with the lookups it needs; it then notes them on stderr
+// and renders offline (nil Lookups). A chart that calls no lookup renders
+// once.
+func renderOffline(ctx context.Context, stderr io.Writer, f format.Format, fsys fs.FS, cfg format.Config) ([]*unstructured.Unstructured, error) {
+	cfg.Lookups = map[string]json.RawMessage{}
+	objs, err := f.Objects(ctx, fsys, cfg)
+	var needed *format.LookupsNeeded
+	if !errors.As(err, &needed) {
+		return objs, err
+	}
+	names := make([]string, 0, maxNotedLookups)
+	for _, q := range needed.Queries[:min(len(needed.Queries), maxNotedLookups)] {
+		names = append(names, q.String())
+	}
+	if more := len(needed.Queries) - len(names); more > 0 {
+		names = append(names, fmt.Sprintf("%d more", more))
+	}
+	fmt.Fprintf(stderr, "note: rendered without a cluster, lookup finds nothing, as in helm template: the chart calls %s\n",
+		strings.Join(names, ", "))
+	cfg.Lookups = nil
+	return f.Objects(ctx, fsys, cfg)
 }
 
 // formatConfig builds what the format renders with from the flags.

@@ -39,7 +39,8 @@ const childPriority = 10
 
 // Job does the work of a child: it decodes its input from in and returns
 // what the parent receives as JSON. An error that is a *failure.Error
-// reaches the parent with its reason; any other with its message.
+// reaches the parent with its reason, one that is a *Need as that *Need;
+// any other with its message.
 type Job func(ctx context.Context, in json.RawMessage) (any, error)
 
 // envelope is what a child writes to stdout.
@@ -48,10 +49,12 @@ type envelope struct {
 	Error  *jobError       `json:"error,omitempty"`
 }
 
-// jobError is an error of the job: Reason is set for a *failure.Error.
+// jobError is an error of the job: Reason is set for a *failure.Error,
+// Need for a *Need.
 type jobError struct {
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message"`
+	Need    *Need  `json:"need,omitempty"`
 }
 
 // IsChild reports whether this process is a sandbox child.
@@ -117,6 +120,10 @@ func run(ctx context.Context, job Job, in []byte) (env envelope) {
 		je := &jobError{Message: err.Error()}
 		if f := failure.As(err); f != nil {
 			je.Reason = f.Reason
+		}
+		var need *Need
+		if errors.As(err, &need) {
+			je.Need = need
 		}
 		return envelope{Error: je}
 	}

@@ -30,6 +30,8 @@
 //     CPU priority, and a deadline of its own in case the parent is gone.
 //  4. The child runs the job and writes its result, or the error the job
 //     returned with its condition reason, to stdout as JSON, then exits.
+//     A job that needs something only the parent has (a *Need) sends what
+//     it needs, as JSON, and the parent's Run returns that *Need.
 //  5. The parent reads at most Limits.MaxOutputBytes of output, kills the
 //     whole process group at Limits.Timeout, and turns a child that died
 //     or was killed into a *failure.Error with reason ResourceLimit whose

@@ -79,7 +79,8 @@ type Call struct {
 // most Limits.TenantConcurrency of the tenant ctx carries (package
 // tenant). A child over a limit is a *failure.Error with reason
 // ResourceLimit naming the limit; an error the job returned keeps its
-// reason and message; a canceled ctx is returned as such.
+// reason and message, and a *Need is returned as one; a canceled ctx is
+// returned as such.
 func (r *Runner) Run(ctx context.Context, c Call) error {
 	in, err := json.Marshal(c.In)
 	if err != nil {
@@ -105,6 +106,9 @@ func (r *Runner) Run(ctx context.Context, c Call) error {
 		return r.crashed(c, res, fmt.Sprintf("its result is not readable: %v", err))
 	}
 	if env.Error != nil {
+		if env.Error.Need != nil {
+			return env.Error.Need
+		}
 		if env.Error.Reason != "" {
 			return &failure.Error{Reason: env.Error.Reason, Message: env.Error.Message}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,13 @@ func init() {
 	})
 	ServeIfChild("test-fail", func(context.Context, json.RawMessage) (any, error) {
 		return nil, failure.New(v1alpha2.ReasonRenderFailed, "templates/x.yaml: bad template")
+	})
+	ServeIfChild("test-need", func(context.Context, json.RawMessage) (any, error) {
+		need, err := NewNeed("test-items", []string{"a", "b"}, "needs a and b")
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("wrapped: %w", need)
 	})
 	ServeIfChild("test-error", func(context.Context, json.RawMessage) (any, error) {
 		return nil, errors.New("not terminal")
@@ -190,6 +198,27 @@ func TestRun(t *testing.T) {
 				t.Fatalf("error %q: reason %q, want %q", err, failure.Reason(err, ""), tt.reason)
 			}
 		})
+	}
+}
+
+// A *Need a job returns, even wrapped, reaches the parent as a *Need with
+// its kind and data intact.
+func TestRunNeed(t *testing.T) {
+	r := newRunner(t, Limits{})
+	err := r.Run(context.Background(), Call{Job: "test-need", What: "running the test", CrashReason: v1alpha2.ReasonRenderFailed})
+	var need *Need
+	if !errors.As(err, &need) {
+		t.Fatalf("Run returned %v (%T), want a *Need", err, err)
+	}
+	if failure.As(err) != nil {
+		t.Errorf("a *Need is a terminal failure: %v", err)
+	}
+	var items []string
+	if err := need.Decode(&items); err != nil {
+		t.Fatal(err)
+	}
+	if need.Kind != "test-items" || !slices.Equal(items, []string{"a", "b"}) || need.Error() != "needs a and b" {
+		t.Errorf("need = %s %v %q, want test-items [a b] \"needs a and b\"", need.Kind, items, need.Error())
 	}
 }
 

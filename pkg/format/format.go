@@ -10,6 +10,7 @@ package format
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,6 +43,43 @@ type Config struct {
 	// not know them; whoever runs a format (package sandboxed) replaces
 	// them in its errors.
 	Redact []string `json:"-"`
+	// Release says which install of the release this render is for (Helm's
+	// .Release.IsInstall, .IsUpgrade and .Revision). The zero value is the
+	// first install, revision 1.
+	Release Release `json:"release"`
+	// Lookups are the answers to the cluster reads (Helm's lookup) known
+	// so far, by LookupQuery.Key: the object, a list of objects, or
+	// LookupNotFound. nil means rendering offline (rukpakctl render): every
+	// lookup finds nothing, as in helm template, and the format never asks.
+	// A non-nil map, even an empty one, means the caller answers lookups: a
+	// render that reads a query the map lacks fails with *LookupsNeeded
+	// naming it, and the caller answers it and renders again (see
+	// Format.Objects). Formats that never read the cluster ignore it.
+	//
+	// It has no omitempty: an empty map must reach a sandboxed child as
+	// {}, not as nil.
+	Lookups map[string]json.RawMessage `json:"lookups"`
+}
+
+// Release says which install of a release a render is for. The zero value
+// is the first install (revision 1), what a render without a release
+// history (rukpakctl render) shows.
+type Release struct {
+	// IsUpgrade is set when an earlier revision of the release was
+	// installed: the render is an upgrade (Helm's .Release.IsUpgrade; its
+	// .Release.IsInstall is the opposite).
+	IsUpgrade bool `json:"isUpgrade,omitempty"`
+	// Revision is the revision's number, from 1 (Helm's
+	// .Release.Revision); 0 means 1.
+	Revision int `json:"revision,omitempty"`
+}
+
+// RevisionOrFirst returns Revision, or 1 when it is not set.
+func (r Release) RevisionOrFirst() int {
+	if r.Revision < 1 {
+		return 1
+	}
+	return r.Revision
 }
 
 // Capabilities describe what the target cluster serves, for formats whose
@@ -64,5 +102,12 @@ type Format interface {
 	// object; any other error is taken as transient and retried. Objects may
 	// lack a namespace; the apply engine places namespaced ones in the
 	// install namespace.
+	//
+	// A format whose content reads the cluster (Helm's lookup) never reads
+	// it itself: with a non-nil Config.Lookups that lacks the answer to a
+	// query the content makes, Objects returns a *LookupsNeeded naming
+	// every such query of the render, instead of objects or of the error
+	// an empty answer may have caused; the caller answers them, adds the
+	// answers to Config.Lookups and calls Objects again.
 	Objects(ctx context.Context, fsys fs.FS, cfg Config) ([]*unstructured.Unstructured, error)
 }

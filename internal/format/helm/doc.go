@@ -36,9 +36,10 @@
 //  6. Render with Helm's engine as helm template does (missing values
 //     render empty): .Release.Name is Config.ReleaseName,
 //     .Release.Namespace Config.InstallNamespace, .Release.Service "Helm",
-//     and every render is an install of revision 1 (IsInstall true,
-//     IsUpgrade false, Revision 1), so that the same revision renders the
-//     same objects each time it is rendered again to correct drift.
+//     and .Release.IsInstall, .IsUpgrade and .Revision come from
+//     Config.Release, as helm install and helm upgrade set them (the zero
+//     value is an install of revision 1). lookup is answered from
+//     Config.Lookups (see below).
 //     .Capabilities come from Config.Capabilities (the live cluster), or
 //     are Helm's defaults when it is nil (rendering without a cluster); an
 //     empty version or API version list there takes Helm's default too.
@@ -63,15 +64,25 @@
 // post-rollback, and hooks naming an unknown event (Helm 2's crd-install),
 // are skipped, as Helm skips them on install and upgrade.
 //
-// lookup: templates never read the cluster. lookup returns an empty map,
-// as in helm template, so a chart that branches on an existing object
-// always takes its "not found" branch. getHostByName returns "".
+// lookup: templates never read the cluster, and the process rendering
+// them has no credentials. With Config.Lookups nil (rendering offline, as
+// rukpakctl render does) lookup returns an empty map, as in helm
+// template. With a non-nil map, lookup returns the answer the map holds
+// for its query (format.LookupQuery.Key), decoded afresh on each call (a
+// template may change what it is given): the object, a list as
+// {"items": [...]}, or an empty map for what does not exist. A query the
+// map lacks returns an empty map and is recorded; a render that recorded
+// any returns a *format.LookupsNeeded naming them, in the order they were
+// first made, instead of its objects or of the template error an empty
+// answer may have caused. Whoever renders answers them (package lookup
+// reads them as the install identity) and renders again.
+// getHostByName returns "".
 //
 // Determinism: functions that give a new value on every call
-// (randAlphaNum, uuidv4, genCA, genPrivateKey, now, ...) render a different
-// object each time, and rukpak renders a revision again to correct drift:
-// such objects are changed on every reconcile. Charts should take such
-// values from spec.config.values or a Secret they do not render.
+// (randAlphaNum, uuidv4, genCA, genPrivateKey, now, ...) render a
+// different object each time the chart is rendered. The format renders
+// what it is given; it is the caller that renders a revision once and
+// keeps what it rendered.
 //
 // Failures that are the content's or config's fault are *failure.Error
 // values: RenderFailed for template errors (Helm's message names the

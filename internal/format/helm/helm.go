@@ -123,7 +123,7 @@ func (f *Format) Objects(ctx context.Context, fsys fs.FS, cfg format.Config) (ob
 	if err != nil {
 		return nil, err
 	}
-	files, err := render(ctx, ch, vals, limits)
+	files, err := render(ctx, ch, vals, limits, newLookups(cfg.Lookups))
 	if err != nil {
 		return nil, err
 	}

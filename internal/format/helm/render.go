@@ -18,15 +18,21 @@ import (
 const notesFile = "NOTES.txt"
 
 // render executes the chart's templates (those of enabled subcharts
-// included) with vals, as helm template does: missing values render empty,
-// lookup finds nothing and DNS lookups answer "". It returns the output by
-// template path (chart/templates/x.yaml, chart/charts/sub/templates/y.yaml)
-// without partials and NOTES.txt.
-func render(ctx context.Context, ch *chart.Chart, vals common.Values, limits Limits) (map[string]string, error) {
+// included) with vals, as helm template does: missing values render empty
+// and DNS lookups answer "". lookup is answered by lk; when lk recorded
+// queries it could not answer, render returns a *format.LookupsNeeded
+// naming them instead of the output or of a template error (a template
+// may have failed only because an answer was empty). It returns the
+// output by template path (chart/templates/x.yaml,
+// chart/charts/sub/templates/y.yaml) without partials and NOTES.txt.
+func render(ctx context.Context, ch *chart.Chart, vals common.Values, limits Limits, lk *lookups) (map[string]string, error) {
 	e := engine.Engine{
-		CustomTemplateFuncs: template.FuncMap{"lookup": lookup},
+		CustomTemplateFuncs: template.FuncMap{"lookup": lk.lookup},
 	}
 	files, err := e.RenderWithContext(ctx, ch, vals)
+	if needed := lk.needed(); needed != nil {
+		return nil, needed
+	}
 	if err != nil {
 		return nil, failure.New(v1alpha2.ReasonRenderFailed, "rendering chart %s: %s", ch.Name(), oneLine(err.Error()))
 	}
@@ -55,12 +61,4 @@ func oneLine(msg string) string {
 		}
 	}
 	return strings.Join(kept, " ")
-}
-
-// lookup replaces Helm's lookup function: rendering never reads the
-// cluster, so that a revision renders the same every time and a chart
-// cannot read what its install identity could not. It finds nothing, as
-// in helm template.
-func lookup(_, _, _, _ string) (map[string]any, error) {
-	return map[string]any{}, nil
 }

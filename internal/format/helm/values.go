@@ -59,8 +59,9 @@ func checkKubeVersion(ch *chart.Chart, caps *common.Capabilities) error {
 // after disabling subcharts by their conditions and tags), .Release,
 // .Chart and .Capabilities.
 //
-// Every render is an install of revision 1: rukpak renders a revision
-// again to correct drift, and it must render to the same objects.
+// .Release is an install (IsInstall true) or, when cfg.Release.IsUpgrade
+// is set, an upgrade, of revision cfg.Release.Revision (1 when unset), as
+// helm install and helm upgrade render it.
 func renderValues(ch *chart.Chart, cfg format.Config, caps *common.Capabilities) (common.Values, error) {
 	if err := chartutil.ProcessDependencies(ch, cfg.Values); err != nil {
 		return nil, failure.New(v1alpha2.ReasonInvalidContent, "processing the dependencies of chart %s: %v", ch.Name(), err)
@@ -75,9 +76,9 @@ func renderValues(ch *chart.Chart, cfg format.Config, caps *common.Capabilities)
 	opts := common.ReleaseOptions{
 		Name:      cfg.ReleaseName,
 		Namespace: cfg.InstallNamespace,
-		Revision:  1,
-		IsInstall: true,
-		IsUpgrade: false,
+		Revision:  cfg.Release.RevisionOrFirst(),
+		IsInstall: !cfg.Release.IsUpgrade,
+		IsUpgrade: cfg.Release.IsUpgrade,
 	}
 	top, err := util.ToRenderValuesWithSchemaValidation(ch, cfg.Values, opts, caps, true)
 	if err != nil {

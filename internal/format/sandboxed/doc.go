@@ -16,7 +16,9 @@
 //     ResourceLimit naming the limit and what it was rendering (the chart,
 //     the kustomization); ordinary render errors keep their reasons.
 //  4. Redact Config.Redact (the values read from Secrets) from the error,
-//     whatever produced it.
+//     whatever produced it. A render that needs the answers of lookups
+//     (a *format.LookupsNeeded, sent by the child as a sandbox.Need) is
+//     returned as such, unredacted, for the caller to answer.
 //
 // A plain bundle of YAML files over 1 MiB takes another way: the manager
 // splits its files into documents (plain.ObjectsParsedBy), children parse

@@ -3,6 +3,7 @@ package sandboxed
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -31,6 +32,11 @@ const (
 
 // job is the sandbox job that renders a bundle.
 const job = "render"
+
+// needLookups is the kind of the sandbox.Need of a render that needs the
+// answers of lookups: its data is the []format.LookupQuery of a
+// *format.LookupsNeeded.
+const needLookups = "lookups"
 
 func init() {
 	sandbox.ServeIfChild(job, render)
@@ -66,7 +72,31 @@ func render(ctx context.Context, in json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.Objects(ctx, os.DirFS(req.Dir), req.Config)
+	objs, err := f.Objects(ctx, os.DirFS(req.Dir), req.Config)
+	var needed *format.LookupsNeeded
+	if errors.As(err, &needed) {
+		// Sent to the parent as what the render needs, not as a message.
+		need, nerr := sandbox.NewNeed(needLookups, needed.Queries, needed.Error())
+		if nerr != nil {
+			return nil, nerr
+		}
+		return nil, need
+	}
+	return objs, err
+}
+
+// lookupsNeeded returns the *format.LookupsNeeded a child's err carries,
+// or err itself.
+func lookupsNeeded(err error) error {
+	var need *sandbox.Need
+	if !errors.As(err, &need) || need.Kind != needLookups {
+		return err
+	}
+	var queries []format.LookupQuery
+	if derr := need.Decode(&queries); derr != nil {
+		return derr
+	}
+	return &format.LookupsNeeded{Queries: queries}
 }
 
 // Format is a built-in format run in a sandboxed child.
@@ -95,9 +125,15 @@ func New(name string, runner *sandbox.Runner) (*Format, error) {
 }
 
 // Objects renders fsys with cfg in a child and redacts cfg.Redact from its
-// errors (see the package documentation).
+// errors (see the package documentation). A *format.LookupsNeeded, from
+// the child or from this process, is returned as it is, unredacted: its
+// queries are what the caller must answer, and are not shown as they are.
 func (f *Format) Objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]*unstructured.Unstructured, error) {
 	objs, err := f.objects(ctx, fsys, cfg)
+	var needed *format.LookupsNeeded
+	if errors.As(err, &needed) {
+		return nil, needed
+	}
 	return objs, values.RedactError(err, cfg.Redact)
 }
 
@@ -131,7 +167,7 @@ func (f *Format) objects(ctx context.Context, fsys fs.FS, cfg format.Config) ([]
 		CrashReason: v1alpha2.ReasonRenderFailed,
 	})
 	if err != nil {
-		return nil, err
+		return nil, lookupsNeeded(err)
 	}
 	objs := make([]*unstructured.Unstructured, len(out))
 	for i, raw := range out {
