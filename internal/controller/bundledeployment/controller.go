@@ -232,6 +232,11 @@ type scope struct {
 	pinned   []v1alpha2.BundleSource
 	revision string
 	bundle   *v1alpha2.Bundle
+	// created is set when this reconcile created the revision's Bundle.
+	created bool
+	// rendered is the revision's plan, rendered when its Bundle was
+	// created, until the install step takes it (planOf).
+	rendered *rendered
 	digest   string
 	// values are the revision's resolved Helm values.
 	values values.Resolved

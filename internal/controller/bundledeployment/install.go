@@ -246,7 +246,7 @@ func (r *Reconciler) clearFailed(bd *v1alpha2.BundleDeployment) {
 // watches them, prunes what the BundleDeployment's inventory has beyond
 // them and records them as the applied state.
 func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedState, ref revisionRef) (*installResult, error) {
-	plan, err := r.plan(ctx, s.bd, ref, s.prov)
+	plan, err := r.planOf(ctx, s, ref)
 	if err != nil {
 		return nil, err
 	}
