@@ -20,7 +20,8 @@ import (
 
 // writeCounter counts, by watching them from before the first write, the
 // writes of a BundleDeployment and of its Bundles: every create and every
-// update (status patches included) is one watch event.
+// update that changes the object (status patches included) is one watch
+// event.
 type writeCounter struct {
 	mu      sync.Mutex
 	counts  map[string]int // by "Kind name"
@@ -47,7 +48,13 @@ func countWrites(t *testing.T, name string) *writeCounter {
 		{v1alpha2.BundleKind, &v1alpha2.BundleList{}, client.MatchingLabels{v1alpha2.LabelBundleDeployment: name}},
 	}
 	for _, w := range watches {
-		wi, err := wc.Watch(ctx, w.list, w.opts)
+		// From what exists now: a watch from no version starts with an
+		// ADDED event for every object that exists.
+		if err := wc.List(ctx, w.list, w.opts); err != nil {
+			t.Fatalf("listing %ss: %v", w.kind, err)
+		}
+		from := &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: w.list.GetResourceVersion()}}
+		wi, err := wc.Watch(ctx, w.list, w.opts, from)
 		if err != nil {
 			t.Fatalf("watching %ss: %v", w.kind, err)
 		}
@@ -61,6 +68,7 @@ func countWrites(t *testing.T, name string) *writeCounter {
 				c.mu.Lock()
 				c.counts[w.kind+" "+obj.GetName()]++
 				c.mu.Unlock()
+
 			}
 		}()
 	}
