@@ -241,42 +241,65 @@ func ptrOf[P, V any](p *P, get func(P) V) *V {
 }
 
 // bundleUp converts a v1alpha1 Bundle's spec and status, with what a
-// v1alpha2 Bundle had saved (nil for none).
+// v1alpha2 Bundle had saved (nil for none). v1alpha1's phase,
+// resolvedSource and contentURL of a revision born complete show what its
+// spec.unpacked implies (bundleDown); each keeps the saved value when it
+// still shows as it did.
 func bundleUp(spec BundleSpec, status BundleStatus, saved *fields[v1alpha2.BundleSpec, v1alpha2.BundleStatus]) (v1alpha2.BundleSpec, v1alpha2.BundleStatus) {
 	var out fields[v1alpha2.BundleSpec, v1alpha2.BundleStatus]
 	var sSpec *v1alpha2.BundleSpec
-	var sStatus *v1alpha2.BundleStatus
+	var shown *BundleStatus
 	if saved != nil {
 		out = *saved
-		sSpec, sStatus = &saved.Spec, &saved.Status
+		sSpec = &saved.Spec
+		_, st := bundleDown(saved.Spec, saved.Status, nil)
+		shown = &st
 	}
 	out.Spec.ProvisionerClassName = spec.ProvisionerClassName
 	out.Spec.Sources = pick(spec.Source, ptrOf(sSpec, func(s v1alpha2.BundleSpec) []v1alpha2.BundleSource { return s.Sources }), sourcesDown, sourcesUp)
-	out.Status.Phase = v1alpha2.BundlePhase(status.Phase)
-	out.Status.ResolvedSources = pick(status.ResolvedSource, ptrOf(sStatus, func(s v1alpha2.BundleStatus) []v1alpha2.BundleSource { return s.ResolvedSources }), resolvedDown, resolvedUp)
+	if shown == nil || shown.Phase != status.Phase {
+		out.Status.Phase = v1alpha2.BundlePhase(status.Phase)
+	}
+	if shown == nil || !same(shown.ResolvedSource, status.ResolvedSource) {
+		out.Status.ResolvedSources = resolvedUp(status.ResolvedSource)
+	}
+	if shown == nil || shown.ContentURL != status.ContentURL {
+		out.Status.ContentURL = status.ContentURL
+	}
 	out.Status.ObservedGeneration = status.ObservedGeneration
 	out.Status.Conditions = status.Conditions
-	out.Status.ContentURL = status.ContentURL
 	return out.Spec, out.Status
 }
 
 // bundleDown converts a v1alpha2 Bundle's spec and status, with what a
-// v1alpha1 Bundle had saved (nil for none).
+// v1alpha1 Bundle had saved (nil for none). A revision born complete
+// (spec.unpacked) shows as unpacked, with its pinned sources and content
+// URL, as v1alpha1 reported it in status; each saved value is kept when
+// it still converts to what v1alpha2 has.
 func bundleDown(spec v1alpha2.BundleSpec, status v1alpha2.BundleStatus, saved *fields[BundleSpec, BundleStatus]) (BundleSpec, BundleStatus) {
 	var out fields[BundleSpec, BundleStatus]
 	var sSpec *BundleSpec
-	var sStatus *BundleStatus
+	var up *v1alpha2.BundleStatus
 	if saved != nil {
 		out = *saved
-		sSpec, sStatus = &saved.Spec, &saved.Status
+		sSpec = &saved.Spec
+		_, st := bundleUp(saved.Spec, saved.Status, nil)
+		up = &st
 	}
+	view := &v1alpha2.Bundle{Spec: spec, Status: status}
 	out.Spec.ProvisionerClassName = spec.ProvisionerClassName
 	out.Spec.Source = pick(spec.Sources, ptrOf(sSpec, func(s BundleSpec) BundleSource { return s.Source }), sourcesUp, sourcesDown)
-	out.Status.Phase = string(status.Phase)
-	out.Status.ResolvedSource = pick(status.ResolvedSources, ptrOf(sStatus, func(s BundleStatus) *BundleSource { return s.ResolvedSource }), resolvedUp, resolvedDown)
+	if up == nil || up.Phase != status.Phase {
+		out.Status.Phase = string(view.UnpackPhase())
+	}
+	if up == nil || !same(up.ResolvedSources, status.ResolvedSources) {
+		out.Status.ResolvedSource = resolvedDown(view.ResolvedSources())
+	}
+	if up == nil || up.ContentURL != status.ContentURL {
+		out.Status.ContentURL = view.ContentURL()
+	}
 	out.Status.ObservedGeneration = status.ObservedGeneration
 	out.Status.Conditions = status.Conditions
-	out.Status.ContentURL = status.ContentURL
 	return out.Spec, out.Status
 }
 

@@ -28,6 +28,43 @@ type BundleSpec struct {
 	// config is the format-specific configuration of the revision.
 	// +optional
 	Config *BundleConfig `json:"config,omitempty"`
+
+	// unpacked is what the rukpak manager found when it unpacked and
+	// rendered a revision of a BundleDeployment before it created the
+	// Bundle: a revision is born complete, and its status is written only
+	// when what became of it is not what its creation implies (see
+	// BundleStatus). Only the manager sets it (the admission policy
+	// rukpak-install-authorization refuses it from anyone else, so no
+	// tenant can claim another tenant's content digest), and like the rest
+	// of the spec it never changes. A Bundle created on its own has none:
+	// the Bundle controller unpacks it and reports in status.
+	// +optional
+	Unpacked *UnpackRecord `json:"unpacked,omitempty"`
+}
+
+// UnpackRecord is what the manager recorded of a revision's content when
+// it created the revision's Bundle. The revision's resolved sources are
+// its spec.sources, which are pinned.
+type UnpackRecord struct {
+	// contentDigest is the digest ("sha256:<hex>") of the unpacked tree in
+	// the content store.
+	// +required
+	// +kubebuilder:validation:MaxLength=80
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
+	ContentDigest string `json:"contentDigest"`
+
+	// contentURL is where the content server serves the unpacked content;
+	// empty when the manager runs no content server.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	ContentURL string `json:"contentURL,omitempty"`
+
+	// objectCount is how many objects the content rendered to with the
+	// revision's config; 0 (omitted) when it did not render, in which case
+	// status.objectCount says it once it does.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ObjectCount int32 `json:"objectCount,omitempty"`
 }
 
 // BundlePhase summarises where a Bundle is in its life.
@@ -47,6 +84,15 @@ const (
 )
 
 // BundleStatus is the observed state of a Bundle.
+//
+// A Bundle created on its own is reported here by the Bundle controller.
+// A revision born complete (spec.unpacked) is not reported at all while
+// its creation says everything: read it through the Bundle's methods
+// (ContentDigest, ContentURL, ObjectCount, ResolvedSources, UnpackPhase)
+// and rukpakctl history, which fill in what is not written. Its
+// installedAt is written only when it was installed later than created,
+// or once it is no longer active; its outcome only when it failed or was
+// rolled back, or once a revision that was healthy is no longer active.
 type BundleStatus struct {
 	// observedGeneration is the generation the status describes.
 	// +optional
@@ -84,12 +130,18 @@ type BundleStatus struct {
 	ObjectCount int32 `json:"objectCount,omitempty"`
 
 	// installedAt is when the revision was first installed by the
-	// BundleDeployment that stamped it out.
+	// BundleDeployment that stamped it out. A revision installed by the
+	// reconcile that created it, while it is its BundleDeployment's active
+	// revision, has none: its creationTimestamp is when it was installed
+	// (written here once another revision replaces it).
 	// +optional
 	InstalledAt *metav1.Time `json:"installedAt,omitempty"`
 
 	// outcome is what became of the revision: Healthy, Failed or
-	// RolledBack (see the Outcome constants); empty while undecided.
+	// RolledBack (see the Outcome constants); empty while undecided. The
+	// revision its BundleDeployment names status.lastHealthyBundle is
+	// Healthy without it being written here, until another revision
+	// replaces it.
 	// +optional
 	// +kubebuilder:validation:Enum=Healthy;Failed;RolledBack
 	Outcome string `json:"outcome,omitempty"`
@@ -110,10 +162,11 @@ type BundleStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,categories=rukpak
 // +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.spec.provisionerClassName`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.metadata.labels.core\.rukpak\.io/revision`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.objectCount`
+// +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.spec.unpacked.objectCount`
 // +kubebuilder:printcolumn:name="Outcome",type=string,JSONPath=`.status.outcome`
-// +kubebuilder:printcolumn:name="Digest",type=string,priority=1,JSONPath=`.status.contentDigest`
+// +kubebuilder:printcolumn:name="Digest",type=string,priority=1,JSONPath=`.spec.unpacked.contentDigest`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters"
 type Bundle struct {

@@ -228,6 +228,13 @@ const (
 	// LabelBundleDeployment on a Bundle names the BundleDeployment that
 	// stamped it out.
 	LabelBundleDeployment = "core.rukpak.io/bundle-deployment"
+	// LabelRevision on a Bundle a BundleDeployment stamped out is the
+	// revision's number, in decimal: 1 for its first revision, then one
+	// more than the highest number among its Bundles at the time (the
+	// active revision is never deleted by history cleanup, so numbers only
+	// grow). Set when the Bundle is created; ownership.RevisionNumber reads
+	// it. A rollback re-applies a revision under the number it has.
+	LabelRevision = "core.rukpak.io/revision"
 	// AnnotationRevision on a Job that deletes itself when it finishes
 	// (spec.ttlSecondsAfterFinished) is the revision that created it: such
 	// a Job runs once per revision, and is not created again for the same

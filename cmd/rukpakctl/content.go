@@ -70,9 +70,9 @@ when the Bundle's status.contentURL is on the manager's content server
 			}
 			n, err := io.Copy(w, body)
 			if err != nil {
-				return fmt.Errorf("downloading %s: %w", b.Status.ContentURL, err)
+				return fmt.Errorf("downloading %s: %w", b.ContentURL(), err)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d bytes (content %s)\n", b.Name, n, b.Status.ContentDigest)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d bytes (content %s)\n", b.Name, n, b.ContentDigest())
 			return nil
 		},
 	}

@@ -133,17 +133,21 @@ var contentClient = &http.Client{
 }
 
 // trustedContentURL returns where the content of Bundle b is served, when
-// its status.contentURL is on the content server base; otherwise it
-// refuses, sending nothing: anyone allowed to update bundles/status can
-// write status.contentURL.
+// its content URL (spec.unpacked.contentURL, else status.contentURL) is on
+// the content server base; otherwise it refuses, sending nothing: anyone
+// allowed to update bundles/status can write status.contentURL.
 func trustedContentURL(b *v1alpha2.Bundle, base string) (string, error) {
-	if b.Status.ContentURL == "" {
-		return "", fmt.Errorf("Bundle %s has no status.contentURL (not unpacked yet, or the manager runs no content server)", b.Name)
+	got, field := b.ContentURL(), "status.contentURL"
+	if b.Spec.Unpacked != nil {
+		field = "spec.unpacked.contentURL"
+	}
+	if got == "" {
+		return "", fmt.Errorf("Bundle %s has no %s (not unpacked yet, or the manager runs no content server)", b.Name, field)
 	}
 	want := contentserver.URL(base, b.Name)
-	if b.Status.ContentURL != want {
-		return "", fmt.Errorf("Bundle %s: status.contentURL %q is not the manager's content server (%s): refusing to send a token to it "+
-			"(pass --content-server if the manager serves content at another address)", b.Name, b.Status.ContentURL, want)
+	if got != want {
+		return "", fmt.Errorf("Bundle %s: %s %q is not the manager's content server (%s): refusing to send a token to it "+
+			"(pass --content-server if the manager serves content at another address)", b.Name, field, got, want)
 	}
 	return want, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/history"
 	"github.com/rukpak/rukpak/internal/ownership"
 )
 
@@ -62,10 +64,12 @@ func newHistoryCmd() *cobra.Command {
 		Use:   "history NAME",
 		Short: "List the revisions (Bundles) of BundleDeployment NAME, oldest first",
 		Long: `List the Bundles BundleDeployment NAME stamped out, oldest first: their
-pinned sources, what became of them (OUTCOME: Healthy, Failed or RolledBack,
-blank while undecided) and which one is the active, the last healthy and the
-failed revision. -o wide adds when each was installed and why it failed;
--o yaml and -o json print the Bundles themselves.`,
+number (NUMBER: 1 for the first revision, one more for each new one; blank
+for revisions created before revisions were numbered), their pinned sources,
+what became of them (OUTCOME: Healthy, Failed or RolledBack, blank while
+undecided) and which one is the active, the last healthy and the failed
+revision. -o wide adds when each was installed and why it failed; -o yaml
+and -o json print the Bundles themselves.`,
 		Example: `  rukpakctl history my-operator
   rukpakctl history my-operator -o wide`,
 		Args: cobra.ExactArgs(1),
@@ -146,19 +150,23 @@ func printHistory(w io.Writer, bd *v1alpha2.BundleDeployment, revs []v1alpha2.Bu
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	header := "REVISION\tCREATED\tSOURCES\tOUTCOME\tMARKERS"
+	header := "NUMBER\tREVISION\tCREATED\tSOURCES\tOUTCOME\tMARKERS"
 	if wide {
 		header += "\tINSTALLED\tMESSAGE"
 	}
 	fmt.Fprintln(tw, header)
 	for _, b := range revs {
-		row := []string{b.Name, duration.HumanDuration(now.Sub(b.CreationTimestamp.Time)),
-			sourcesSummary(b.Spec.Sources), b.Status.Outcome,
+		number := ""
+		if n := ownership.RevisionNumber(&b); n > 0 {
+			number = strconv.Itoa(n)
+		}
+		row := []string{number, b.Name, duration.HumanDuration(now.Sub(b.CreationTimestamp.Time)),
+			sourcesSummary(b.Spec.Sources), history.Outcome(bd, &b),
 			strings.Join(revisionMarkers(bd, b.Name), ",")}
 		if wide {
 			installed := ""
-			if b.Status.InstalledAt != nil {
-				installed = b.Status.InstalledAt.UTC().Format(time.RFC3339)
+			if at := history.InstalledAt(bd, &b); at != nil {
+				installed = at.UTC().Format(time.RFC3339)
 			}
 			row = append(row, installed, oneLine(b.Status.OutcomeMessage))
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,11 @@ type fixtureRev struct {
 	outcome string
 	sources []v1alpha2.BundleSource
 	config  *v1alpha2.BundleConfig
+	// number is its revision number label, 0 for none.
+	number int
+	// born makes it born complete (spec.unpacked), with no status
+	// written but outcome.
+	born bool
 }
 
 // lifecycle is a BundleDeployment with revisions; active, lastHealthy and
@@ -77,10 +83,21 @@ func (l lifecycle) create(t *testing.T, name string) []v1alpha2.Bundle {
 		if b.Spec.Sources == nil {
 			b.Spec.Sources = []v1alpha2.BundleSource{imageRev(i + 1)}
 		}
+		if r.number > 0 {
+			b.Labels[v1alpha2.LabelRevision] = strconv.Itoa(r.number)
+		}
+		if r.born {
+			b.Spec.Unpacked = &v1alpha2.UnpackRecord{ContentDigest: "sha256:" + hex64(100+i), ObjectCount: 3}
+		}
 		if err := testEnv.Client.Create(ctx, b); err != nil {
 			t.Fatal(err)
 		}
-		if r.outcome != "" {
+		if r.outcome != "" && r.born {
+			b.Status.Outcome, b.Status.OutcomeMessage = r.outcome, "because\nof "+r.outcome
+			if err := testEnv.Client.Status().Update(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+		} else if r.outcome != "" {
 			installed := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 			b.Status.Outcome, b.Status.OutcomeMessage, b.Status.InstalledAt = r.outcome, "because\nof "+r.outcome, &installed
 			if err := testEnv.Client.Status().Update(ctx, b); err != nil {
@@ -105,20 +122,25 @@ func (l lifecycle) create(t *testing.T, name string) []v1alpha2.Bundle {
 func TestHistory(t *testing.T) {
 	kc := kubeconfig(t)
 	name := envtest.UniqueName("hist")
+	// The first revision was created before revisions were numbered and
+	// born complete; the third is born complete, the active and last
+	// healthy one, with no status written: it reads as Healthy, installed
+	// when it was created.
 	revs := lifecycle{
 		revs: []fixtureRev{
 			{outcome: v1alpha2.OutcomeHealthy},
-			{outcome: v1alpha2.OutcomeRolledBack, sources: []v1alpha2.BundleSource{
+			{outcome: v1alpha2.OutcomeRolledBack, number: 2, sources: []v1alpha2.BundleSource{
 				{Type: v1alpha2.SourceTypeGit, Git: &v1alpha2.GitSource{Repository: "https://example.com/op.git",
 					Ref: v1alpha2.GitRef{Branch: "main"}, ResolvedCommit: strings.Repeat("c", 40)}},
 				{Type: v1alpha2.SourceTypeConfigMaps, ConfigMaps: []v1alpha2.ConfigMapSource{
 					{ConfigMap: v1alpha2.LocalObjectReference{Name: "a"}, Digest: "sha256:" + hex64(7)},
 					{ConfigMap: v1alpha2.LocalObjectReference{Name: "b"}, Digest: "sha256:" + hex64(8)}}},
 			}},
-			{sources: []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeUpload, Upload: &v1alpha2.UploadSource{Digest: "sha256:" + hex64(9)}}}},
+			{number: 3, born: true, sources: []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeUpload, Upload: &v1alpha2.UploadSource{Digest: "sha256:" + hex64(9)}}}},
 		},
-		active: 1, lastHealthy: 1, failed: 2,
+		active: 3, lastHealthy: 3, failed: 2,
 	}.create(t, name)
+	created := revs[2].CreationTimestamp.UTC().Format(time.RFC3339)
 	other := envtest.UniqueName("hist-other")
 	otherRevs := lifecycle{revs: []fixtureRev{{}}, active: 1}.create(t, other)
 
@@ -126,19 +148,22 @@ func TestHistory(t *testing.T) {
 		name      string
 		args      []string   // after "history NAME --kubeconfig KC"
 		wantLines [][]string // per line, the fields it must contain
+		// wantFirst is each revision line's first field (the number,
+		// else the name).
+		wantFirst []string
 		wantErr   string
 	}{
-		{name: "table", wantLines: [][]string{
-			{"REVISION", "CREATED", "SOURCES", "OUTCOME", "MARKERS"},
-			{revs[0].Name, "image quay.io/example/op:v1@sha256:000000000000…", "Healthy", "active,last-healthy"},
+		{name: "table", wantFirst: []string{revs[0].Name, "2", "3"}, wantLines: [][]string{
+			{"NUMBER", "REVISION", "CREATED", "SOURCES", "OUTCOME", "MARKERS"},
+			{revs[0].Name, "image quay.io/example/op:v1@sha256:000000000000…", "Healthy"},
 			{revs[1].Name, "git https://example.com/op.git@cccccccccccc; configMaps a,b", "RolledBack", "failed"},
-			{revs[2].Name, "upload sha256:000000000000…"},
+			{revs[2].Name, "upload sha256:000000000000…", "Healthy", "active,last-healthy"},
 		}},
 		{name: "wide", args: []string{"-o", "wide"}, wantLines: [][]string{
-			{"REVISION", "INSTALLED", "MESSAGE"},
+			{"NUMBER", "REVISION", "INSTALLED", "MESSAGE"},
 			{revs[0].Name, "2026-01-02T03:04:05Z", "because of Healthy"},
 			{revs[1].Name, "because of RolledBack"},
-			{revs[2].Name},
+			{revs[2].Name, created},
 		}},
 		{name: "unknown output", args: []string{"-o", "toml"}, wantErr: `--output "toml"`},
 	}
@@ -163,6 +188,11 @@ func TestHistory(t *testing.T) {
 					if !strings.Contains(lines[i], w) {
 						t.Errorf("line %d %q does not contain %q", i, lines[i], w)
 					}
+				}
+			}
+			for i, want := range tt.wantFirst {
+				if got := strings.Fields(lines[i+1])[0]; got != want {
+					t.Errorf("line %d %q starts with %q, want %q", i+1, lines[i+1], got, want)
 				}
 			}
 			if strings.Contains(stdout, otherRevs[0].Name) {

@@ -163,7 +163,7 @@ func (o *previewOptions) download(ctx context.Context, cl *cluster, b *v1alpha2.
 	path = filepath.Join(dir, "content.tar.gz")
 	if err := writeFileFrom(path, body); err != nil {
 		cleanup()
-		return "", nil, fmt.Errorf("downloading %s: %w", b.Status.ContentURL, err)
+		return "", nil, fmt.Errorf("downloading %s: %w", b.ContentURL(), err)
 	}
 	return path, cleanup, nil
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/history"
 )
 
 // rollbackOptions are the flags of `rukpakctl rollback`.
@@ -144,7 +145,7 @@ func rollbackTarget(bd *v1alpha2.BundleDeployment, revs []v1alpha2.Bundle, to st
 		return nil, fmt.Errorf("the active revision %s of bd/%s no longer exists; name one with --to: %w", active, bd.Name, errNoRollbackTarget)
 	}
 	for i--; i >= 0; i-- {
-		switch revs[i].Status.Outcome {
+		switch history.Outcome(bd, &revs[i]) {
 		case v1alpha2.OutcomeFailed, v1alpha2.OutcomeRolledBack:
 			continue
 		}

@@ -124,11 +124,25 @@ func (u *Unpacker) Forget(revision string) {
 	u.mu.Unlock()
 }
 
+// ForgetRevisions drops what is remembered of the revisions whose names
+// match: a revision is unpacked before its Bundle is created, so a
+// BundleDeployment deleted in between leaves revisions no Bundle's
+// deletion forgets.
+func (u *Unpacker) ForgetRevisions(match func(revision string) bool) {
+	u.mu.Lock()
+	for rev := range u.digests {
+		if match(rev) {
+			delete(u.digests, rev)
+		}
+	}
+	u.mu.Unlock()
+}
+
 // listTimeout bounds the listing of Bundles InUse makes.
 const listTimeout = 30 * time.Second
 
-// InUse returns the store.InUse of the revisions: the content digest in the
-// status of every Bundle (read through r, the manager's cache), held by
+// InUse returns the store.InUse of the revisions: the content digest of
+// every Bundle (recorded in its spec or reported in its status) (read through r, the manager's cache), held by
 // the Bundle's owner (tenant.OfBundle), and every digest u remembers, held
 // by the tenant it was unpacked for.
 func (u *Unpacker) InUse(r client.Reader) store.InUse {
@@ -143,7 +157,7 @@ func (u *Unpacker) InUse(r client.Reader) store.InUse {
 		listed := map[string]bool{}
 		for i := range list.Items {
 			b := &list.Items[i]
-			d := b.Status.ContentDigest
+			d := b.ContentDigest()
 			if d == "" {
 				continue
 			}

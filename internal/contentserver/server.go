@@ -191,8 +191,8 @@ func (s *Server) serveBundle(w http.ResponseWriter, r *http.Request, name string
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	d := b.Status.ContentDigest
-	if d != "" && !s.store.Has(d) && s.fill != nil && len(b.Status.ResolvedSources) > 0 {
+	d := b.ContentDigest()
+	if d != "" && !s.store.Has(d) && s.fill != nil && len(b.ResolvedSources()) > 0 {
 		got, err := s.fill(r.Context(), b)
 		switch {
 		case err != nil:

@@ -48,7 +48,7 @@ func addContentServer(mgr manager.Manager, cfg *rest.Config, unpacker *content.U
 				if err != nil {
 					return "", err
 				}
-				return unpacker.Ensure(tenant.WithContext(ctx, owner.Tenant), b.Name, b.Status.ResolvedSources, b.Status.ContentDigest)
+				return unpacker.Ensure(tenant.WithContext(ctx, owner.Tenant), b.Name, b.ResolvedSources(), b.ContentDigest())
 			}),
 			contentserver.WithLogger(mgr.GetLogger().WithName("content-server"))),
 		ReadHeaderTimeout: 10 * time.Second,

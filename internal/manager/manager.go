@@ -226,6 +226,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Cluster:          cluster,
 		APIReader:        mgr.GetAPIReader(),
 		ContentURL:       contentURL,
+		Renders:          renderstore.New(mgr.GetClient(), mgr.GetAPIReader(), v1alpha2.SystemNamespace, renderstore.Options{}),
 		TenantReconciles: opts.TenantReconciles,
 		HookWaits:        opts.HookWaits,
 		TenantHookWaits:  opts.TenantHookWaits,

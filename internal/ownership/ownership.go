@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -137,4 +138,42 @@ func isBundleDeployment(ref *metav1.OwnerReference) bool {
 
 func refuse(bd *v1alpha2.BundleDeployment, b *v1alpha2.Bundle, why string) error {
 	return failure.New(v1alpha2.ReasonBundleNotOwned, "Bundle %s is not a revision created by BundleDeployment %s: %s; rukpak does not install, re-apply or delete it", b.Name, bd.Name, why)
+}
+
+// RevisionNumber returns the revision number of Bundle b (its
+// v1alpha2.LabelRevision label): 1 for a BundleDeployment's first
+// revision, growing by one with each new one; 0 when b has none (a Bundle
+// created on its own, or a revision created before revisions were
+// numbered) or its label is not a positive decimal number. The number is
+// only as trustworthy as b: read it from a Bundle that passed Check.
+func RevisionNumber(b metav1.Object) int {
+	v, ok := b.GetLabels()[v1alpha2.LabelRevision]
+	if !ok || v == "" || len(v) > maxRevisionDigits || strings.Trim(v, "0123456789") != "" || v[0] == '0' {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// maxRevisionDigits bounds the label RevisionNumber reads.
+const maxRevisionDigits = 9
+
+// NextRevisionNumber returns the number of bd's next revision: one more
+// than the highest number among bd's revisions (Bundles that pass Check
+// with writers; a Bundle planted with a large number counts for nothing)
+// and at least, the number last handed out by this process (which the
+// caller keeps: its cache may not show a Bundle created just before).
+func NextRevisionNumber(bd *v1alpha2.BundleDeployment, bundles []v1alpha2.Bundle, writers []string, last int) int {
+	highest := last
+	for i := range bundles {
+		b := &bundles[i]
+		if Check(bd, b, writers) != nil {
+			continue
+		}
+		highest = max(highest, RevisionNumber(b))
+	}
+	return highest + 1
 }

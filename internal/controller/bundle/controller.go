@@ -126,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
 	}
-	if b.Status.Phase == v1alpha2.BundlePhaseUnpacked && r.Unpacker.Store().Has(b.Status.ContentDigest) {
+	if b.UnpackPhase() == v1alpha2.BundlePhaseUnpacked && r.Unpacker.Store().Has(b.ContentDigest()) {
 		return ctrl.Result{}, nil
 	}
 
@@ -223,14 +223,14 @@ func (r *Reconciler) finalize(ctx context.Context, b *v1alpha2.Bundle) error {
 	if !controllerutil.ContainsFinalizer(b, v1alpha2.FinalizerContent) {
 		return nil
 	}
-	if d := b.Status.ContentDigest; d != "" {
+	if d := b.ContentDigest(); d != "" {
 		list := &v1alpha2.BundleList{}
 		if err := r.Client.List(ctx, list); err != nil {
 			return fmt.Errorf("listing Bundles: %w", err)
 		}
 		shared := false
 		for i := range list.Items {
-			if list.Items[i].Name != b.Name && list.Items[i].Status.ContentDigest == d {
+			if list.Items[i].Name != b.Name && list.Items[i].ContentDigest() == d {
 				shared = true
 				break
 			}

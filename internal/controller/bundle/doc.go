@@ -5,7 +5,9 @@
 // the content from the store when the last Bundle using it is deleted.
 //
 // Revisions of a BundleDeployment (a Bundle whose controller reference
-// names one) are unpacked, rendered and reported by the BundleDeployment
-// controller, in the one status write it makes per revision anyway; this
-// controller only removes their content when they are deleted.
+// names one) are unpacked and rendered by the BundleDeployment controller
+// before it creates them, born complete (spec.unpacked records their
+// content); this controller only removes their content when they are
+// deleted. A revision orphaned from its BundleDeployment whose recorded
+// content is in the store is left as it is.
 package bundle

@@ -236,6 +236,11 @@ type scope struct {
 	pinned   []v1alpha2.BundleSource
 	revision string
 	bundle   *v1alpha2.Bundle
+	// created is set when this reconcile created the revision's Bundle.
+	created bool
+	// rendered is the revision's plan, rendered when its Bundle was
+	// created, until the install step takes it (planOf).
+	rendered *rendered
 	digest   string
 	// unkept is a render of the revision made before its Bundle existed,
 	// kept once the Bundle is created (see render).

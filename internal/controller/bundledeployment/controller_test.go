@@ -60,8 +60,8 @@ func TestInstallPlainBundle(t *testing.T) {
 		if err := env.Client.Get(ctx, client.ObjectKey{Name: bd.Status.ActiveBundle}, b); err != nil {
 			return err
 		}
-		if b.Status.Phase != v1alpha2.BundlePhaseUnpacked || !strings.HasPrefix(b.Status.ContentDigest, "sha256:") || b.Status.ObjectCount != 3 {
-			return fmt.Errorf("bundle status = %+v", b.Status)
+		if b.UnpackPhase() != v1alpha2.BundlePhaseUnpacked || !strings.HasPrefix(b.ContentDigest(), "sha256:") || b.ObjectCount() != 3 {
+			return fmt.Errorf("bundle spec.unpacked = %+v, status = %+v", b.Spec.Unpacked, b.Status)
 		}
 		return nil
 	})

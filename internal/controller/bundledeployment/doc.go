@@ -18,10 +18,13 @@
 //	act             act             controller.go picks the install identity and its clients
 //	trust status    trustStatus     trust.go      status fields that name Bundles are checked against the Bundles this BundleDeployment controls
 //	resolve         resolve         phases.go     pins the sources (digests, commits) and Helm values: the revision's name
-//	bundle          ensureBundle    phases.go     the revision's immutable Bundle exists
+//	bundle          findBundle      phases.go     the revision's Bundle, if it exists, is this BundleDeployment's, with the pinned spec
 //	content         ensureContent   phases.go     its content is in the content store (fetched, unpacked, bounded per tenant)
-//	install         install         install.go    renders, checks (preflight, CRD upgrade safety), applies and prunes the revision
-//	                                              (applyRevision), or corrects drift of the revision applied (correctDrift)
+//	record          createBundle    record.go     a new revision is rendered and its Bundle created, born complete: spec.unpacked
+//	                                              records the content digest, URL and object count, a label its number
+//	install         install         install.go    renders (or takes the plan createBundle rendered, planOf), checks (preflight,
+//	                                              CRD upgrade safety), applies and prunes the revision (applyRevision), or
+//	                                              corrects drift of the revision applied (correctDrift)
 //	health          checkHealth     lifecycle.go  judges the newest revision's health; rolls back one that misses its progress deadline
 //	history         cleanupHistory  phases.go     deletes Bundles beyond revisionHistoryLimit
 //
@@ -47,7 +50,12 @@
 // from what this process applied last (install.go, install), and by a
 // rollback (lifecycle.go, rollback); what became of each revision is
 // recorded with scope.decide and written to the Bundles' own status by
-// reportBundles (report.go).
+// reportBundles (report.go) — only what package history would not read
+// from the Bundle's creation and this status: a normal install writes no
+// Bundle status. An install costs three writes of custom resources: the
+// BundleDeployment's create (the user's), the Bundle's create and the
+// BundleDeployment's status. Content that cannot be unpacked gets no
+// Bundle; the Unpacked condition says why.
 //
 // # Memory
 //

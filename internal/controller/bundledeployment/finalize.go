@@ -84,6 +84,7 @@ func (r *Reconciler) finalize(ctx context.Context, bd *v1alpha2.BundleDeployment
 	if err := r.deleteBundles(ctx, bd); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.Unpacker.ForgetRevisions(func(rev string) bool { return ownership.IsRevisionName(bd.Name, rev) })
 	r.forget(bd.Name)
 	patch := client.MergeFrom(bd.DeepCopy())
 	controllerutil.RemoveFinalizer(bd, v1alpha2.FinalizerCleanup)

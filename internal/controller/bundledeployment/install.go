@@ -18,13 +18,11 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
-	"github.com/rukpak/rukpak/internal/builtins"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/values"
 	"github.com/rukpak/rukpak/pkg/failure"
-	"github.com/rukpak/rukpak/pkg/provisioner"
 )
 
 // appliedState is what this process last applied for one BundleDeployment:
@@ -249,7 +247,7 @@ func (r *Reconciler) clearFailed(bd *v1alpha2.BundleDeployment) {
 // watches them, prunes what the BundleDeployment's inventory has beyond
 // them and records them as the applied state.
 func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedState, ref revisionRef) (*installResult, error) {
-	plan, err := r.plan(ctx, s, ref, renderAndKeep)
+	plan, err := r.planOf(ctx, s, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -67,7 +67,7 @@ func (r *Reconciler) revisionOf(ctx context.Context, s *scope, bundle string) (r
 	if err := ownership.Check(s.bd, b, r.bundleWriters()); err != nil {
 		return revisionRef{}, err
 	}
-	digest, err := r.Unpacker.Ensure(ctx, b.Name, b.Spec.Sources, b.Status.ContentDigest)
+	digest, err := r.Unpacker.Ensure(ctx, b.Name, b.Spec.Sources, b.ContentDigest())
 	if err != nil {
 		return revisionRef{}, fmt.Errorf("unpacking revision %s: %w", bundle, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/history"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -92,6 +93,13 @@ func TestUnhealthyUpgradeRollsBack(t *testing.T) {
 	}
 	if b.Status.Outcome != v1alpha2.OutcomeRolledBack || b.Status.InstalledAt == nil {
 		t.Fatalf("outcome of %s = %q (installed at %v), want RolledBack, and when it was installed", failed, b.Status.Outcome, b.Status.InstalledAt)
+	}
+	// The revision rolled back to reads as it did: healthy, installed.
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: good}, b); err != nil {
+		t.Fatal(err)
+	}
+	if history.Outcome(bd, b) != v1alpha2.OutcomeHealthy || history.InstalledAt(bd, b) == nil {
+		t.Fatalf("outcome of %s = %q (installed at %v), want Healthy, and when it was installed", good, history.Outcome(bd, b), history.InstalledAt(bd, b))
 	}
 	waitCondition(t, bd.Name, v1alpha2.TypeHealthy, metav1.ConditionTrue, v1alpha2.ReasonHealthy)
 

@@ -40,6 +40,10 @@ type memory struct {
 	identities map[string]identity.Identity
 	// verdicts are the last health check's verdicts, by BundleDeployment.
 	verdicts map[string]healthMemo
+	// numbers are the revision numbers this process last handed out, by
+	// BundleDeployment: a Bundle just created may not be in the cache yet
+	// when the next revision is numbered.
+	numbers map[string]int
 }
 
 func newMemory() *memory {
@@ -51,6 +55,7 @@ func newMemory() *memory {
 		approvals:  map[string]approvedRequester{},
 		identities: map[string]identity.Identity{},
 		verdicts:   map[string]healthMemo{},
+		numbers:    map[string]int{},
 	}
 }
 
@@ -129,9 +134,26 @@ func (m *memory) forget(name string) (unused identity.Identity, ok bool) {
 	delete(m.retries, name)
 	delete(m.approvals, name)
 	delete(m.verdicts, name)
+	delete(m.numbers, name)
 	id, had := m.identities[name]
 	delete(m.identities, name)
 	return id, had && !m.identityInUse(id)
+}
+
+// revisionNumber returns the revision number last handed out for name, 0
+// for none.
+func (m *memory) revisionNumber(name string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.numbers[name]
+}
+
+// setRevisionNumber records n as the revision number last handed out for
+// name.
+func (m *memory) setRevisionNumber(name string, n int) {
+	m.mu.Lock()
+	m.numbers[name] = n
+	m.mu.Unlock()
 }
 
 // failedRevision returns the failed revision recorded for name.

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/ownership"
@@ -95,37 +94,28 @@ func revisionName(bd *v1alpha2.BundleDeployment, pinned []v1alpha2.BundleSource,
 	return ownership.RevisionName(bd.Name, v1alpha2.BundleSpec{ProvisionerClassName: bd.Spec.ProvisionerClassName, Sources: pinned, Config: bd.Spec.Config}, valuesDigest)
 }
 
-// ensureBundle creates the revision's Bundle unless it exists.
-func (r *Reconciler) ensureBundle(ctx context.Context, s *scope) (bool, error) {
+// findBundle looks up the revision's Bundle. One that exists must be this
+// BundleDeployment's own, with exactly the pinned spec (useBundle); one
+// that does not is created, born complete, once its content is unpacked
+// (createBundle).
+func (r *Reconciler) findBundle(ctx context.Context, s *scope) (bool, error) {
 	b := &v1alpha2.Bundle{}
 	err := r.Client.Get(ctx, client.ObjectKey{Name: s.revision}, b)
 	if apierrors.IsNotFound(err) {
-		b = &v1alpha2.Bundle{
-			ObjectMeta: metav1.ObjectMeta{
-				Name:       s.revision,
-				Labels:     map[string]string{v1alpha2.LabelBundleDeployment: s.bd.Name},
-				Finalizers: []string{v1alpha2.FinalizerContent},
-			},
-			Spec: v1alpha2.BundleSpec{
-				ProvisionerClassName: s.bd.Spec.ProvisionerClassName,
-				Sources:              s.pinned,
-				Config:               s.bd.Spec.Config,
-			},
-		}
-		if err := controllerutil.SetControllerReference(s.bd, b, r.Client.Scheme()); err != nil {
-			return false, fmt.Errorf("owning Bundle %s: %w", s.revision, err)
-		}
-		err = r.Client.Create(ctx, b)
-		if apierrors.IsAlreadyExists(err) {
-			err = r.Client.Get(ctx, client.ObjectKey{Name: s.revision}, b)
-		}
+		return true, nil
 	}
 	if err != nil {
-		s.unpackErr = fmt.Errorf("creating Bundle %s: %w", s.revision, err)
+		s.unpackErr = fmt.Errorf("getting Bundle %s: %w", s.revision, err)
 		return false, s.unpackErr
 	}
-	want := v1alpha2.BundleSpec{ProvisionerClassName: s.bd.Spec.ProvisionerClassName, Sources: s.pinned, Config: s.bd.Spec.Config}
-	if err := ownership.CheckSpec(s.bd, b, want, r.bundleWriters()); err != nil {
+	return r.useBundle(ctx, s, b)
+}
+
+// useBundle makes b, the Bundle found under the revision's name, the
+// revision's Bundle when this BundleDeployment created it with the pinned
+// spec.
+func (r *Reconciler) useBundle(ctx context.Context, s *scope, b *v1alpha2.Bundle) (bool, error) {
+	if err := ownership.CheckSpec(s.bd, b, r.wantSpec(s), r.bundleWriters()); err != nil {
 		// Planted under the revision's name by someone else: never used,
 		// never deleted. Its writer (or the garbage collector, for one
 		// left by a deleted BundleDeployment of the same name) removes it.
@@ -142,6 +132,12 @@ func (r *Reconciler) ensureBundle(ctx context.Context, s *scope) (bool, error) {
 	return true, nil
 }
 
+// wantSpec is the spec of the revision about to be installed: class,
+// pinned sources and config.
+func (r *Reconciler) wantSpec(s *scope) v1alpha2.BundleSpec {
+	return v1alpha2.BundleSpec{ProvisionerClassName: s.bd.Spec.ProvisionerClassName, Sources: s.pinned, Config: s.bd.Spec.Config}
+}
+
 // notOwnedRecheck is how often a revision whose name is taken by a Bundle
 // this BundleDeployment did not create looks again.
 const notOwnedRecheck = 30 * time.Second
@@ -155,9 +151,17 @@ func (r *Reconciler) bundleWriters() []string {
 	return r.Approval.TrustedUsers
 }
 
-// ensureContent makes sure the revision's content is in the store.
+// ensureContent makes sure the revision's content is in the store: the
+// content its Bundle records, or, for a revision without a Bundle yet, its
+// pinned sources unpacked now. Content that cannot be unpacked leaves no
+// Bundle behind: the Unpacked condition says why, and the next try creates
+// the Bundle once it unpacks.
 func (r *Reconciler) ensureContent(ctx context.Context, s *scope) (bool, error) {
-	digest, err := r.Unpacker.Ensure(ctx, s.bundle.Name, s.bundle.Spec.Sources, s.bundle.Status.ContentDigest)
+	known := ""
+	if s.bundle != nil {
+		known = s.bundle.ContentDigest()
+	}
+	digest, err := r.Unpacker.Ensure(ctx, s.revision, s.pinned, known)
 	if err != nil {
 		s.unpackErr = err
 		return false, retryUnpack(err)

@@ -91,7 +91,8 @@ func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode
 		s.unkept = &rendered
 		return deepCopies(objs), nil
 	}
-	return r.keepRender(ctx, s, b, rendered)
+	objs, _, err = r.keepRender(ctx, s, b, rendered)
+	return objs, err
 }
 
 // keptRender returns the kept render of ref, when there is one of this
@@ -123,22 +124,23 @@ func (r *Reconciler) keptRender(ctx context.Context, s *scope, b *v1alpha2.Bundl
 
 // keepRender keeps rendered as the render of Bundle b and returns its
 // objects. When another render of b was kept meanwhile (another replica,
-// or a reconcile that raced this one), that one is the revision's.
-func (r *Reconciler) keepRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, rendered renderstore.Render) ([]*unstructured.Unstructured, error) {
-	err := r.Renders.Save(ctx, b, rendered)
+// or a reconcile that raced this one), that one is the revision's, and
+// other is set.
+func (r *Reconciler) keepRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, rendered renderstore.Render) (objs []*unstructured.Unstructured, other bool, err error) {
+	err = r.Renders.Save(ctx, b, rendered)
 	if errors.Is(err, renderstore.ErrExists) {
 		kept, lerr := r.Renders.Load(ctx, b.Name)
 		if lerr != nil {
-			return nil, fmt.Errorf("reading the render of revision %s kept meanwhile: %w", b.Name, lerr)
+			return nil, true, fmt.Errorf("reading the render of revision %s kept meanwhile: %w", b.Name, lerr)
 		}
-		return kept.Objects, nil
+		return kept.Objects, true, nil
 	}
 	if err != nil {
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, renderstore.EventRenderNotSaved, "Install",
 			"the render of revision %s could not be kept: %v", b.Name, err)
-		return nil, fmt.Errorf("keeping the render of revision %s: %w", b.Name, err)
+		return nil, false, fmt.Errorf("keeping the render of revision %s: %w", b.Name, err)
 	}
-	return deepCopies(rendered.Objects), nil
+	return deepCopies(rendered.Objects), false, nil
 }
 
 // wasApplied reports whether revision name was applied before, so that a

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/contentserver"
+	"github.com/rukpak/rukpak/internal/history"
 	"github.com/rukpak/rukpak/internal/message"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/pkg/failure"
@@ -47,24 +48,41 @@ func (s *scope) decide(name, outcome, message string) {
 }
 
 // reportBundles writes what the reconcile learned to the status of the
-// Bundles it concerns, one patch per Bundle that changed: the newest
-// revision's unpack result and object count, and outcomes. Bundles this
-// BundleDeployment does not control are never written. It is the only
-// writer of its revisions' status (the Bundle controller leaves them
-// alone), so the unpack result and the outcome cost one write together.
+// Bundles it concerns, one patch per Bundle whose status changes. A
+// revision is born complete (createBundle) and history (package history)
+// reads what its creation and the BundleDeployment's status imply, so a
+// normal install writes no Bundle status: only what history would not
+// show is written (reportStatus). Bundles this BundleDeployment does not
+// control are never written. It is the only writer of its revisions'
+// status (the Bundle controller leaves them alone).
 func (r *Reconciler) reportBundles(ctx context.Context, s *scope) {
 	names := map[string]bool{}
 	for name := range s.reports {
 		names[name] = true
 	}
-	if s.bundle != nil {
+	if s.bundle != nil && s.bundle.Spec.Unpacked == nil {
+		// Created before revisions were born complete: its unpack result
+		// goes to status, as it did then.
 		names[s.bundle.Name] = true
+	}
+	if prev := s.replaced(); prev != "" {
+		names[prev] = true
 	}
 	for name := range names {
 		if err := r.reportBundle(ctx, s, name); err != nil {
 			log.FromContext(ctx).Error(err, "reporting Bundle status", "bundle", name)
 		}
 	}
+}
+
+// replaced returns the revision that was the active one when the
+// reconcile began and is not now (upgraded from or rolled back from), ""
+// for none.
+func (s *scope) replaced() string {
+	if prev := s.written.ActiveBundle; prev != "" && prev != s.bd.Status.ActiveBundle {
+		return prev
+	}
+	return ""
 }
 
 func (r *Reconciler) reportBundle(ctx context.Context, s *scope, name string) error {
@@ -76,22 +94,17 @@ func (r *Reconciler) reportBundle(ctx context.Context, s *scope, name string) er
 		return nil
 	}
 	base := b.DeepCopy()
-	st := &b.Status
-	if s.bundle != nil && name == s.bundle.Name {
+	if s.bundle != nil && name == s.bundle.Name && b.Spec.Unpacked == nil {
 		r.unpackResult(s, b)
 	}
-	if rep := s.reports[name]; rep != nil {
-		if rep.objects > 0 {
-			st.ObjectCount = int32(rep.objects)
-		}
-		if rep.installed && st.InstalledAt == nil {
-			now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
-			st.InstalledAt = &now
-		}
-		if rep.decided {
-			st.Outcome, st.OutcomeMessage = rep.outcome, rep.message
-		}
-	}
+	reportStatus(b, revisionFacts{
+		report:      s.reports[name],
+		created:     s.created && s.bundle != nil && name == s.bundle.Name,
+		replaced:    name == s.replaced(),
+		wasHealthy:  name == s.written.LastHealthyBundle || name == s.bd.Status.LastHealthyBundle,
+		lastHealthy: s.bd.Status.LastHealthyBundle,
+		now:         metav1.NewTime(time.Now().UTC().Truncate(time.Second)),
+	})
 	if equality.Semantic.DeepEqual(base.Status, b.Status) {
 		return nil
 	}
@@ -101,8 +114,67 @@ func (r *Reconciler) reportBundle(ctx context.Context, s *scope, name string) er
 	return nil
 }
 
-// unpackResult sets the newest revision's unpack fields: its pinned
-// sources, content digest and URL, or why it did not unpack.
+// revisionFacts are what a reconcile knows, at its end, of one revision.
+type revisionFacts struct {
+	// report is what it learned of the revision, nil for nothing.
+	report *bundleReport
+	// created is set when it created the revision's Bundle.
+	created bool
+	// replaced is set when the revision was the active one when it began
+	// and is not now.
+	replaced bool
+	// wasHealthy is set when the revision is, or was when the reconcile
+	// began, the BundleDeployment's last healthy revision.
+	wasHealthy bool
+	// lastHealthy is the BundleDeployment's status.lastHealthyBundle now.
+	lastHealthy string
+	// now is when the reconcile ends.
+	now metav1.Time
+}
+
+// reportStatus sets in revision b's status what f says and history (see
+// package history) would not read without it:
+//
+//   - objectCount, when the revision's objects are known and b does not
+//     already say how many (its content did not render when b was
+//     created);
+//   - installedAt, when the revision was installed now, unless b was born
+//     complete in this reconcile (then its creation time is when);
+//   - the outcome decided now, unless it is Healthy for the revision the
+//     BundleDeployment names last healthy (which reads as Healthy);
+//   - once the revision is replaced as the active one: installedAt (its
+//     creation time) and Healthy, when it was the last healthy revision,
+//     which history reads only while it is active.
+func reportStatus(b *v1alpha2.Bundle, f revisionFacts) {
+	st := &b.Status
+	if rep := f.report; rep != nil {
+		if rep.objects > 0 && int32(rep.objects) != b.ObjectCount() {
+			st.ObjectCount = int32(rep.objects)
+		}
+		if rep.installed && st.InstalledAt == nil && !(f.created && b.Spec.Unpacked != nil) {
+			now := f.now
+			st.InstalledAt = &now
+		}
+		implied := rep.outcome == v1alpha2.OutcomeHealthy && st.Outcome == "" && history.ImpliedHealthy(f.lastHealthy, b)
+		if rep.decided && !implied {
+			st.Outcome, st.OutcomeMessage = rep.outcome, rep.message
+		}
+	}
+	if f.replaced {
+		if st.InstalledAt == nil && b.Spec.Unpacked != nil {
+			created := b.CreationTimestamp
+			st.InstalledAt = &created
+		}
+		if st.Outcome == "" && f.wasHealthy {
+			st.Outcome, st.OutcomeMessage = v1alpha2.OutcomeHealthy, ""
+		}
+	}
+}
+
+// unpackResult sets the unpack fields of the newest revision's Bundle
+// when it was created before revisions were born complete (it has no
+// spec.unpacked): its pinned sources, content digest and URL, or why it
+// did not unpack.
 func (r *Reconciler) unpackResult(s *scope, b *v1alpha2.Bundle) {
 	st := &b.Status
 	st.ObservedGeneration = b.Generation

@@ -1,0 +1,132 @@
+package bundledeployment
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/contentserver"
+	"github.com/rukpak/rukpak/internal/ownership"
+)
+
+// rendered is the plan of the revision rendered when its Bundle was
+// created, kept for the install step of the same reconcile (planOf), so
+// that a revision is rendered once.
+type rendered struct {
+	bundle, digest string
+	plan           *apply.Plan
+	err            error
+}
+
+// createBundle creates the Bundle of a revision that has none, born
+// complete: its content is unpacked (ensureContent) and rendered before
+// the Bundle is created, and what a status write would have said — the
+// content digest and URL and the object count — is recorded in
+// spec.unpacked, which only the manager may set. The Bundle carries the
+// revision's number (label core.rukpak.io/revision). Content that does
+// not render still gets its Bundle (without an object count): the install
+// step reports why it cannot be installed, as for any revision.
+//
+// The Bundle exists before anything of the revision is applied: until a
+// first install records its inventory, its Bundle says what it may have
+// written (install.go, earlierRevisionIDs).
+func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
+	if s.bundle != nil {
+		return true, nil
+	}
+	number, err := r.nextRevisionNumber(ctx, s.bd)
+	if err != nil {
+		s.unpackErr = err
+		return false, err
+	}
+	ref := revisionRef{bundle: s.revision, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, number: number}
+	plan, perr := r.plan(ctx, s, ref, renderAndKeep)
+	s.rendered = &rendered{bundle: ref.bundle, digest: ref.digest, plan: plan, err: perr}
+	record := &v1alpha2.UnpackRecord{ContentDigest: s.digest}
+	if r.ContentURL != "" {
+		record.ContentURL = contentserver.URL(r.ContentURL, s.revision)
+	}
+	if perr == nil {
+		record.ObjectCount = int32(len(plan.IDs()))
+	}
+	spec := r.wantSpec(s)
+	spec.Unpacked = record
+	b := &v1alpha2.Bundle{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: s.revision,
+			Labels: map[string]string{
+				v1alpha2.LabelBundleDeployment: s.bd.Name,
+				v1alpha2.LabelRevision:         strconv.Itoa(number),
+			},
+			Finalizers: []string{v1alpha2.FinalizerContent},
+		},
+		Spec: spec,
+	}
+	if err := controllerutil.SetControllerReference(s.bd, b, r.Client.Scheme()); err != nil {
+		return false, fmt.Errorf("owning Bundle %s: %w", s.revision, err)
+	}
+	err = r.Client.Create(ctx, b)
+	if apierrors.IsAlreadyExists(err) {
+		// Created since the cache was read (by this process before a
+		// restart, or planted): used only if it is this
+		// BundleDeployment's.
+		s.rendered, s.unkept = nil, nil
+		existing := &v1alpha2.Bundle{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: s.revision}, existing); err != nil {
+			s.unpackErr = fmt.Errorf("getting Bundle %s: %w", s.revision, err)
+			return false, s.unpackErr
+		}
+		return r.useBundle(ctx, s, existing)
+	}
+	if err != nil {
+		s.unpackErr = fmt.Errorf("creating Bundle %s: %w", s.revision, err)
+		return false, s.unpackErr
+	}
+	r.mem.setRevisionNumber(s.bd.Name, number)
+	s.bundle = b
+	s.created = true
+	if s.unkept != nil {
+		// Kept now that its Bundle, which owns it, exists.
+		kept := *s.unkept
+		s.unkept = nil
+		_, other, err := r.keepRender(ctx, s, b, kept)
+		if err != nil || other {
+			// Not kept, or another render is: the install step applies
+			// the render kept, or renders again and keeps it.
+			s.rendered = nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// planOf returns the plan of revision ref: the one rendered when its
+// Bundle was created in this reconcile (once: applying a plan changes it),
+// else a new render.
+func (r *Reconciler) planOf(ctx context.Context, s *scope, ref revisionRef) (*apply.Plan, error) {
+	if p := s.rendered; p != nil && p.bundle == ref.bundle && p.digest == ref.digest {
+		s.rendered = nil
+		return p.plan, p.err
+	}
+	return r.plan(ctx, s, ref, renderAndKeep)
+}
+
+// nextRevisionNumber is the number of bd's next revision (see
+// ownership.NextRevisionNumber), from its Bundles in the cache and the
+// number this process handed out last.
+func (r *Reconciler) nextRevisionNumber(ctx context.Context, bd *v1alpha2.BundleDeployment) (int, error) {
+	list := &v1alpha2.BundleList{}
+	if err := r.Client.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: bd.Name}); err != nil {
+		return 0, fmt.Errorf("listing Bundles to number the revision: %w", err)
+	}
+	return ownership.NextRevisionNumber(bd, list.Items, r.bundleWriters(), r.mem.revisionNumber(bd.Name)), nil
+}
