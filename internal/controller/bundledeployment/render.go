@@ -135,9 +135,15 @@ func (r *Reconciler) keepRender(ctx context.Context, s *scope, b *v1alpha2.Bundl
 		}
 		return kept.Objects, true, nil
 	}
-	if err != nil {
+	if errors.Is(err, renderstore.ErrTooLarge) {
+		// It can never be kept: applied as rendered, and rendered again
+		// by every later apply, as before renders were kept.
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, renderstore.EventRenderNotSaved, "Install",
-			"the render of revision %s could not be kept: %v", b.Name, err)
+			"the render of revision %s is too large to keep (%v): it is applied, and rendered again whenever it is applied again", b.Name, err)
+		return deepCopies(rendered.Objects), false, nil
+	}
+	if err != nil {
+		// Not applied before it is kept: retried.
 		return nil, false, fmt.Errorf("keeping the render of revision %s: %w", b.Name, err)
 	}
 	return deepCopies(rendered.Objects), false, nil
