@@ -244,8 +244,9 @@ type ReviewChange string
 const (
 	// ReviewAdded means the revision adds it: it grows power.
 	ReviewAdded ReviewChange = "Added"
-	// ReviewWidened means it matches, serves or reaches more than before:
-	// it grows power.
+	// ReviewWidened means it matches, serves or reaches more than before,
+	// or, for an APIService, serves differently (another service, group
+	// priority or TLS setting): it grows power.
 	ReviewWidened ReviewChange = "Widened"
 	// ReviewChanged means it changes without growing (narrower, or a change
 	// that does not widen).

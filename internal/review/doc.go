@@ -1,0 +1,52 @@
+// Package review computes the review of a new revision of a
+// BundleDeployment: what it changes compared with the active revision and
+// the live cluster, and whether it grows anyone's power, before anything
+// is written. It is pure: it reads the cluster only through the small Live
+// interface and a RESTMapper, and writes nothing. The controller stores the
+// result (v1alpha2.RevisionReview) and holds a revision that grows power
+// for approval; rukpakctl diff prints it.
+//
+// Compute is a pipeline, in order:
+//
+//  1. Place: every object of both revisions gets its resource and scope
+//     (from the RESTMapper, else from a CRD of either revision) and a
+//     namespace (the install namespace for namespaced objects without
+//     one), and is keyed by group, kind, namespace and name.
+//  2. Pair: each object of the new revision is paired with its baseline:
+//     the active revision's object if it has one (every field compared),
+//     else the live object (only the fields the new one sets compared),
+//     else none (added). Objects of the active revision the new one lacks
+//     are removed (pruned).
+//  3. Objects: added, changed (with the paths of the fields that change)
+//     and removed objects. A Secret is compared with stringData folded
+//     into data and reported by key names only, never values.
+//  4. RBAC: the effective rules of every subject before and after, from
+//     the Roles, ClusterRoles (aggregationRule resolved against the
+//     revisions' and the live ClusterRoles), RoleBindings and
+//     ClusterRoleBindings the revisions ship, plus live bindings to roles
+//     whose rules change, and a ClusterServiceVersion's permissions if a
+//     revision ships one. Rules are expanded to atoms (apiGroup × resource
+//     × verb × resourceName, nonResourceURL × verb) in a scope (cluster-wide
+//     or a namespace); an atom gained is one not covered by the atoms
+//     before (wildcards, subresources, resourceNames and a cluster-wide
+//     grant covering a namespace are honoured), so a rule split
+//     differently is no change. Gains and losses are merged back into
+//     compact rules.
+//  5. API surface: admission webhooks added, widened (rules matching more,
+//     failurePolicy, selectors or matchConditions removed or changed,
+//     matchPolicy Equivalent, another service or URL called), changed or
+//     removed; APIServices added, changed or removed; CRDs added, serving
+//     more versions, changing scope or conversion, or removed; new
+//     cluster-scoped objects and Namespaces.
+//  6. Identity: permissions.Required of the new revision's objects against
+//     that of the active revision's: what the install identity now needs.
+//  7. Summary and bounds: GrowsPower, a short message of what grew, and
+//     every list cut to its first MaxEntries entries with exact counts.
+//
+// Registry+v1 bundles need nothing special: package registryv1 renders a
+// CSV's permissions and clusterPermissions into Roles, ClusterRoles and
+// bindings and does not return the CSV. A ClusterServiceVersion shipped as
+// a plain object (for an OLM in the cluster) is reviewed as grants to its
+// ServiceAccounts: clusterPermissions cluster-wide, permissions in the
+// CSV's namespace (what OLM does for an OwnNamespace OperatorGroup).
+package review

@@ -1,0 +1,157 @@
+package review
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+)
+
+// findings are everything a review found, unbounded; stored bounds them.
+type findings struct {
+	objects  objectFindings
+	rbac     rbacFindings
+	surface  surfaceFindings
+	identity identityFindings
+}
+
+// growsPower reports whether the revision gives anyone power the active
+// one did not: a subject gains a rule, a webhook, APIService or CRD is
+// added or widened, a cluster-scoped object or Namespace is added, or the
+// install identity needs a rule it did not.
+func (f findings) growsPower() bool {
+	return len(f.rbac.gained) > 0 || f.surface.grows() || len(f.identity.needed) > 0
+}
+
+// stored returns the bounded review, GrowsPower and Summary computed from
+// every finding (not only those kept).
+func (f findings) stored() *v1alpha2.RevisionReview {
+	return &v1alpha2.RevisionReview{
+		GrowsPower: f.growsPower(),
+		Summary:    f.summary(),
+		Objects:    f.objects.stored(),
+		RBAC:       f.rbac.stored(),
+		APISurface: f.surface.stored(),
+		Identity:   f.identity.stored(),
+	}
+}
+
+// summary says what grows, in order: RBAC gains, webhooks, APIServices,
+// CRDs, other cluster-scoped objects, Namespaces, identity needs; cut to
+// maxSummary bytes with "and N more". When nothing grows it counts the
+// objects that change.
+func (f findings) summary() string {
+	if !f.growsPower() {
+		return fmt.Sprintf("grows no power: %d objects added, %d changed, %d removed", len(f.objects.added), len(f.objects.changed), len(f.objects.removed))
+	}
+	var items []string
+	for _, g := range f.rbac.gained {
+		items = append(items, fmt.Sprintf("grants %s %s", describeSubject(g.subject), describeRule(g.rule)))
+	}
+	for _, list := range [][]surfaceChange{f.surface.webhooks, f.surface.apiServices, f.surface.crds} {
+		for _, c := range list {
+			if c.grows() {
+				items = append(items, describeChange(c))
+			}
+		}
+	}
+	for _, p := range f.surface.clusterScoped {
+		switch p.key.groupKind() {
+		case crdGK, apiServiceGK, mutatingGK, validatingGK:
+			continue // said above
+		case namespaceGK:
+			items = append(items, "adds Namespace "+p.key.name)
+		default:
+			items = append(items, "adds cluster-scoped "+p.key.kind+" "+p.key.name)
+		}
+	}
+	for _, r := range f.identity.needed {
+		items = append(items, "the install identity now needs "+describeRule(r))
+	}
+	return joinBounded(items, maxSummary)
+}
+
+// joinBounded joins items with "; ", keeping as many as fit in n bytes
+// with a trailing "; and N more" for the rest.
+func joinBounded(items []string, n int) string {
+	var b strings.Builder
+	for i, it := range items {
+		sep := ""
+		if i > 0 {
+			sep = "; "
+		}
+		more := ""
+		if rest := len(items) - i - 1; rest > 0 {
+			more = fmt.Sprintf("; and %d more", rest)
+		}
+		if b.Len()+len(sep)+len(it)+len(more) > n {
+			if i == 0 {
+				return cut(it, n)
+			}
+			b.WriteString(fmt.Sprintf("; and %d more", len(items)-i))
+			return b.String()
+		}
+		b.WriteString(sep + it)
+	}
+	return b.String()
+}
+
+// describeSubject returns "ServiceAccount NS/NAME", "User X" or "Group X".
+func describeSubject(s subjectKey) string {
+	if s.namespace != "" {
+		return s.kind + " " + s.namespace + "/" + s.name
+	}
+	return s.kind + " " + s.name
+}
+
+// describeRule returns a rule as "get,list on secrets cluster-wide" or
+// "create on deployments in apiGroups apps named a,b in namespace x".
+func describeRule(r scopedRule) string {
+	var b strings.Builder
+	b.WriteString(strings.Join(r.Verbs, ","))
+	if len(r.NonResourceURLs) > 0 {
+		b.WriteString(" on " + strings.Join(r.NonResourceURLs, ","))
+	} else {
+		b.WriteString(" on " + strings.Join(r.Resources, ","))
+		if !slices.Equal(r.APIGroups, []string{""}) {
+			groups := slices.Clone(r.APIGroups)
+			for i, g := range groups {
+				if g == "" {
+					groups[i] = `""`
+				}
+			}
+			b.WriteString(" in apiGroups " + strings.Join(groups, ","))
+		}
+		if len(r.ResourceNames) > 0 {
+			b.WriteString(" named " + strings.Join(r.ResourceNames, ","))
+		}
+	}
+	if r.namespace == "" {
+		b.WriteString(" cluster-wide")
+	} else {
+		b.WriteString(" in namespace " + r.namespace)
+	}
+	return b.String()
+}
+
+// describeChange says how a webhook, APIService or CRD grows, with its
+// first detail.
+func describeChange(c surfaceChange) string {
+	verb := "adds"
+	if c.change == v1alpha2.ReviewWidened {
+		verb = "widens"
+	}
+	s := verb + " " + c.kind + " " + c.name
+	if c.webhook != "" {
+		s += " webhook " + c.webhook
+	}
+	if len(c.details) > 0 {
+		d := c.details[0]
+		if rest, ok := strings.CutPrefix(d, "matches "); ok && c.change == v1alpha2.ReviewAdded {
+			return s + " matching " + rest
+		}
+		return s + ": " + d
+	}
+	return s
+}
