@@ -10,8 +10,11 @@ type RevisionReview struct {
 	// growsPower is true when the revision gives anyone power the active
 	// revision did not: a subject gains RBAC rules, an admission webhook is
 	// added or widened, an APIService is added or changed, a CRD is added
-	// or serves more, a cluster-scoped object or a Namespace is added, or
-	// the install identity needs permissions it did not.
+	// or serves more, a Namespace or another cluster-scoped object is
+	// added (RBAC objects, webhook configurations, APIServices and CRDs
+	// count by what they grant, match or serve, so a ClusterRole renamed
+	// with the same rules grows nothing), or the install identity needs
+	// permissions it did not.
 	// +required
 	GrowsPower bool `json:"growsPower"`
 
@@ -289,7 +292,8 @@ type ReviewAPISurface struct {
 	CRDs []ReviewSurfaceChange `json:"crds,omitempty"`
 
 	// clusterScopedCount is how many cluster-scoped objects the revision
-	// adds (Namespaces included).
+	// adds (Namespaces, RBAC objects, webhook configurations, APIServices
+	// and CRDs included).
 	// +optional
 	ClusterScopedCount int32 `json:"clusterScopedCount,omitempty"`
 	// clusterScoped are the first cluster-scoped objects the revision adds.

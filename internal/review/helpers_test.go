@@ -117,11 +117,21 @@ func readDir(t *testing.T, dir string) []*unstructured.Unstructured {
 	return out
 }
 
-// compute reviews next against active with live objects and fails the
-// test on error.
+// compute reviews next against active with live objects (namespaced ones
+// without a namespace are in namespace op) and fails the test on error.
 func compute(t *testing.T, active, next, live []*unstructured.Unstructured) *v1alpha2.RevisionReview {
 	t.Helper()
-	r, err := Compute(context.Background(), Input{Active: active, New: next, InstallNamespace: "op", Mapper: testMapper(), Live: &fakeLive{objs: live}})
+	mapper := testMapper()
+	for _, u := range live {
+		m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Scope.Name() == meta.RESTScopeNameNamespace && u.GetNamespace() == "" {
+			u.SetNamespace("op")
+		}
+	}
+	r, err := Compute(context.Background(), Input{Active: active, New: next, InstallNamespace: "op", Mapper: mapper, Live: &fakeLive{objs: live}})
 	if err != nil {
 		t.Fatalf("Compute() error = %v", err)
 	}

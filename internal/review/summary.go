@@ -57,19 +57,44 @@ func (f findings) summary() string {
 		}
 	}
 	for _, p := range f.surface.clusterScoped {
-		switch p.key.groupKind() {
-		case crdGK, apiServiceGK, mutatingGK, validatingGK:
-			continue // said above
-		case namespaceGK:
+		switch gk := p.key.groupKind(); {
+		case assessedElsewhere(gk):
+			continue
+		case gk == namespaceGK:
 			items = append(items, "adds Namespace "+p.key.name)
 		default:
 			items = append(items, "adds cluster-scoped "+p.key.kind+" "+p.key.name)
 		}
 	}
-	for _, r := range f.identity.needed {
-		items = append(items, "the install identity now needs "+describeRule(r))
+	if len(f.identity.needed) > 0 {
+		items = append(items, describeNeeds(f.identity.needed))
 	}
 	return joinBounded(items, maxSummary)
+}
+
+// describeNeeds says in one sentence what the install identity now needs:
+// "the install identity now needs to manage namespaces,
+// apiservices.apiregistration.k8s.io cluster-wide, secrets in namespace
+// x" (to manage is every verb of permissions.Verbs).
+func describeNeeds(rules []scopedRule) string {
+	parts := make([]string, 0, len(rules))
+	for _, r := range rules {
+		var resources []string
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				if g != "" {
+					res += "." + g
+				}
+				resources = append(resources, res)
+			}
+		}
+		scope := " cluster-wide"
+		if r.namespace != "" {
+			scope = " in namespace " + r.namespace
+		}
+		parts = append(parts, strings.Join(resources, ", ")+scope)
+	}
+	return "the install identity now needs to manage " + strings.Join(parts, ", ")
 }
 
 // joinBounded joins items with "; ", keeping as many as fit in n bytes

@@ -111,7 +111,25 @@ func (f surfaceFindings) grows() bool {
 			}
 		}
 	}
-	return len(f.clusterScoped) > 0
+	for _, p := range f.clusterScoped {
+		if !assessedElsewhere(p.key.groupKind()) {
+			return true
+		}
+	}
+	return false
+}
+
+// assessedElsewhere reports whether what a new cluster-scoped object of
+// kind gk may do is judged by another part of the review: RBAC objects by
+// the effective rules they grant (a ClusterRole renamed with the same
+// rules grows nothing), webhook configurations, APIServices and CRDs by
+// their own review.
+func assessedElsewhere(gk schema.GroupKind) bool {
+	switch gk {
+	case clusterRoleGK, clusterRoleBindingGK, mutatingGK, validatingGK, apiServiceGK, crdGK:
+		return true
+	}
+	return false
 }
 
 // stored returns f bounded.
