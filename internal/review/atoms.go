@@ -1,14 +1,15 @@
 package review
 
 import (
-	"errors"
+	"fmt"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 )
 
-// errTooManyAtoms is returned when rules expand to more than MaxAtoms.
-var errTooManyAtoms = errors.New("the RBAC rules expand to more than the review's bound of rule atoms")
+// errTooManyAtoms is returned when a review's rules expand to more than
+// MaxAtoms atoms.
+var errTooManyAtoms = fmt.Errorf("the rules expand to more than %d atoms (apiGroup × resource × verb × resourceName), the bound of a review", MaxAtoms)
 
 // atom is the smallest permission: one verb on one resource of one group,
 // of one name or all names ("") in a scope, or one verb on one
@@ -26,11 +27,40 @@ type atom struct {
 // atomSet is a set of atoms.
 type atomSet map[atom]struct{}
 
+// budget is how many more atoms a review may hold: a bound on the memory
+// and time a review takes, whatever the rules (MaxAtoms in all).
+type budget struct {
+	left int
+}
+
+// newBudget returns a budget of MaxAtoms.
+func newBudget() *budget { return &budget{left: MaxAtoms} }
+
+// take spends one atom; it fails once none is left.
+func (b *budget) take() error {
+	if b.left <= 0 {
+		return errTooManyAtoms
+	}
+	b.left--
+	return nil
+}
+
+// put adds a to s, spending one atom of b if a is new.
+func (s atomSet) put(a atom, b *budget) error {
+	if _, ok := s[a]; ok {
+		return nil
+	}
+	if err := b.take(); err != nil {
+		return err
+	}
+	s[a] = struct{}{}
+	return nil
+}
+
 // add adds the atoms of rules in namespace ("" for cluster-wide); a
 // rule's nonResourceURLs count only cluster-wide, as RBAC grants them
-// only through a ClusterRoleBinding. It fails when the set outgrows
-// MaxAtoms.
-func (s atomSet) add(namespace string, rules []rbacv1.PolicyRule) error {
+// only through a ClusterRoleBinding.
+func (s atomSet) add(namespace string, rules []rbacv1.PolicyRule, b *budget) error {
 	for _, r := range rules {
 		names := r.ResourceNames
 		if len(names) == 0 {
@@ -40,17 +70,19 @@ func (s atomSet) add(namespace string, rules []rbacv1.PolicyRule) error {
 			for _, g := range r.APIGroups {
 				for _, res := range r.Resources {
 					for _, n := range names {
-						s[atom{namespace: namespace, group: g, resource: res, name: n, verb: v}] = struct{}{}
+						if err := s.put(atom{namespace: namespace, group: g, resource: res, name: n, verb: v}, b); err != nil {
+							return err
+						}
 					}
 				}
 			}
-			if namespace == "" {
-				for _, u := range r.NonResourceURLs {
-					s[atom{url: normalURL(u), verb: v}] = struct{}{}
-				}
+			if namespace != "" {
+				continue
 			}
-			if len(s) > MaxAtoms {
-				return errTooManyAtoms
+			for _, u := range r.NonResourceURLs {
+				if err := s.put(atom{url: normalURL(u), verb: v}, b); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -58,12 +90,11 @@ func (s atomSet) add(namespace string, rules []rbacv1.PolicyRule) error {
 }
 
 // union adds every atom of o to s.
-func (s atomSet) union(o atomSet) error {
+func (s atomSet) union(o atomSet, b *budget) error {
 	for a := range o {
-		s[a] = struct{}{}
-	}
-	if len(s) > MaxAtoms {
-		return errTooManyAtoms
+		if err := s.put(a, b); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -24,9 +24,10 @@ const (
 	// one is cut).
 	MaxRuleItems = 16
 	// MaxAtoms is how many rule atoms (apiGroup × resource × verb ×
-	// resourceName) one side of the RBAC review may expand to; more is an
-	// error rather than an unbounded computation.
-	MaxAtoms = 1 << 20
+	// resourceName) a review may hold in all, roles and subjects of both
+	// sides together (about 130 bytes each): more is an error rather than
+	// an unbounded computation.
+	MaxAtoms = 1 << 19
 )
 
 // String bounds, in bytes (so in characters too).

@@ -1,6 +1,8 @@
 package review
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -92,5 +94,46 @@ func TestJoinBounded(t *testing.T) {
 		if got := joinBounded(tt.items, tt.n); got != tt.want || len(got) > tt.n {
 			t.Errorf("joinBounded(%q, %d) = %q, want %q", tt.items, tt.n, got, tt.want)
 		}
+	}
+}
+
+// TestTooManyAtoms checks that rules expanding past MaxAtoms fail the
+// review instead of growing without bound.
+func TestTooManyAtoms(t *testing.T) {
+	var names, resources []string
+	for i := range 1000 {
+		names = append(names, fmt.Sprintf("n%d", i))
+	}
+	for i := range MaxAtoms/1000 + 1 {
+		resources = append(resources, fmt.Sprintf("r%d", i))
+	}
+	huge := fmt.Sprintf("{apiGroups: [\"\"], resources: [%s], resourceNames: [%s], verbs: [get]}", strings.Join(resources, ","), strings.Join(names, ","))
+	_, err := Compute(context.Background(), Input{New: objs(t, clusterRole("huge", "", huge), clusterBinding("huge", "huge", saOp)), Mapper: testMapper()})
+	if !errors.Is(err, errTooManyAtoms) {
+		t.Fatalf("Compute() error = %v, want %v", err, errTooManyAtoms)
+	}
+}
+
+// TestUnknownKind checks that a kind neither the cluster nor a CRD of the
+// revisions knows fails the review, naming it.
+func TestUnknownKind(t *testing.T) {
+	_, err := Compute(context.Background(), Input{
+		New:    objs(t, "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n", crdYAML("Namespaced", "v1:true")),
+		Mapper: testMapper(),
+	})
+	if err == nil || !strings.Contains(err.Error(), "kind example.com/v1, Kind=Gadget is neither served by the cluster nor defined by a CRD") {
+		t.Fatalf("Compute() error = %v, want one naming the kind", err)
+	}
+	// A kind of a CRD the revision ships is known, and namespaced.
+	r, err := Compute(context.Background(), Input{
+		New:              objs(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n", crdYAML("Namespaced", "v1:true")),
+		Mapper:           testMapper(),
+		InstallNamespace: "op",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ref(r.Objects.Added[0]); got != "Widget.example.com op/w" {
+		t.Errorf("added[0] = %s, want Widget.example.com op/w", got)
 	}
 }

@@ -37,7 +37,7 @@ type csvPermission struct {
 // (Package registryv1 renders these into roles itself and never ships the
 // CSV; this is for a plain bundle that ships one for an OLM in the
 // cluster, reviewed as an OwnNamespace install.)
-func addCSV(namespace string, u *unstructured.Unstructured, out map[subjectKey]atomSet) error {
+func addCSV(namespace string, u *unstructured.Unstructured, out map[subjectKey]atomSet, b *budget) error {
 	var csv csvPermissions
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &csv); err != nil {
 		return fmt.Errorf("decoding ClusterServiceVersion %s: %w", u.GetName(), err)
@@ -52,11 +52,11 @@ func addCSV(namespace string, u *unstructured.Unstructured, out map[subjectKey]a
 	for _, p := range perms {
 		for _, perm := range p.list {
 			atoms := atomSet{}
-			if err := atoms.add(p.namespace, perm.Rules); err != nil {
+			if err := atoms.add(p.namespace, perm.Rules, b); err != nil {
 				return fmt.Errorf("ClusterServiceVersion %s: %w", u.GetName(), err)
 			}
 			sa := subjectKey{kind: rbacv1.ServiceAccountKind, namespace: namespace, name: cmp.Or(perm.ServiceAccountName, "default")}
-			if err := grant(out, []subjectKey{sa}, atoms); err != nil {
+			if err := grant(out, []subjectKey{sa}, atoms, b); err != nil {
 				return err
 			}
 		}

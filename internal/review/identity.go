@@ -41,7 +41,7 @@ func requiredAtoms(r *revision) (atomSet, error) {
 	}
 	s := atomSet{}
 	for _, rule := range permissions.Required(targets) {
-		if err := s.add(rule.Namespace, []rbacv1.PolicyRule{rule.PolicyRule}); err != nil {
+		if err := s.add(rule.Namespace, []rbacv1.PolicyRule{rule.PolicyRule}, newBudget()); err != nil {
 			return nil, err
 		}
 	}

@@ -43,11 +43,12 @@ func reviewRBAC(ctx context.Context, live Live, ps *pairs) (rbacFindings, error)
 	for k, p := range ps.owned {
 		beforeObjs[k], afterObjs[k] = p.before, p.after
 	}
-	before, err := newSide(ctx, l, beforeObjs)
+	b := newBudget()
+	before, err := newSide(ctx, l, beforeObjs, b)
 	if err != nil {
 		return rbacFindings{}, err
 	}
-	after, err := newSide(ctx, l, afterObjs)
+	after, err := newSide(ctx, l, afterObjs, b)
 	if err != nil {
 		return rbacFindings{}, err
 	}
@@ -143,7 +144,7 @@ func (s *side) grants(ctx context.Context, extra []*unstructured.Unstructured) (
 		case roleBindingGK, clusterRoleBindingGK:
 			return s.addBinding(ctx, namespace, u, out)
 		case csvGK:
-			return addCSV(namespace, u, out)
+			return addCSV(namespace, u, out, s.budget)
 		}
 		return nil
 	}
@@ -181,18 +182,18 @@ func (s *side) addBinding(ctx context.Context, namespace string, u *unstructured
 	if err != nil {
 		return err
 	}
-	return grant(out, subjectsOf(b.Subjects, namespace), atoms.inNamespace(namespace))
+	return grant(out, subjectsOf(b.Subjects, namespace), atoms.inNamespace(namespace), s.budget)
 }
 
 // grant adds atoms to every subject.
-func grant(out map[subjectKey]atomSet, subjects []subjectKey, atoms atomSet) error {
+func grant(out map[subjectKey]atomSet, subjects []subjectKey, atoms atomSet, b *budget) error {
 	for _, sub := range subjects {
 		set, ok := out[sub]
 		if !ok {
 			set = atomSet{}
 			out[sub] = set
 		}
-		if err := set.union(atoms); err != nil {
+		if err := set.union(atoms, b); err != nil {
 			return fmt.Errorf("%s %s: %w", sub.kind, sub.name, err)
 		}
 	}

@@ -85,11 +85,13 @@ type side struct {
 	rules map[roleRef]atomSet
 	// visiting guards against aggregation cycles.
 	visiting map[string]bool
+	// budget bounds the atoms both sides hold.
+	budget *budget
 }
 
 // newSide returns the side whose revision objects are objs.
-func newSide(ctx context.Context, live *liveRBAC, objs map[key]*unstructured.Unstructured) (*side, error) {
-	s := &side{live: live, objs: objs, clusterRoles: map[string]*unstructured.Unstructured{}, rules: map[roleRef]atomSet{}, visiting: map[string]bool{}}
+func newSide(ctx context.Context, live *liveRBAC, objs map[key]*unstructured.Unstructured, b *budget) (*side, error) {
+	s := &side{live: live, objs: objs, clusterRoles: map[string]*unstructured.Unstructured{}, rules: map[roleRef]atomSet{}, visiting: map[string]bool{}, budget: b}
 	listed, err := live.listClusterRoles(ctx)
 	if err != nil {
 		return nil, err
@@ -138,7 +140,7 @@ func (s *side) atomsOf(ctx context.Context, ref roleRef) (atomSet, error) {
 		if err := s.aggregate(ctx, ref.name, role.AggregationRule, atoms); err != nil {
 			return nil, err
 		}
-	} else if err := atoms.add("", role.Rules); err != nil {
+	} else if err := atoms.add("", role.Rules, s.budget); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", ref.kind, ref.name, err)
 	}
 	s.rules[ref] = atoms
@@ -175,7 +177,7 @@ func (s *side) aggregate(ctx context.Context, name string, rule *rbacv1.Aggregat
 		if err != nil {
 			return err
 		}
-		if err := atoms.union(matched); err != nil {
+		if err := atoms.union(matched, s.budget); err != nil {
 			return fmt.Errorf("ClusterRole %s: %w", name, err)
 		}
 	}
