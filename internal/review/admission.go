@@ -18,10 +18,15 @@ type admissionAtom struct {
 // admissionSet is a set of admission atoms.
 type admissionSet map[admissionAtom]struct{}
 
+// maxAdmissionAtoms is how many atoms a webhook's rules may expand to for
+// the review to compare them atom by atom (which takes time quadratic in
+// their number).
+const maxAdmissionAtoms = 4096
+
 // admissionAtoms expands rules (already defaulted: every rule has a
-// scope).
-func admissionAtoms(rules []admissionregistrationv1.RuleWithOperations) admissionSet {
-	s := admissionSet{}
+// scope); ok is false, and the set partial, past maxAdmissionAtoms.
+func admissionAtoms(rules []admissionregistrationv1.RuleWithOperations) (s admissionSet, ok bool) {
+	s = admissionSet{}
 	for _, r := range rules {
 		scope := string(admissionregistrationv1.AllScopes)
 		if r.Scope != nil {
@@ -31,13 +36,16 @@ func admissionAtoms(rules []admissionregistrationv1.RuleWithOperations) admissio
 			for _, g := range r.APIGroups {
 				for _, v := range r.APIVersions {
 					for _, res := range r.Resources {
+						if len(s) >= maxAdmissionAtoms {
+							return s, false
+						}
 						s[admissionAtom{operation: string(op), group: g, version: v, resource: res, scope: scope}] = struct{}{}
 					}
 				}
 			}
 		}
 	}
-	return s
+	return s, true
 }
 
 // covers reports whether b matches everything a does.

@@ -1,7 +1,7 @@
 package review
 
 import (
-	"fmt"
+	"errors"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -9,7 +9,10 @@ import (
 
 // errTooManyAtoms is returned when a review's rules expand to more than
 // MaxAtoms atoms.
-var errTooManyAtoms = fmt.Errorf("the rules expand to more than %d atoms (apiGroup × resource × verb × resourceName), the bound of a review", MaxAtoms)
+var errTooManyAtoms = errors.New("the RBAC rules expand to more atoms (apiGroup × resource × verb × resourceName) than a review may hold (MaxAtoms)")
+
+// atomLimit is MaxAtoms; tests lower it.
+var atomLimit = MaxAtoms
 
 // atom is the smallest permission: one verb on one resource of one group,
 // of one name or all names ("") in a scope, or one verb on one
@@ -34,7 +37,7 @@ type budget struct {
 }
 
 // newBudget returns a budget of MaxAtoms.
-func newBudget() *budget { return &budget{left: MaxAtoms} }
+func newBudget() *budget { return &budget{left: atomLimit} }
 
 // take spends one atom; it fails once none is left.
 func (b *budget) take() error {

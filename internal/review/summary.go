@@ -37,35 +37,51 @@ func (f findings) stored() *v1alpha2.RevisionReview {
 	}
 }
 
-// summary says what grows, in order: RBAC gains, webhooks, APIServices,
-// CRDs, other cluster-scoped objects, Namespaces, identity needs; cut to
-// maxSummary bytes with "and N more". When nothing grows it counts the
-// objects that change.
+// perKind is how many items of each kind the summary names before "and N
+// more", so that every kind of growth shows.
+const perKind = 3
+
+// summary says what grows, in order: RBAC gains, webhooks, APIServices
+// and CRDs, Namespaces and other cluster-scoped objects, identity needs;
+// at most perKind items of each, cut to maxSummary bytes with "and N
+// more". When nothing grows it counts the objects that change.
 func (f findings) summary() string {
 	if !f.growsPower() {
 		return fmt.Sprintf("grows no power: %d objects added, %d changed, %d removed", len(f.objects.added), len(f.objects.changed), len(f.objects.removed))
 	}
 	var items []string
+	add := func(more string, list []string) {
+		for i, it := range list {
+			if i == perKind {
+				items = append(items, fmt.Sprintf("and %d more %s", len(list)-i, more))
+				return
+			}
+			items = append(items, it)
+		}
+	}
+	var grants, surface, objects []string
 	for _, g := range f.rbac.gained {
-		items = append(items, fmt.Sprintf("grants %s %s", describeSubject(g.subject), describeRule(g.rule)))
+		grants = append(grants, fmt.Sprintf("grants %s %s", describeSubject(g.subject), describeRule(g.rule)))
 	}
 	for _, list := range [][]surfaceChange{f.surface.webhooks, f.surface.apiServices, f.surface.crds} {
 		for _, c := range list {
 			if c.grows() {
-				items = append(items, describeChange(c))
+				surface = append(surface, describeChange(c))
 			}
 		}
 	}
 	for _, p := range f.surface.clusterScoped {
 		switch gk := p.key.groupKind(); {
 		case assessedElsewhere(gk):
-			continue
 		case gk == namespaceGK:
-			items = append(items, "adds Namespace "+p.key.name)
+			objects = append(objects, "adds Namespace "+p.key.name)
 		default:
-			items = append(items, "adds cluster-scoped "+p.key.kind+" "+p.key.name)
+			objects = append(objects, "adds cluster-scoped "+p.key.kind+" "+p.key.name)
 		}
 	}
+	add("grants", grants)
+	add("webhooks, APIServices or CRDs grown", surface)
+	add("cluster-scoped objects added", objects)
 	if len(f.identity.needed) > 0 {
 		items = append(items, describeNeeds(f.identity.needed))
 	}

@@ -248,3 +248,23 @@ func surfaceGrows(s v1alpha2.ReviewAPISurface) bool {
 	}
 	return false
 }
+
+// TestWebhookTooManyToCompare checks that rules expanding past
+// maxAdmissionAtoms are not compared atom by atom: any change is wider.
+func TestWebhookTooManyToCompare(t *testing.T) {
+	var groups, resources []string
+	for i := range 70 {
+		groups = append(groups, fmt.Sprintf("g%d.example.com", i))
+		resources = append(resources, fmt.Sprintf("r%d", i))
+	}
+	rule := func(op string) string {
+		return fmt.Sprintf("{operations: [%s], apiGroups: [%s], apiVersions: [v1], resources: [%s]}", op, strings.Join(groups, ","), strings.Join(resources, ","))
+	}
+	const vwc = "ValidatingWebhookConfiguration"
+	same := compute(t, objs(t, webhookYAML(vwc, rule("CREATE"))), objs(t, webhookYAML(vwc, rule("CREATE"))), nil)
+	diffLines(t, "unchanged", changes(same.APISurface.Webhooks), nil)
+	r := compute(t, objs(t, webhookYAML(vwc, rule("CREATE"))), objs(t, webhookYAML(vwc, rule("DELETE"))), nil)
+	diffLines(t, "changed", changes(r.APISurface.Webhooks), []string{
+		"ValidatingWebhookConfiguration op-hooks/w.example.com Widened: rules change (more than 4096 operation × resource combinations, not compared)",
+	})
+}

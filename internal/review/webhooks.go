@@ -128,6 +128,9 @@ func defaultWebhook(w *webhook) {
 		port := int32(443)
 		s.Port = &port
 	}
+	if len(w.MatchConditions) == 0 {
+		w.MatchConditions = nil
+	}
 	w.NamespaceSelector = nonEmpty(w.NamespaceSelector)
 	w.ObjectSelector = nonEmpty(w.ObjectSelector)
 	for i := range w.Rules {
@@ -149,7 +152,11 @@ func nonEmpty(s *metav1.LabelSelector) *metav1.LabelSelector {
 // describeWebhook says what a new webhook matches and calls.
 func describeWebhook(w *webhook) []string {
 	var d []string
-	for _, r := range compactAdmission(admissionAtoms(w.Rules)) {
+	atoms, ok := admissionAtoms(w.Rules)
+	if !ok {
+		d = append(d, fmt.Sprintf("matches more than %d operation × resource combinations", maxAdmissionAtoms))
+	}
+	for _, r := range compactAdmission(atoms) {
 		d = append(d, "matches "+r)
 	}
 	d = append(d, "failurePolicy "+string(*w.FailurePolicy))
@@ -166,12 +173,21 @@ func describeWebhook(w *webhook) []string {
 // reaches more, Changed when it changes otherwise, "" when it does not.
 func compareWebhooks(old, w *webhook) (v1alpha2.ReviewChange, []string) {
 	var wider, other []string
-	oldAtoms, newAtoms := admissionAtoms(old.Rules), admissionAtoms(w.Rules)
-	for _, r := range compactAdmission(newAtoms.notCoveredBy(oldAtoms)) {
-		wider = append(wider, "now matches "+r)
-	}
-	for _, r := range compactAdmission(oldAtoms.notCoveredBy(newAtoms)) {
-		other = append(other, "no longer matches "+r)
+	oldAtoms, oldOK := admissionAtoms(old.Rules)
+	newAtoms, newOK := admissionAtoms(w.Rules)
+	switch {
+	case !oldOK || !newOK:
+		// Too many to compare: any change counts as wider.
+		if !equality.Semantic.DeepEqual(old.Rules, w.Rules) {
+			wider = append(wider, fmt.Sprintf("rules change (more than %d operation × resource combinations, not compared)", maxAdmissionAtoms))
+		}
+	default:
+		for _, r := range compactAdmission(newAtoms.notCoveredBy(oldAtoms)) {
+			wider = append(wider, "now matches "+r)
+		}
+		for _, r := range compactAdmission(oldAtoms.notCoveredBy(newAtoms)) {
+			other = append(other, "no longer matches "+r)
+		}
 	}
 	if *old.FailurePolicy != *w.FailurePolicy {
 		wider = append(wider, fmt.Sprintf("failurePolicy %s → %s", *old.FailurePolicy, *w.FailurePolicy))
