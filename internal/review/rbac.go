@@ -37,6 +37,9 @@ type rbacFindings struct {
 // a role whose rules change (a revision's role, or a live ClusterRole that
 // aggregates a revision's).
 func reviewRBAC(ctx context.Context, live Live, ps *pairs) (rbacFindings, error) {
+	if !slices.ContainsFunc(ps.list, func(p *pair) bool { return grantsOrHoldsRules(p.key.groupKind()) }) {
+		return rbacFindings{}, nil // nothing of either revision can change who may do what
+	}
 	l := &liveRBAC{live: live, roles: map[roleRef]*unstructured.Unstructured{}}
 	beforeObjs := map[key]*unstructured.Unstructured{}
 	afterObjs := map[key]*unstructured.Unstructured{}
@@ -71,6 +74,16 @@ func reviewRBAC(ctx context.Context, live Live, ps *pairs) (rbacFindings, error)
 		return rbacFindings{}, fmt.Errorf("RBAC after the revision: %w", err)
 	}
 	return diffGrants(was, is), nil
+}
+
+// grantsOrHoldsRules reports whether objects of kind gk hold RBAC rules or
+// grant them.
+func grantsOrHoldsRules(gk schema.GroupKind) bool {
+	switch gk {
+	case roleGK, clusterRoleGK, roleBindingGK, clusterRoleBindingGK, csvGK:
+		return true
+	}
+	return false
 }
 
 // changedRoles returns the roles whose rules differ between the sides:
