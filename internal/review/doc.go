@@ -32,16 +32,39 @@
 //     grant covering a namespace are honoured), so a rule split
 //     differently is no change. Gains and losses are merged back into
 //     compact rules.
-//  5. API surface: admission webhooks added, widened (rules matching more,
-//     failurePolicy, selectors or matchConditions removed or changed,
-//     matchPolicy Equivalent, another service or URL called), changed or
-//     removed; APIServices added, changed or removed; CRDs added, serving
-//     more versions, changing scope or conversion, or removed; new
-//     cluster-scoped objects and Namespaces.
+//  5. API surface: admission webhooks added, widened (rules matching more
+//     operations, resources, versions or scopes; failurePolicy changed;
+//     namespaceSelector, objectSelector or matchConditions removed or
+//     changed; matchPolicy Equivalent; reinvocationPolicy IfNeeded;
+//     another service or URL called), changed otherwise (narrower) or
+//     removed, compared after the API server's defaults and without the
+//     injected caBundle; APIServices added, changed (any spec change but
+//     the caBundle) or removed; CRDs added, widened (new served versions,
+//     scope, conversion), changed (versions no longer served, storage
+//     version) or removed; new cluster-scoped objects and Namespaces.
 //  6. Identity: permissions.Required of the new revision's objects against
-//     that of the active revision's: what the install identity now needs.
+//     that of the active revision's: what the install identity now needs
+//     (everything, when the active revision is not known).
 //  7. Summary and bounds: GrowsPower, a short message of what grew, and
-//     every list cut to its first MaxEntries entries with exact counts.
+//     every list cut to its first MaxEntries entries with exact counts;
+//     GrowsPower and the counts come from every finding, not only those
+//     kept.
+//
+// The power a revision grows is: a rule a subject gains; a webhook,
+// APIService or CRD added or widened; a Namespace or another cluster-scoped
+// object added, except RBAC objects, webhook configurations, APIServices
+// and CRDs, which count by what they grant, match or serve (a registry+v1
+// upgrade renames its ClusterRoles with the CSV's version and grows
+// nothing); a rule the install identity needs and did not.
+//
+// Effective RBAC counts only the bindings the revisions ship and the live
+// bindings to a role whose rules change, not every binding of a subject:
+// a rule a subject also holds through a binding the revisions do not touch
+// is still reported gained. That errs towards asking for approval.
+//
+// A review is bounded in time and memory as well as in size: rules expand
+// to at most MaxAtoms atoms in all (more is an error), and a webhook's
+// rules past a few thousand atoms are compared as written.
 //
 // Registry+v1 bundles need nothing special: package registryv1 renders a
 // CSV's permissions and clusterPermissions into Roles, ClusterRoles and

@@ -65,15 +65,15 @@ func Compute(ctx context.Context, in Input) (*v1alpha2.RevisionReview, error) {
 	}
 	rbac, err := reviewRBAC(ctx, in.Live, ps)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reviewing RBAC: %w", err)
 	}
 	surface, err := reviewSurface(ps)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reviewing the API surface: %w", err)
 	}
 	ident, err := reviewIdentity(active, next)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reviewing the install identity's needs: %w", err)
 	}
 	f := findings{objects: reviewObjects(ps), rbac: rbac, surface: surface, identity: ident}
 	return f.stored(), nil
