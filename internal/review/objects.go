@@ -33,7 +33,7 @@ func reviewObjects(ps *pairs) objectFindings {
 		case p.before == nil:
 			f.added = append(f.added, p)
 		default:
-			paths := changedPaths(comparedFields(p.before), comparedFields(p.after), p.fromLive)
+			paths := changedPaths(comparedFields(p.before, p.key.namespace), comparedFields(p.after, p.key.namespace), p.fromLive)
 			if len(paths) == 0 {
 				f.unchanged++
 				continue
@@ -45,15 +45,20 @@ func reviewObjects(ps *pairs) objectFindings {
 }
 
 // comparedFields returns the fields of u a review compares: without status
-// and the metadata the API server writes, and for a Secret with each
-// stringData key folded into data as the API server stores it, so that
-// moving a key between the two is no change.
-func comparedFields(u *unstructured.Unstructured) map[string]any {
+// and the metadata the API server writes, in the namespace it is placed in
+// (so that a namespace written out or left to the install namespace is no
+// change), and for a Secret with each stringData key folded into data as
+// the API server stores it, so that moving a key between the two is no
+// change.
+func comparedFields(u *unstructured.Unstructured, namespace string) map[string]any {
 	m := runtime.DeepCopyJSON(u.Object)
 	delete(m, "status")
 	if md, ok := m["metadata"].(map[string]any); ok {
-		for _, f := range []string{"creationTimestamp", "resourceVersion", "uid", "generation", "managedFields", "selfLink"} {
+		for _, f := range []string{"creationTimestamp", "resourceVersion", "uid", "generation", "managedFields", "selfLink", "namespace"} {
 			delete(md, f)
+		}
+		if namespace != "" {
+			md["namespace"] = namespace
 		}
 	}
 	if u.GroupVersionKind().GroupKind() == secretGK {

@@ -99,6 +99,12 @@ status: {replicas: 1}
 			changed: []string{"Deployment.apps op/op Live: spec.replicas, spec.template.spec.containers[name=manager].image"},
 		},
 		{
+			name:      "a namespace written out as the install namespace is no change",
+			active:    []string{cm("a", "1")},
+			next:      []string{strings.Replace(cm("a", "1"), "{name: a}", "{name: a, namespace: op}", 1)},
+			unchanged: 1,
+		},
+		{
 			name:      "a Secret's stringData moved to data is no change",
 			active:    []string{secret(nil, map[string]string{"password": "hunter2"})},
 			next:      []string{secret(map[string]string{"password": "hunter2"}, nil)},
