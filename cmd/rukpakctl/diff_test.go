@@ -76,7 +76,7 @@ spec:
 `, replicas, image)
 }
 
-// installed is a BundleDeployment installed as the manager installs it:
+// installedBD is a BundleDeployment installed as the manager installs it:
 // its objects applied by the apply engine with rukpak's field manager and
 // keys, and recorded in its inventory.
 type installedBD struct {
