@@ -110,6 +110,9 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer, arg str
 	if err != nil {
 		return 0, err
 	}
+	if err := fillCerts(ctx, stderr, cl.client, in.bd.Spec.InstallNamespace, objs); err != nil {
+		return 0, err
+	}
 	engine := newDiffEngine(cl)
 	plan, err := engine.Prepare(objs, in.bd.Spec.InstallNamespace, apply.Owner{Name: own.name, Revision: own.revision, UID: own.uid})
 	if err != nil {

@@ -1,10 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/servingcert"
 )
 
 // engineKeys are the labels and annotations the manager's apply engine
@@ -52,4 +60,29 @@ func driftIgnoreRules(in []v1alpha2.DriftIgnoreRule) ([]apply.IgnoreRule, error)
 		out = append(out, rule)
 	}
 	return out, nil
+}
+
+// fillCerts completes objs with the serving certificates they ask for
+// (registry+v1 webhooks and API services), as the manager does: the live
+// certificate Secrets of namespace, read with r, are kept while good, and
+// new certificates are issued where they are missing or due (a change the
+// diff shows). A user who may not read those Secrets is told that the
+// certificates shown are new ones.
+func fillCerts(ctx context.Context, stderr io.Writer, r client.Reader, namespace string, objs []*unstructured.Unstructured) error {
+	names := servingcert.Requested(objs, namespace)
+	if len(names) == 0 {
+		return nil
+	}
+	live, err := servingcert.Load(ctx, r, namespace, names)
+	if apierrors.IsForbidden(err) {
+		fmt.Fprintf(stderr, "note: the serving certificate Secrets of namespace %s cannot be read (%v): new certificates are shown\n", namespace, err)
+		live, err = servingcert.Live{}, nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := servingcert.Fill(objs, namespace, live, time.Now(), servingcert.DefaultOptions()); err != nil {
+		return fmt.Errorf("serving certificates: %w", err)
+	}
+	return nil
 }

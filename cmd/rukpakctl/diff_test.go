@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,8 +21,11 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/builtins"
 	"github.com/rukpak/rukpak/internal/controller/bundledeployment"
 	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/servingcert"
+	"github.com/rukpak/rukpak/internal/values"
 )
 
 // update rewrites the golden files of diff's output:
@@ -86,22 +90,6 @@ type installedBD struct {
 
 func installForDiff(t *testing.T, files map[string]string) installedBD {
 	t.Helper()
-	ctx := context.Background()
-	ns := testEnv.Namespace(t, "diff")
-	name := ns // unique too
-	bd := &v1alpha2.BundleDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha2.BundleDeploymentSpec{
-			ProvisionerClassName: v1alpha2.ClassPlain,
-			InstallNamespace:     ns,
-			Sources:              []v1alpha2.BundleSource{imageRev(1)},
-		},
-	}
-	if err := testEnv.Client.Create(ctx, bd); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = testEnv.Client.Delete(context.Background(), bd) })
-
 	var objs []*unstructured.Unstructured
 	for _, doc := range files {
 		u := &unstructured.Unstructured{}
@@ -110,6 +98,28 @@ func installForDiff(t *testing.T, files map[string]string) installedBD {
 		}
 		objs = append(objs, u)
 	}
+	ns := testEnv.Namespace(t, "diff")
+	return installObjects(t, ns, v1alpha2.ClassPlain, objs)
+}
+
+// installObjects installs objs as BundleDeployment ns (of class) into
+// namespace ns.
+func installObjects(t *testing.T, ns, class string, objs []*unstructured.Unstructured) installedBD {
+	t.Helper()
+	ctx := context.Background()
+	name := ns // unique too
+	bd := &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha2.BundleDeploymentSpec{
+			ProvisionerClassName: class,
+			InstallNamespace:     ns,
+			Sources:              []v1alpha2.BundleSource{imageRev(1)},
+		},
+	}
+	if err := testEnv.Client.Create(ctx, bd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = testEnv.Client.Delete(context.Background(), bd) })
 	engine := managerEngine(t)
 	plan, err := engine.Prepare(objs, ns, apply.Owner{Name: name, Revision: name + "-r1", UID: bd.UID})
 	if err != nil {
@@ -122,8 +132,10 @@ func installForDiff(t *testing.T, files map[string]string) installedBD {
 	if err := store.Save(ctx, inventory.Owner{Name: name, UID: bd.UID}, plan.IDs()); err != nil {
 		t.Fatal(err)
 	}
-	file := bdFile(t, name, ns, "", "  - type: image\n    image: {ref: quay.io/example/op:v1}\n")
-	return installedBD{bd: bd, file: file}
+	manifest := fmt.Sprintf("apiVersion: core.rukpak.io/v1alpha2\nkind: BundleDeployment\nmetadata: {name: %s}\nspec:\n  provisionerClassName: %s\n  installNamespace: %s\n  sources:\n  - type: image\n    image: {ref: quay.io/example/op:v1}\n", name, class, ns)
+	dir := t.TempDir()
+	writeFile(t, dir, "bd.yaml", manifest)
+	return installedBD{bd: bd, file: filepath.Join(dir, "bd.yaml")}
 }
 
 // managerEngine is an apply engine set up as the manager's.
@@ -287,6 +299,38 @@ func TestDiffWithoutTheInventory(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// TestDiffKeepsLiveServingCertificates: the serving certificates of a
+// registry+v1 bundle's webhooks are filled in from the live Secrets, as the
+// manager fills them, so an unchanged bundle shows no differences.
+func TestDiffKeepsLiveServingCertificates(t *testing.T) {
+	ctx := context.Background()
+	dir := repoPath("internal", "format", "registryv1", "testdata", "bundles", "admission-operator")
+	ns := testEnv.Namespace(t, "diff-certs")
+	prov, err := builtinForClass(v1alpha2.ClassRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := builtins.FormatConfig(prov, ns, ns, nil, values.Resolved{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := prov.Format.Objects(ctx, os.DirFS(dir), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(servingcert.Requested(objs, ns)) == 0 {
+		t.Fatal("the bundle asks for no serving certificate: the test tests nothing")
+	}
+	if err := fillCerts(ctx, io.Discard, testEnv.Client, ns, objs); err != nil {
+		t.Fatal(err)
+	}
+	inst := installObjects(t, ns, v1alpha2.ClassRegistry, objs)
+	stdout, stderr, status, err := diff(t, inst.file, "--content", dir, "--kubeconfig", kubeconfig(t))
+	if status != 0 || err != nil {
+		t.Fatalf("exit status %d (err %v), want 0:\n%s\nstderr:\n%s", status, err, stdout, stderr)
 	}
 }
 
