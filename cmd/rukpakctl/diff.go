@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -56,6 +57,10 @@ before the apply creates what they need (a kind a CRD of the bundle
 defines, a namespace not there yet, a binding of a role of the bundle, an
 object replaced because a field that cannot change does) are shown as
 they would be sent, and a note on stderr says which.
+
+Helm hooks are shown when the manager would run them: install hooks for a
+first install, upgrade hooks for a new revision, none for the active
+revision applied again.
 
 The content is rendered offline, as by rukpakctl render: Helm's lookup
 finds nothing (a note on stderr says when the chart calls it), whereas on
@@ -125,15 +130,27 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer, arg str
 	if err != nil {
 		return 0, err
 	}
-	plan.WithIgnored(append(rules, plan.AutoscalerRules()...))
+	plan.WithIgnored(append(rules, plan.AutoscalerRules()...)).RunHooks(own.hooks)
 	previews, err := engine.DryRun(ctx, plan)
 	if err != nil {
 		return 0, err
 	}
 	diffs := make([]objdiff.Object, 0, len(previews))
+	var hooks []string
 	for _, pv := range previews {
+		if pv.RunOnce && pv.Live == nil && own.sameRevision {
+			// It ran for this revision and removed itself; the
+			// manager does not create it again.
+			continue
+		}
+		if pv.Hook {
+			hooks = append(hooks, pv.ID.String())
+		}
 		noteUnusual(stderr, engine, own, pv)
 		diffs = append(diffs, objdiff.Object{Name: nameOf(pv.ID), Live: pv.Live, Merged: pv.Merged})
+	}
+	if len(hooks) > 0 {
+		fmt.Fprintf(stderr, "note: Helm hook(s) %s run during the apply, and their delete policy may remove them afterwards\n", strings.Join(hooks, ", "))
 	}
 	removed, err := removedObjects(ctx, stderr, cl, engine, own, plan.IDs())
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/pkg/format"
@@ -41,6 +42,13 @@ type owner struct {
 	// release is the revision as a Helm chart sees it: its number, and
 	// whether it upgrades an installed one.
 	release format.Release
+	// hooks are the Helm hooks the manager runs when it applies the
+	// revision: install hooks for a first install, upgrade hooks for a
+	// new revision over an installed one, none for the active revision
+	// applied again (sameRevision).
+	hooks apply.HookRun
+	// sameRevision is set when the revision is the active one.
+	sameRevision bool
 	// collisionProtection is the spec's policy for objects that exist and
 	// are not the BundleDeployment's.
 	collisionProtection v1alpha2.CollisionProtection
@@ -53,7 +61,7 @@ type owner struct {
 // BundleDeployment read by name, its newest Bundle (the content diff
 // renders), else the next one.
 func ownerOf(ctx context.Context, cl *cluster, in input) (owner, error) {
-	o := owner{name: in.bd.Name, installNamespace: in.bd.Spec.InstallNamespace, revision: nextRevision, collisionProtection: in.bd.Spec.CollisionProtection,
+	o := owner{name: in.bd.Name, installNamespace: in.bd.Spec.InstallNamespace, revision: nextRevision, hooks: apply.HooksInstall, collisionProtection: in.bd.Spec.CollisionProtection,
 		deleteCRDs: in.bd.Spec.DeletionPolicy != nil && in.bd.Spec.DeletionPolicy.CRDs == v1alpha2.CRDDeletionPolicyDelete}
 	live := in.bd
 	if !in.onCluster {
@@ -72,10 +80,16 @@ func ownerOf(ctx context.Context, cl *cluster, in input) (owner, error) {
 		return o, err
 	}
 	active := live.Status.ActiveBundle
+	if active != "" {
+		o.hooks = apply.HooksUpgrade
+	}
 	if in.onCluster && len(revs) > 0 {
 		newest := &revs[len(revs)-1]
 		o.revision = newest.Name
 		o.release = format.Release{IsUpgrade: active != "" && active != newest.Name, Revision: max(1, ownership.RevisionNumber(newest))}
+		if newest.Name == active {
+			o.sameRevision, o.hooks = true, apply.HooksNone
+		}
 		return o, nil
 	}
 	highest := 0

@@ -334,6 +334,76 @@ func TestDiffKeepsLiveServingCertificates(t *testing.T) {
 	}
 }
 
+// TestDiffHooksAndRunOnceJobs: the active revision diffed by name runs no
+// hook and does not create again a Job that ran and removed itself; a new
+// revision over it runs upgrade hooks only, and creates the Job again.
+func TestDiffHooksAndRunOnceJobs(t *testing.T) {
+	ctx := context.Background()
+	files := map[string]string{
+		"settings.yaml":     diffBundleV1["settings.yaml"],
+		"install-hook.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: install-hook\n  annotations: {helm.sh/hook: pre-install}\n",
+		"upgrade-hook.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upgrade-hook\n  annotations: {helm.sh/hook: pre-upgrade}\n",
+		"migrate.yaml": `apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+spec:
+  ttlSecondsAfterFinished: 60
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: registry.k8s.io/pause:3.10}]
+`,
+	}
+	inst := installForDiff(t, files)
+	bd, ns := inst.bd, inst.bd.Spec.InstallNamespace
+	// The Job ran and its TTL removed it.
+	job := &unstructured.Unstructured{}
+	job.SetAPIVersion("batch/v1")
+	job.SetKind("Job")
+	job.SetNamespace(ns)
+	job.SetName("migrate")
+	if err := testEnv.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	// The installed revision is the active one.
+	b := &v1alpha2.Bundle{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            bd.Name + "-r1",
+			Labels:          map[string]string{v1alpha2.LabelBundleDeployment: bd.Name, v1alpha2.LabelRevision: "1"},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(bd, v1alpha2.GroupVersion.WithKind(v1alpha2.BundleDeploymentKind))},
+		},
+		Spec: v1alpha2.BundleSpec{ProvisionerClassName: v1alpha2.ClassPlain, Sources: bd.Spec.Sources},
+	}
+	if err := testEnv.Client.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	bd.Status.ActiveBundle = b.Name
+	if err := testEnv.Client.Status().Update(ctx, bd); err != nil {
+		t.Fatal(err)
+	}
+	kc, content := kubeconfig(t), bundleDir(t, files)
+
+	stdout, stderr, status, err := diff(t, bd.Name, "--content", content, "--kubeconfig", kc)
+	if status != 0 {
+		t.Fatalf("the active revision by name: exit status %d (err %v), want 0:\n%s\nstderr:\n%s", status, err, stdout, stderr)
+	}
+	stdout, stderr, status, err = diff(t, inst.file, "--content", content, "--kubeconfig", kc)
+	if status != 1 {
+		t.Fatalf("a new revision: exit status %d (err %v), want 1:\n%s\nstderr:\n%s", status, err, stdout, stderr)
+	}
+	for _, want := range []string{"live/batch.v1.Job." + ns + ".migrate", "+    core.rukpak.io/revision: (next revision)\n", "live/v1.ConfigMap." + ns + ".upgrade-hook"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the diff lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "install-hook") {
+		t.Errorf("an install hook shows in an upgrade:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "note: Helm hook(s) ConfigMap "+ns+"/upgrade-hook run during the apply") {
+		t.Errorf("stderr does not note the hook:\n%s", stderr)
+	}
+}
+
 // TestEngineKeysAreTheManagers: diff labels objects as the manager does.
 func TestEngineKeysAreTheManagers(t *testing.T) {
 	if !reflect.DeepEqual(engineKeys, bundledeployment.EngineKeys) {

@@ -31,13 +31,19 @@ type Preview struct {
 	// NotDryRun, when set, says why Merged is not the answer of a
 	// dry-run.
 	NotDryRun string
+	// Hook is set for a Helm hook that Apply runs (see Plan.RunHooks).
+	Hook bool
+	// RunOnce is set for a Job that removes itself once it finished (see
+	// Entry.RunOnce).
+	RunOnce bool
 }
 
 // DryRun server-side applies every object of p as a dry-run (DryRun: All),
 // as Apply would write it — the engine's field manager, conflicts forced,
 // fields other controllers own as the live object holds them — and
 // returns, in p's order, each object as it is and as the API server says
-// it would be. Nothing is written.
+// it would be. Hooks that Apply would not run (see RunHooks) are left out,
+// as Apply leaves them. Nothing is written.
 //
 // Some objects cannot be dry-run before the apply creates what they need;
 // their Merged is the plan's object (not defaulted by the API server) and
@@ -54,9 +60,11 @@ func (e *Engine) DryRun(ctx context.Context, p *Plan) ([]Preview, error) {
 		return nil, err
 	}
 	out := make([]Preview, len(p.items))
-	idx := make([]int, len(p.items))
-	for i := range idx {
-		idx[i] = i
+	var idx []int
+	for i, it := range p.items {
+		if runs(it, p.hookRun) {
+			idx = append(idx, i)
+		}
 	}
 	var mu sync.Mutex
 	var errs []error
@@ -77,7 +85,11 @@ func (e *Engine) DryRun(ctx context.Context, p *Plan) ([]Preview, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	previews := make([]Preview, 0, len(idx))
+	for _, i := range idx {
+		previews = append(previews, out[i])
+	}
+	return previews, nil
 }
 
 // missingNamespaces returns the namespaces of p's objects that do not
@@ -106,7 +118,7 @@ func (e *Engine) missingNamespaces(ctx context.Context, p *Plan) (map[string]boo
 
 // dryRunOne previews one object (see DryRun).
 func (e *Engine) dryRunOne(ctx context.Context, p *Plan, it item, missingNS map[string]bool) (Preview, error) {
-	pv := Preview{ID: it.id}
+	pv := Preview{ID: it.id, Hook: it.hook != nil, RunOnce: it.runOnce}
 	asSent := func(why string) (Preview, error) {
 		pv.Merged, pv.NotDryRun = it.obj.DeepCopy(), why
 		return pv, nil

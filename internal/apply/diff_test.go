@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -196,5 +198,51 @@ func TestPrunable(t *testing.T) {
 	}
 	if !exists(t, "v1", "ConfigMap", ns, "mine") {
 		t.Error("Prunable deleted an object")
+	}
+}
+
+// TestDryRunHooks: hooks are previewed only when Apply would run them,
+// and say that they are hooks.
+func TestDryRunHooks(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t)
+	ns := envtest.UniqueName("dryrun-hooks")
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	hook := func(name, events string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  annotations: {helm.sh/hook: " + events + "}\n"
+	}
+	docs := []string{cm("plain", ns, "1"), hook("on-install", "pre-install"), hook("on-upgrade", "post-upgrade")}
+	for _, tt := range []struct {
+		name string
+		run  apply.HookRun
+		want string
+	}{
+		{name: "no hooks", run: apply.HooksNone, want: "plain"},
+		{name: "install hooks", run: apply.HooksInstall, want: "plain,on-install(hook)"},
+		{name: "upgrade hooks", run: apply.HooksUpgrade, want: "plain,on-upgrade(hook)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := e.Prepare(objs(t, docs...), ns, apply.Owner{Name: "o", Revision: "o-1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			previews, err := e.DryRun(ctx, p.RunHooks(tt.run))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, pv := range previews {
+				name := pv.ID.Name
+				if pv.Hook {
+					name += "(hook)"
+				}
+				got = append(got, name)
+			}
+			if strings.Join(got, ",") != tt.want {
+				t.Errorf("previewed %v, want %s", got, tt.want)
+			}
+		})
 	}
 }
