@@ -107,33 +107,58 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer, arg str
 	if err != nil {
 		return 0, err
 	}
-	own, err := ownerOf(ctx, cl, in)
+	own, err := ownerOf(ctx, stderr, cl, in)
 	if err != nil {
-		return 0, err
-	}
-	objs, err := o.render(ctx, stderr, cl, in, own.release)
-	if err != nil {
-		return 0, err
-	}
-	if err := fillCerts(ctx, stderr, cl.client, in.bd.Spec.InstallNamespace, objs); err != nil {
 		return 0, err
 	}
 	engine := newDiffEngine(cl)
-	plan, err := engine.Prepare(objs, in.bd.Spec.InstallNamespace, apply.Owner{Name: own.name, Revision: own.revision, UID: own.uid})
+	plan, err := o.plan(ctx, stderr, cl, engine, in, own)
 	if err != nil {
 		return 0, err
+	}
+	diffs, err := appliedObjects(ctx, stderr, engine, own, plan)
+	if err != nil {
+		return 0, err
+	}
+	removed, err := removedObjects(ctx, stderr, cl, engine, own, plan.IDs())
+	if err != nil {
+		return 0, err
+	}
+	return objdiff.Write(stdout, append(diffs, removed...))
+}
+
+// plan renders in.bd's content and prepares it as the manager would apply
+// it as revision own.revision: serving certificates filled, objects
+// placed and labelled, fields others own kept as they are live, and the
+// hooks of own.hooks run.
+func (o *diffOptions) plan(ctx context.Context, stderr io.Writer, cl *cluster, engine *apply.Engine, in input, own owner) (*apply.Plan, error) {
+	objs, err := o.render(ctx, stderr, cl, in, own.release)
+	if err != nil {
+		return nil, err
+	}
+	if err := fillCerts(ctx, stderr, cl.client, in.bd.Spec.InstallNamespace, objs); err != nil {
+		return nil, err
+	}
+	plan, err := engine.Prepare(objs, in.bd.Spec.InstallNamespace, apply.Owner{Name: own.name, Revision: own.revision, UID: own.uid})
+	if err != nil {
+		return nil, err
 	}
 	for _, id := range plan.Skipped() {
 		fmt.Fprintf(stderr, "note: %s is optional and its kind is not served: left out, as the manager leaves it out\n", id)
 	}
 	rules, err := driftIgnoreRules(in.bd.Spec.DriftIgnore)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	plan.WithIgnored(append(rules, plan.AutoscalerRules()...)).RunHooks(own.hooks)
+	return plan.WithIgnored(append(rules, plan.AutoscalerRules()...)).RunHooks(own.hooks), nil
+}
+
+// appliedObjects dry-runs plan and returns each object the manager would
+// write, as it is and as it would be.
+func appliedObjects(ctx context.Context, stderr io.Writer, engine *apply.Engine, own owner, plan *apply.Plan) ([]objdiff.Object, error) {
 	previews, err := engine.DryRun(ctx, plan)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	diffs := make([]objdiff.Object, 0, len(previews))
 	var hooks []string
@@ -152,12 +177,7 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer, arg str
 	if len(hooks) > 0 {
 		fmt.Fprintf(stderr, "note: Helm hook(s) %s run during the apply, and their delete policy may remove them afterwards\n", strings.Join(hooks, ", "))
 	}
-	removed, err := removedObjects(ctx, stderr, cl, engine, own, plan.IDs())
-	if err != nil {
-		return 0, err
-	}
-	diffs = append(diffs, removed...)
-	return objdiff.Write(stdout, diffs)
+	return diffs, nil
 }
 
 // noteUnusual notes on stderr what the diff of pv does not show: that it

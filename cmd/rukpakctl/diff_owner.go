@@ -60,7 +60,7 @@ type owner struct {
 // when it was read by name) and the revision in.bd's spec would be: for a
 // BundleDeployment read by name, its newest Bundle (the content diff
 // renders), else the next one.
-func ownerOf(ctx context.Context, cl *cluster, in input) (owner, error) {
+func ownerOf(ctx context.Context, stderr io.Writer, cl *cluster, in input) (owner, error) {
 	o := owner{name: in.bd.Name, installNamespace: in.bd.Spec.InstallNamespace, revision: nextRevision, hooks: apply.HooksInstall, collisionProtection: in.bd.Spec.CollisionProtection,
 		deleteCRDs: in.bd.Spec.DeletionPolicy != nil && in.bd.Spec.DeletionPolicy.CRDs == v1alpha2.CRDDeletionPolicyDelete}
 	live := in.bd
@@ -76,6 +76,10 @@ func ownerOf(ctx context.Context, cl *cluster, in input) (owner, error) {
 	}
 	o.uid = live.UID
 	revs, err := revisionsOf(ctx, cl.client, live)
+	if apierrors.IsForbidden(err) {
+		fmt.Fprintf(stderr, "note: the revisions (Bundles) of BundleDeployment %s cannot be listed (%v): the spec is diffed as a new revision\n", o.name, err)
+		revs, err = nil, nil
+	}
 	if err != nil {
 		return o, err
 	}
