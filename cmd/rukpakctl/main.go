@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -38,7 +39,36 @@ func main() {
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "rukpakctl:", err)
-		os.Exit(1)
+		code, msg := exitStatus(err)
+		if msg != nil {
+			fmt.Fprintln(os.Stderr, "rukpakctl:", msg)
+		}
+		os.Exit(code)
 	}
+}
+
+// exitError ends rukpakctl with status code; err, when set, is printed
+// first.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// exitStatus returns the status rukpakctl ends with for err (non-nil), and
+// the error to print (nil for none).
+func exitStatus(err error) (int, error) {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code, ee.err
+	}
+	return 1, err
 }

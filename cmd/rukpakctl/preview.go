@@ -2,36 +2,23 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/builtins"
-	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/permissions"
-	"github.com/rukpak/rukpak/internal/values"
-	"github.com/rukpak/rukpak/pkg/provisioner"
+	"github.com/rukpak/rukpak/pkg/format"
 )
 
 func init() { register(newPreviewCmd) }
 
 // previewOptions are the flags of `rukpakctl preview`.
 type previewOptions struct {
-	kubeconfig     string
-	context        string
-	cf             contentFlags
-	content        string
+	inputFlags
 	serviceAccount string
 	output         string
 	all            bool
@@ -71,13 +58,10 @@ spec.serviceAccount, or no permission to create SubjectAccessReviews).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&o.context, "context", "", "kubeconfig context (default the current one)")
-	f.StringVar(&o.content, "content", "", "the bundle: DIR, FILE.tgz or IMAGE (default: the newest Bundle of NAME, or FILE's only image source)")
+	o.inputFlags.add(f)
 	f.StringVar(&o.serviceAccount, "service-account", "", "check this ServiceAccount of installNamespace instead of spec.serviceAccount")
 	f.StringVarP(&o.output, "output", "o", "", "yaml: print only the RBAC objects granting what is missing")
 	f.BoolVar(&o.all, "all", false, "with -o yaml, grant every required rule, not only the missing ones")
-	o.cf.add(f)
 	return cmd
 }
 
@@ -93,31 +77,18 @@ func (e *missingError) Error() string {
 	return fmt.Sprintf("%s lacks %d rule(s) BundleDeployment %s needs", e.subject, e.missing, e.bd)
 }
 
-// cluster is the API server preview talks to.
-type cluster struct {
-	client    client.Client
-	clientset kubernetes.Interface
-	cfg       *rest.Config
-}
-
 // run previews BundleDeployment arg (a name or a file).
 func (o *previewOptions) run(ctx context.Context, stdout, stderr io.Writer, arg string) error {
-	fromFile := isFile(arg)
-	cl, err := o.connect(stderr, !fromFile)
+	cl, err := o.connect(stderr, !isFile(arg))
 	if err != nil {
 		return err
 	}
-	var bd *v1alpha2.BundleDeployment
-	if fromFile {
-		bd, err = readBundleDeployment(arg)
-	} else {
-		bd, err = getBundleDeployment(ctx, cl.client, arg)
-	}
+	in, err := read(ctx, cl, arg)
 	if err != nil {
 		return err
 	}
-
-	objs, err := o.render(ctx, cl, bd, !fromFile)
+	bd := in.bd
+	objs, err := o.render(ctx, stderr, cl, in, format.Release{})
 	if err != nil {
 		return err
 	}
@@ -165,108 +136,4 @@ func (o *previewOptions) run(ctx context.Context, stdout, stderr io.Writer, arg 
 		return &missingError{subject: *r.subject, bd: bd.Name, missing: len(r.missing)}
 	}
 	return nil
-}
-
-// isFile reports whether arg names a file (rather than a BundleDeployment).
-func isFile(arg string) bool {
-	info, err := os.Stat(arg)
-	return err == nil && !info.IsDir()
-}
-
-// connect reaches the cluster of the kubeconfig. Without need, a cluster
-// that cannot be reached is noted on stderr and nil is returned.
-func (o *previewOptions) connect(stderr io.Writer, need bool) (*cluster, error) {
-	cl, err := o.dial()
-	if err == nil {
-		return cl, nil
-	}
-	if need {
-		return nil, err
-	}
-	fmt.Fprintf(stderr, "note: working without a cluster: %v\n", err)
-	return nil, nil
-}
-
-// dial builds clients from the kubeconfig and checks that the API server
-// answers.
-func (o *previewOptions) dial() (*cluster, error) {
-	cfg, err := loadConfig(o.kubeconfig, o.context)
-	if err != nil {
-		return nil, err
-	}
-	// One SubjectAccessReview per resource and verb: do not throttle them.
-	cfg.QPS, cfg.Burst = 50, 100
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("creating clientset for %s: %w", cfg.Host, err)
-	}
-	if _, err := cs.Discovery().ServerVersion(); err != nil {
-		return nil, fmt.Errorf("reaching %s: %w", cfg.Host, err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme()})
-	if err != nil {
-		return nil, fmt.Errorf("creating client for %s: %w", cfg.Host, err)
-	}
-	return &cluster{client: c, clientset: cs, cfg: cfg}, nil
-}
-
-// render renders bd's content with its class and spec.config; onCluster
-// says bd was read from the cluster (and has Bundles there).
-func (o *previewOptions) render(ctx context.Context, cl *cluster, bd *v1alpha2.BundleDeployment, onCluster bool) ([]*unstructured.Unstructured, error) {
-	prov, err := provisionerFor(ctx, cl, bd.Spec.ProvisionerClassName)
-	if err != nil {
-		return nil, err
-	}
-	if err := prov.CheckConfig(bd.Spec.Config); err != nil {
-		return nil, err
-	}
-	var reader client.Reader
-	var info *clusterinfo.Reader
-	if cl != nil {
-		reader = cl.client
-		info = clusterinfo.New(cl.clientset.Discovery(), 0)
-	} else if bd.Spec.Config != nil && len(bd.Spec.Config.ValuesFrom) > 0 {
-		return nil, errors.New("spec.config.valuesFrom is read from the cluster, which cannot be reached")
-	}
-	vals, err := values.Resolve(ctx, reader, v1alpha2.SystemNamespace, bd.Spec.Config)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := builtins.FormatConfig(prov, bd.Name, bd.Spec.InstallNamespace, bd.Spec.Config, vals, info)
-	if err != nil {
-		return nil, err
-	}
-
-	ref, cleanupRef, err := o.contentRef(ctx, cl, bd, onCluster)
-	if err != nil {
-		return nil, err
-	}
-	defer cleanupRef()
-	dir, cleanup, err := fetch(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
-	objs, err := prov.Format.Objects(ctx, os.DirFS(dir), cfg)
-	if err != nil {
-		return nil, fmt.Errorf("rendering %s as %s: %w", ref, bd.Spec.ProvisionerClassName, err)
-	}
-	return objs, nil
-}
-
-// provisionerFor returns the built-in provisioner of class, looking the
-// class up on the cluster when it is not one of the built-in names.
-func provisionerFor(ctx context.Context, cl *cluster, class string) (provisioner.Provisioner, error) {
-	prov, err := builtinForClass(class)
-	if err == nil || cl == nil {
-		return prov, err
-	}
-	prov, ok, lookupErr := builtins.Builtin().ForClass(ctx, cl.client, class)
-	if lookupErr != nil {
-		return prov, lookupErr
-	}
-	if !ok {
-		return prov, fmt.Errorf("ProvisionerClass %q does not exist or is not served by a built-in provisioner", class)
-	}
-	return prov, nil
 }

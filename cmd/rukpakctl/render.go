@@ -114,7 +114,8 @@ func (o *renderOptions) run(ctx context.Context, out, stderr io.Writer, ref stri
 // maxNotedLookups is how many lookups the note of renderOffline names.
 const maxNotedLookups = 3
 
-// renderOffline renders without a cluster: lookup finds nothing, as in
+// renderOffline renders without asking the cluster (render has none;
+// preview and diff do not answer lookups): lookup finds nothing, as in
 // helm template. To tell a chart that calls lookup, it first renders
 // with an empty set of answers (format.Config.Lookups non-nil), which such
 // a chart answers with the lookups it needs; it then notes them on stderr
@@ -134,7 +135,7 @@ func renderOffline(ctx context.Context, stderr io.Writer, f format.Format, fsys 
 	if more := len(needed.Queries) - len(names); more > 0 {
 		names = append(names, fmt.Sprintf("%d more", more))
 	}
-	fmt.Fprintf(stderr, "note: rendered without a cluster, lookup finds nothing, as in helm template: the chart calls %s\n",
+	fmt.Fprintf(stderr, "note: rendered offline, lookup finds nothing, as in helm template: the chart calls %s\n",
 		strings.Join(names, ", "))
 	cfg.Lookups = nil
 	return f.Objects(ctx, fsys, cfg)

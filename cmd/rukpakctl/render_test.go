@@ -58,7 +58,7 @@ func TestRender(t *testing.T) {
 			want: []string{"apiVersion:"}},
 		{name: "a chart calling lookup: noted, lookup finds nothing",
 			args: []string{repoPath("internal", "format", "helm", "testdata", "charts", "capabilities")},
-			want: []string{`note: rendered without a cluster, lookup finds nothing, as in helm template: the chart calls lookup "v1" "Secret" "default" "anything"`,
+			want: []string{`note: rendered offline, lookup finds nothing, as in helm template: the chart calls lookup "v1" "Secret" "default" "anything"`,
 				`lookup: "0"`, `revision: "1"`}},
 		{name: "a chart without lookup: no note", args: []string{chart}, notWant: []string{"note:"}},
 		{name: "explicit class name", args: []string{chart, "--class", "core-rukpak-io-helm"}, want: []string{"name: release-worker"}},

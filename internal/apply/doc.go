@@ -46,6 +46,10 @@
 // Every write returns a ChangeSet saying what happened to each object
 // (created, configured, unchanged, deleted, kept).
 //
+// DryRun and Prunable write nothing: they tell what Apply would make of a
+// plan's objects (each as it is and as a server-side apply dry-run says it
+// would be) and which objects Prune would delete, for rukpakctl diff.
+//
 // # Errors
 //
 // A failure the engine understood is an *Error with a Code (CodeRefused,
@@ -78,6 +82,7 @@
 //   - wait.go: the wait for CRDs to be Established;
 //   - collision.go, writeback.go: which existing objects a plan may take;
 //   - prune.go, writeback.go: Prune, and ClusterRoles written back;
+//   - diff.go: DryRun and Prunable, Apply and Prune without writing;
 //   - ignore.go: fields other controllers own (drift ignore rules);
 //   - namespace.go: the install namespace;
 //   - classify.go, errors.go: which API errors are terminal, and the
