@@ -169,6 +169,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) {
 		if bd, ok := obj.(*v1alpha2.BundleDeployment); ok {
 			r.flights.supersede(bd)
+			// The cache shows this process's own status write now.
+			r.mem.dropOwnStatus(bd.Name, bd.ResourceVersion)
 		}
 	}}); err != nil {
 		return fmt.Errorf("watching BundleDeployments for superseded reconciles: %w", err)
@@ -353,6 +355,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, bd *v1alph
 		}
 	}
 
+	// The cache may not show the status this process wrote last.
+	r.catchUpStatus(bd)
 	s := &scope{bd: bd, prov: prov, written: bd.Status.DeepCopy()}
 	defer func() {
 		if superseded() {
@@ -405,6 +409,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, orig *v1alpha2.B
 		}
 		return fmt.Errorf("patching status: %w", err)
 	}
+	r.statusWritten(bd, base.ResourceVersion)
 	return nil
 }
 
