@@ -212,3 +212,49 @@ func TestConversions(t *testing.T) {
 		t.Fatalf("acceptedCRDFindings round trip through v1alpha1:\n%s\n%s", a, b)
 	}
 }
+
+// A revision born complete (spec.unpacked, status not written) shows in
+// v1alpha1 as v1alpha1 reported it in status: Unpacked, its pinned source,
+// its content URL; a round trip through v1alpha1 gives it back as it was,
+// with nothing added to its status.
+func TestBornCompleteBundle(t *testing.T) {
+	src := v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{Ref: "a@sha256:" + strings.Repeat("a", 64)}}
+	born := &v1alpha2.Bundle{
+		ObjectMeta: metav1.ObjectMeta{Name: "app-0123456789"},
+		Spec: v1alpha2.BundleSpec{ProvisionerClassName: "core-rukpak-io-plain", Sources: []v1alpha2.BundleSource{src},
+			Unpacked: &v1alpha2.UnpackRecord{ContentDigest: "sha256:" + strings.Repeat("b", 64), ContentURL: "https://rukpak/bundles/app-0123456789", ObjectCount: 3}},
+	}
+	view := &Bundle{}
+	if err := view.ConvertFrom(born); err != nil {
+		t.Fatal(err)
+	}
+	if view.Status.Phase != string(v1alpha2.BundlePhaseUnpacked) || view.Status.ContentURL != born.Spec.Unpacked.ContentURL ||
+		view.Status.ResolvedSource == nil || view.Status.ResolvedSource.Image.Ref != src.Image.Ref {
+		t.Fatalf("v1alpha1 view status = %+v", view.Status)
+	}
+	back := &v1alpha2.Bundle{}
+	if err := view.ConvertTo(back); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := encode(t, born), encode(t, back); a != b {
+		t.Fatalf("round trip through v1alpha1:\n%s\n%s", a, b)
+	}
+
+	// Once reported (outcome written, say), status wins where it speaks.
+	reported := born.DeepCopy()
+	reported.Status.Phase = v1alpha2.BundlePhaseFailed
+	view = &Bundle{}
+	if err := view.ConvertFrom(reported); err != nil {
+		t.Fatal(err)
+	}
+	if view.Status.Phase != string(v1alpha2.BundlePhaseFailed) {
+		t.Fatalf("v1alpha1 phase %q, want status's Failed", view.Status.Phase)
+	}
+	back = &v1alpha2.Bundle{}
+	if err := view.ConvertTo(back); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := encode(t, reported), encode(t, back); a != b {
+		t.Fatalf("round trip through v1alpha1:\n%s\n%s", a, b)
+	}
+}

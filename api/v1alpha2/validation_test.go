@@ -322,6 +322,55 @@ func TestBundleDefaultsAndImmutability(t *testing.T) {
 	}
 }
 
+// spec.unpacked, the record a revision is born with, is checked by the
+// schema and never changes; the admission policy decides who may set it
+// (internal/approval).
+func TestBundleUnpackRecord(t *testing.T) {
+	ctx := context.Background()
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	bundle := func(u *v1alpha2.UnpackRecord) *v1alpha2.Bundle {
+		return &v1alpha2.Bundle{
+			ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("record")},
+			Spec:       v1alpha2.BundleSpec{ProvisionerClassName: v1alpha2.ClassPlain, Sources: []v1alpha2.BundleSource{cmSource("a")}, Unpacked: u},
+		}
+	}
+	tests := []struct {
+		name    string
+		record  *v1alpha2.UnpackRecord
+		wantErr string
+	}{
+		{name: "digest, URL and count", record: &v1alpha2.UnpackRecord{ContentDigest: digest, ContentURL: "https://rukpak/bundles/x", ObjectCount: 10}},
+		{name: "digest only", record: &v1alpha2.UnpackRecord{ContentDigest: digest}},
+		{name: "no digest", record: &v1alpha2.UnpackRecord{ObjectCount: 1}, wantErr: "spec.unpacked.contentDigest"},
+		{name: "not a sha256 digest", record: &v1alpha2.UnpackRecord{ContentDigest: "sha512:" + strings.Repeat("ab", 32)}, wantErr: "spec.unpacked.contentDigest"},
+		{name: "upper-case hex", record: &v1alpha2.UnpackRecord{ContentDigest: strings.ToUpper(digest)}, wantErr: "spec.unpacked.contentDigest"},
+		{name: "negative count", record: &v1alpha2.UnpackRecord{ContentDigest: digest, ObjectCount: -1}, wantErr: "spec.unpacked.objectCount"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assertErr(t, env.Client.Create(ctx, bundle(tt.record)), tt.wantErr)
+		})
+	}
+
+	t.Run("never changes", func(t *testing.T) {
+		b := bundle(&v1alpha2.UnpackRecord{ContentDigest: digest, ObjectCount: 1})
+		if err := env.Client.Create(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		b.Spec.Unpacked.ObjectCount = 2
+		assertErr(t, env.Client.Update(ctx, b), "Bundle spec is immutable")
+		b.Spec.Unpacked = nil
+		assertErr(t, env.Client.Update(ctx, b), "Bundle spec is immutable")
+
+		without := bundle(nil)
+		if err := env.Client.Create(ctx, without); err != nil {
+			t.Fatal(err)
+		}
+		without.Spec.Unpacked = &v1alpha2.UnpackRecord{ContentDigest: digest}
+		assertErr(t, env.Client.Update(ctx, without), "Bundle spec is immutable")
+	})
+}
+
 func TestProvisionerClassValidation(t *testing.T) {
 	ctx := context.Background()
 	pc := &v1alpha2.ProvisionerClass{

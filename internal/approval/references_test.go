@@ -195,6 +195,58 @@ func TestAdmissionBundleWriters(t *testing.T) {
 	}
 }
 
+// Only the manager (and system:masters) may create a Bundle that records
+// its content (spec.unpacked): a team allowed to write Bundles could
+// otherwise name another team's content digest as its own Bundle's and
+// read that content from the content server.
+func TestAdmissionUnpackRecord(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t, "team-a")
+	record := &v1alpha2.UnpackRecord{ContentDigest: digest0, ObjectCount: 1}
+	bundle := func(u *v1alpha2.UnpackRecord) *v1alpha2.Bundle {
+		return &v1alpha2.Bundle{
+			ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("bundle")},
+			Spec:       v1alpha2.BundleSpec{ProvisionerClassName: v1alpha2.ClassPlain, Sources: upload, Unpacked: u},
+		}
+	}
+	manager := "system:serviceaccount:rukpak-system:rukpak-manager"
+	team := envtest.UniqueName("team-writer")
+	grant(t, ns, manager, createBundles)
+	grant(t, ns, team, createBundles, useClass)
+	tests := []struct {
+		name    string
+		as      client.Client
+		record  *v1alpha2.UnpackRecord
+		wantErr []string
+	}{
+		{name: "a team's Bundle without a record", as: as(t, team), record: nil},
+		{name: "a team's Bundle with a record", as: as(t, team), record: record, wantErr: []string{
+			admission.ValidatingPolicyName, `user "` + team + `" may not set spec.unpacked of Bundle`,
+			"only the rukpak manager (rukpak-system/rukpak-manager) records what it unpacked"}},
+		{name: "the manager's", as: as(t, manager), record: record},
+		{name: "system:masters'", as: env.Client, record: record},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.as.Create(ctx, bundle(tt.record), client.DryRunAll)
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("create: %v", err)
+				}
+				return
+			}
+			if !apierrors.IsForbidden(err) {
+				t.Fatalf("create = %v, want Forbidden", err)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
 // A spec may name at most refs.MaxDistinct different objects in at most
 // refs.MaxFields fields: within the limits the checks fit the CEL budget,
 // beyond them the refusal says why, for admins too.

@@ -119,3 +119,58 @@ func TestIsRevisionName(t *testing.T) {
 		}
 	}
 }
+
+func TestRevisionNumber(t *testing.T) {
+	for label, want := range map[string]int{
+		"1": 1, "42": 42, "999999999": 999999999, "": 0, "0": 0, "007": 0, "-3": 0, "+3": 0, "3.0": 0, " 3": 0, "x": 0, "1000000000": 0,
+	} {
+		b := &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{v1alpha2.LabelRevision: label}}}
+		if got := ownership.RevisionNumber(b); got != want {
+			t.Errorf("RevisionNumber(label %q) = %d, want %d", label, got, want)
+		}
+	}
+	if got := ownership.RevisionNumber(&v1alpha2.Bundle{}); got != 0 {
+		t.Errorf("RevisionNumber(no label) = %d, want 0", got)
+	}
+}
+
+func TestNextRevisionNumber(t *testing.T) {
+	bd := &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "team", UID: "uid-team"},
+		Spec:       v1alpha2.BundleDeploymentSpec{ProvisionerClassName: v1alpha2.ClassPlain},
+	}
+	writers := []string{"rukpak"}
+	rev := func(name, number, writer, uid string) v1alpha2.Bundle {
+		return v1alpha2.Bundle{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:            name,
+				Labels:          map[string]string{v1alpha2.LabelBundleDeployment: "team", v1alpha2.LabelRevision: number},
+				Annotations:     map[string]string{v1alpha2.AnnotationRequestedBy: writer},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "core.rukpak.io/v1alpha2", Kind: "BundleDeployment", Name: "team", UID: types.UID(uid), Controller: ptr.To(true)}},
+			},
+			Spec: v1alpha2.BundleSpec{ProvisionerClassName: v1alpha2.ClassPlain},
+		}
+	}
+	tests := []struct {
+		name    string
+		bundles []v1alpha2.Bundle
+		last    int
+		want    int
+	}{
+		{name: "first revision", want: 1},
+		{name: "after the highest", bundles: []v1alpha2.Bundle{rev("team-0000000001", "3", "rukpak", "uid-team"), rev("team-0000000002", "5", "rukpak", "uid-team")}, want: 6},
+		{name: "revisions without numbers", bundles: []v1alpha2.Bundle{rev("team-0000000001", "", "rukpak", "uid-team")}, want: 1},
+		{name: "a Bundle planted with a large number counts for nothing",
+			bundles: []v1alpha2.Bundle{rev("team-0000000001", "2", "rukpak", "uid-team"), rev("team-0000000002", "900", "mallory", "uid-team")}, want: 3},
+		{name: "a deleted BundleDeployment's revisions count for nothing",
+			bundles: []v1alpha2.Bundle{rev("team-0000000001", "7", "rukpak", "uid-old")}, want: 1},
+		{name: "the number handed out last, not in the cache yet", bundles: []v1alpha2.Bundle{rev("team-0000000001", "2", "rukpak", "uid-team")}, last: 3, want: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ownership.NextRevisionNumber(bd, tt.bundles, writers, tt.last); got != tt.want {
+				t.Fatalf("NextRevisionNumber = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

@@ -139,6 +139,11 @@ type Reconciler struct {
 	detached *detached
 	// flights are the reconciles running, cancelled when superseded.
 	flights *inFlight
+	// parked are BundleDeployments waiting for a worker of their tenant.
+	parked *parked
+	// echoes hold events of managed objects while their
+	// BundleDeployment's reconcile runs.
+	echoes *echoes
 }
 
 // managedSelector selects the objects rukpak manages.
@@ -165,6 +170,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	// them stays free, for a tenant that comes along.
 	r.workers = tenant.NewSlots(max(reconciles, opts.MaxConcurrentReconciles), reconciles).Lend(reconciles)
 	r.flights = newInFlight()
+	r.parked = newParked()
+	r.echoes = newEchoes()
 	r.detached = newDetached(r.HookWaits, r.TenantHookWaits)
 	inf, err := mgr.GetCache().GetInformer(context.Background(), &v1alpha2.BundleDeployment{})
 	if err != nil {
@@ -173,6 +180,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) {
 		if bd, ok := obj.(*v1alpha2.BundleDeployment); ok {
 			r.flights.supersede(bd)
+			// The cache shows this process's own status write now.
+			r.mem.dropOwnStatus(bd.Name, bd.ResourceVersion)
 		}
 	}}); err != nil {
 		return fmt.Errorf("watching BundleDeployments for superseded reconciles: %w", err)
@@ -302,12 +311,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	// place: it must not wait behind the tenant's installs.
 	// Everything done for it — this reconcile, fetches, the content it
 	// stores, every render — counts against its tenant's share.
-	ctx = tenant.WithContext(ctx, tenant.Of(bd))
+	t := tenant.Of(bd)
+	ctx = tenant.WithContext(ctx, t)
 	worker := func() {}
 	if bd.DeletionTimestamp.IsZero() {
-		release, ok := r.workers.TryAcquireShare(ctx)
+		release, ok := r.acquireWorker(ctx, t, req.Name)
 		if !ok {
-			return ctrl.Result{RequeueAfter: tenantRetry}, nil
+			// Queued again when a worker is given back (parked).
+			return ctrl.Result{}, nil
 		}
 		worker = release
 	}
@@ -324,6 +335,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, bd *v1alph
 	// the next one works on what the BundleDeployment is now.
 	ctx, superseded, done := r.flights.start(ctx, bd)
 	defer done()
+	// Events of its objects are judged once it has recorded its writes.
+	r.echoes.begin(bd.Name)
+	defer r.judgeHeld(bd.Name)
 	defer func() {
 		if superseded() {
 			// Again, at once, for what it is now.
@@ -360,6 +374,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, bd *v1alph
 		}
 	}
 
+	// The cache may not show the status this process wrote last.
+	r.catchUpStatus(bd)
 	s := &scope{bd: bd, prov: prov, written: bd.Status.DeepCopy()}
 	defer func() {
 		if superseded() {
@@ -412,6 +428,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, orig *v1alpha2.B
 		}
 		return fmt.Errorf("patching status: %w", err)
 	}
+	r.statusWritten(bd, base.ResourceVersion)
 	return nil
 }
 

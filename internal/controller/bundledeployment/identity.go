@@ -208,12 +208,14 @@ func watchKey(id identity.Identity, obj inventory.ID, resource schema.GroupVersi
 
 // onObjectEvent enqueues the owner of a managed object whose change is
 // drift (not the echo of rukpak's own write, nor a change only to what
-// others own).
+// others own); while the owner's reconcile runs, when it ends.
 func (r *Reconciler) onObjectEvent(kind schema.GroupVersionKind, obj, old *metav1.PartialObjectMetadata, deleted bool) {
-	if !deleted && r.isUnchanged(kind, obj) {
-		return
+	owner := obj.GetLabels()[v1alpha2.LabelOwnerName]
+	if r.echoes.hold(owner, kind, obj, deleted) {
+		// Judged when the owner's reconcile ends (see echoes).
+	} else if deleted || !r.isUnchanged(kind, obj) {
+		r.enqueue(owner)
 	}
-	r.enqueue(obj.GetLabels()[v1alpha2.LabelOwnerName])
 	// The owner label itself may have been removed or changed.
 	if old != nil && old.GetLabels()[v1alpha2.LabelOwnerName] != obj.GetLabels()[v1alpha2.LabelOwnerName] {
 		r.enqueue(old.GetLabels()[v1alpha2.LabelOwnerName])

@@ -44,6 +44,9 @@ type memory struct {
 	// BundleDeployment: a Bundle just created may not be in the cache yet
 	// when the next revision is numbered.
 	numbers map[string]int
+	// own are the statuses this process wrote that the cache has not shown
+	// yet, by BundleDeployment (see ownStatus).
+	own map[string]ownStatus
 }
 
 func newMemory() *memory {
@@ -56,6 +59,7 @@ func newMemory() *memory {
 		identities: map[string]identity.Identity{},
 		verdicts:   map[string]healthMemo{},
 		numbers:    map[string]int{},
+		own:        map[string]ownStatus{},
 	}
 }
 
@@ -135,6 +139,7 @@ func (m *memory) forget(name string) (unused identity.Identity, ok bool) {
 	delete(m.approvals, name)
 	delete(m.verdicts, name)
 	delete(m.numbers, name)
+	delete(m.own, name)
 	id, had := m.identities[name]
 	delete(m.identities, name)
 	return id, had && !m.identityInUse(id)
@@ -153,6 +158,32 @@ func (m *memory) revisionNumber(name string) int {
 func (m *memory) setRevisionNumber(name string, n int) {
 	m.mu.Lock()
 	m.numbers[name] = n
+	m.mu.Unlock()
+}
+
+// ownStatus returns the status this process last wrote to name, while the
+// cache has not shown it.
+func (m *memory) ownStatus(name string) (ownStatus, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.own[name]
+	return o, ok
+}
+
+// setOwnStatus records o as the status this process last wrote to name.
+func (m *memory) setOwnStatus(name string, o ownStatus) {
+	m.mu.Lock()
+	m.own[name] = o
+	m.mu.Unlock()
+}
+
+// dropOwnStatus forgets the status written to name when the write that
+// made version rv was the last: the cache shows rv (or a later version).
+func (m *memory) dropOwnStatus(name, rv string) {
+	m.mu.Lock()
+	if o, ok := m.own[name]; ok && o.rv == rv {
+		delete(m.own, name)
+	}
 	m.mu.Unlock()
 }
 

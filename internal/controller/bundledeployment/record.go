@@ -74,12 +74,16 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 	}
 	err = r.Client.Create(ctx, b)
 	if apierrors.IsAlreadyExists(err) {
-		// Created since the cache was read (by this process before a
-		// restart, or planted): used only if it is this
-		// BundleDeployment's.
+		// Created since the cache was read (by this process, or
+		// planted): used only if it is this BundleDeployment's. The
+		// cache does not show it yet: read from the API server.
 		s.rendered, s.unkept = nil, nil
+		var reader client.Reader = r.Client
+		if r.APIReader != nil {
+			reader = r.APIReader
+		}
 		existing := &v1alpha2.Bundle{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Name: s.revision}, existing); err != nil {
+		if err := reader.Get(ctx, client.ObjectKey{Name: s.revision}, existing); err != nil {
 			s.unpackErr = fmt.Errorf("getting Bundle %s: %w", s.revision, err)
 			return false, s.unpackErr
 		}

@@ -1,0 +1,74 @@
+package bundledeployment
+
+import (
+	"context"
+	"testing"
+
+	"github.com/rukpak/rukpak/internal/tenant"
+)
+
+// Parked BundleDeployments are woken one per worker given back: the
+// longest waiting of the worker's tenant, else of the other tenants in
+// turn; each once.
+func TestParked(t *testing.T) {
+	p := newParked()
+	for _, n := range []struct{ tenant, name string }{
+		{"a", "a1"}, {"a", "a2"}, {"b", "b1"}, {"c", "c1"}, {"a", "a1"}, {"b", "b2"},
+	} {
+		p.park(n.tenant, n.name)
+	}
+	p.unpark("a", "a2")
+	steps := []struct {
+		releasing string
+		want      string
+	}{
+		{"a", "a1"}, // its own tenant's first
+		{"a", "b1"}, // none left: the others in turn
+		{"a", "c1"},
+		{"c", "b2"},
+		{"b", ""},
+	}
+	for i, s := range steps {
+		got, ok := p.wake(s.releasing)
+		if !ok {
+			got = ""
+		}
+		if got != s.want {
+			t.Fatalf("step %d: a worker of %s given back woke %q, want %q", i, s.releasing, got, s.want)
+		}
+	}
+	// Woken, it may park again.
+	p.park("a", "a1")
+	if got, _ := p.wake("z"); got != "a1" {
+		t.Fatalf("woke %q, want a1 parked again", got)
+	}
+}
+
+// A reconcile refused a worker is parked, and giving a worker back wakes
+// it (and gives the worker back, once).
+func TestAcquireWorker(t *testing.T) {
+	r := &Reconciler{workers: tenant.NewSlots(1, 1), parked: newParked()}
+	ctx := tenant.WithContext(context.Background(), "team")
+	release, ok := r.acquireWorker(ctx, "team", "a")
+	if !ok {
+		t.Fatal("the only worker refused")
+	}
+	if _, ok := r.acquireWorker(ctx, "team", "b"); ok {
+		t.Fatal("a second worker given")
+	}
+	if !r.parked.in["b"] {
+		t.Fatal("b not parked")
+	}
+	release()
+	if r.parked.in["b"] {
+		t.Fatal("b still parked after a worker was given back")
+	}
+	release2, ok := r.acquireWorker(ctx, "team", "b")
+	if !ok {
+		t.Fatal("the worker given back was not free")
+	}
+	release2()
+	if u := r.workers.Usage(); u.Held != 0 {
+		t.Fatalf("%d workers held after both were given back", u.Held)
+	}
+}
