@@ -5,6 +5,8 @@ SHELL := /usr/bin/env bash -o pipefail
 BIN := $(CURDIR)/bin
 CLUSTER_BIN := $(BIN)/cluster
 export KUBEBUILDER_ASSETS ?= $(CLUSTER_BIN)
+# Flags of every tier's go test; give them as -flag=value (make test-unit's
+# hack/testrun passes the test binary's own to each binary as -test.flag).
 GO_TEST_FLAGS ?= -count=1 -timeout=60m
 # The race detector's runtime reserves terabytes of address space, so a
 # race-built test binary cannot run as a child process under the memory
@@ -16,7 +18,7 @@ NO_RACE_PKGS := ./internal/sandbox ./internal/format/sandboxed
 
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-14s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-17s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
 ##@ Development
 
@@ -82,17 +84,17 @@ run: build cluster-bins ## Start a local control plane with rukpak and install t
 export GO_TEST_FLAGS NO_RACE_PKGS
 
 .PHONY: test
-test: build cluster-bins lint ## Run all tests: unit (in full), envtest integration and end to end (with the race detector); per-package times in test-results/.
+test: build cluster-bins lint ## Run all tests: unit (in full: also what -short leaves out), envtest integration and end to end, with the race detector; events in test-results/.
 	UNIT_SHORT= hack/test.sh unit
 	hack/test.sh integration
 	hack/test.sh e2e
 
 .PHONY: test-unit
-test-unit: ## The fast tier: tests that need no API server, in -short mode (under a minute).
+test-unit: ## The fast tier: tests that need no API server, -short, no race; test binaries kept in .local/test/unit (README: Quickstart).
 	hack/test.sh unit
 
 .PHONY: test-integration
-test-integration: cluster-bins ## Tests against a real API server (envtest).
+test-integration: cluster-bins ## Tests against a real API server (envtest) and the appspec provisioner's module, with the race detector.
 	hack/test.sh integration
 
 .PHONY: test-e2e

@@ -161,6 +161,7 @@ func TestRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var got any
 			start := time.Now()
 			runner := r
@@ -293,6 +294,9 @@ func TestRunConcurrency(t *testing.T) {
 // all nor TenantConcurrency of one tenant; in-process work taken with
 // Acquire counts against the same slots.
 func TestRunTenantConcurrency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 33 children (tenant.Slots is tested alone in package tenant): make test runs it, make test-unit does not")
+	}
 	for _, tc := range []struct {
 		name                   string
 		limits                 Limits

@@ -79,6 +79,7 @@ func TestDeadline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			start := time.Now()
 			var err error
 			if tt.unpack {

@@ -71,6 +71,9 @@ func testdata(t *testing.T, pkg, dir string) []string {
 // Every fixture of the formats renders to the same objects, or fails with
 // the same error, in a child as in this process.
 func TestSameAsInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a child for each of 35 fixture renders: make test runs it, make test-unit does not")
+	}
 	r := newRunner(t, sandbox.Limits{})
 	cases := []struct {
 		format string
@@ -171,6 +174,9 @@ func copyBomb() map[string]string {
 // Bundles that blow up fail with ResourceLimit naming what blew up and
 // the limit; the test process is untouched.
 func TestLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("five children run into their limits (sandbox's TestRun has one of each): make test runs it, make test-unit does not")
+	}
 	r, mem := newRunner(t, testLimits), newRunner(t, memoryLimits)
 	tests := []struct {
 		name   string
@@ -336,6 +342,9 @@ func BenchmarkRender(b *testing.B) {
 // plain bundle decoded in process all wait; another tenant's renders of
 // the same content do not.
 func TestEveryRenderTakesASlot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a looping chart's 5s limit: make test runs it, make test-unit does not")
+	}
 	r := newRunner(t, sandbox.Limits{Concurrency: 2, TenantConcurrency: 1, Timeout: 5 * time.Second})
 	helm, pl := newFormat(t, Helm, r), newFormat(t, Plain, r)
 	cfg := format.Config{ReleaseName: "rel", InstallNamespace: "ns"}

@@ -1,0 +1,213 @@
+// Command testrun runs the tests of packages as `go test -json` does, but
+// keeps their test binaries in a directory between runs. go test links
+// every package's test binary again at every run (the build cache keeps
+// compiled packages, not linked test binaries), and for rukpak's fast tier
+// linking is most of the work: each binary holds client-go, Helm and
+// kustomize. `go test -c -o DIR/` links only the binaries whose inputs
+// changed; testrun then runs each in its package's directory through
+// test2json, at most -p at once, and writes each package's events to
+// standard output when it ends, for hack/testreport.
+//
+//	testrun -dir .local/test/unit [-p 2] -- [go test flags] packages
+//
+// The go test flags are given to `go test -c`; those that are the test
+// binary's (`go help testflag`: -run, -count, -short, -timeout, ...) also
+// to each binary, as -test.X. Give them as -flag=value. When the build
+// fails, its errors are reported (as go test -json does) and no test runs:
+// a binary of the directory may then be out of date.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// testFlags are the flags of `go help testflag` that go test passes on to
+// the test binary.
+var testFlags = map[string]bool{
+	"bench": true, "benchmem": true, "benchtime": true, "blockprofile": true, "blockprofilerate": true,
+	"count": true, "coverprofile": true, "cpu": true, "cpuprofile": true, "failfast": true, "fullpath": true,
+	"fuzz": true, "fuzzminimizetime": true, "fuzztime": true, "list": true, "memprofile": true,
+	"memprofilerate": true, "mutexprofile": true, "mutexprofilefraction": true, "outputdir": true,
+	"parallel": true, "run": true, "short": true, "shuffle": true, "skip": true, "timeout": true,
+	"trace": true, "v": true, "artifacts": true,
+}
+
+// pkg is a package to test.
+type pkg struct {
+	ImportPath, Dir string
+	Tests           bool // it has test files
+}
+
+func main() {
+	dir := flag.String("dir", "", "the directory that keeps the test binaries (required)")
+	par := flag.Int("p", runtime.GOMAXPROCS(0), "how many test binaries run at once")
+	flag.Parse()
+	goFlags, patterns := splitArgs(flag.Args())
+	if *dir == "" || len(patterns) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: testrun -dir DIR [-p N] -- [go test flags] packages")
+		os.Exit(2)
+	}
+	if err := run(os.Stdout, os.Stderr, *dir, *par, goFlags, patterns); err != nil {
+		fmt.Fprintln(os.Stderr, "testrun:", err)
+		os.Exit(1)
+	}
+}
+
+// run builds the test binaries of the packages patterns match into dir
+// and runs them, par at once, writing the events to w and what the go
+// command prints besides to errw.
+func run(w, errw io.Writer, dir string, par int, goFlags, patterns []string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	pkgs, err := list(patterns)
+	if err != nil {
+		return err
+	}
+	var tested []string
+	for _, p := range pkgs {
+		if p.Tests {
+			tested = append(tested, p.ImportPath)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if len(tested) > 0 {
+		build := exec.Command("go", append(append([]string{"test", "-c", "-json", "-o", dir + "/"}, goFlags...), tested...)...)
+		build.Stdout, build.Stderr = w, errw
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("go test -c: %w; no test was run", err)
+		}
+	}
+	t2j, err := exec.Command("go", "tool", "-n", "test2json").Output()
+	if err != nil {
+		return fmt.Errorf("go tool -n test2json: %w", err)
+	}
+	args := binaryFlags(goFlags)
+	var (
+		mu  sync.Mutex // one package's events at a time on w
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, max(par, 1))
+	)
+	for _, p := range pkgs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			var out []byte
+			if p.Tests {
+				out = runTests(strings.TrimSpace(string(t2j)), filepath.Join(dir, binaryName(p.ImportPath)), p, args)
+			} else {
+				out = noTests(p.ImportPath)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			_, _ = w.Write(out)
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+// list returns the packages that patterns match.
+func list(patterns []string) ([]pkg, error) {
+	out, err := exec.Command("go", append([]string{"list", "-e", "-f",
+		`{"ImportPath":{{printf "%q" .ImportPath}},"Dir":{{printf "%q" .Dir}},"Tests":{{if or .TestGoFiles .XTestGoFiles}}true{{else}}false{{end}}}`},
+		patterns...)...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list: %w", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			return nil, fmt.Errorf("go list: %w", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs, nil
+}
+
+// runTests runs the test binary bin of p through test2json, in p's
+// directory as go test does, and returns the events.
+func runTests(t2j, bin string, p pkg, args []string) []byte {
+	cmd := exec.Command(t2j, append([]string{"-t", "-p", p.ImportPath, bin, "-test.v=test2json", "-test.paniconexit0"}, args...)...)
+	cmd.Dir = p.Dir
+	cmd.Env = append(os.Environ(), "PWD="+p.Dir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	_ = cmd.Run() // a failed test is in the events; a binary that could not run, in their missing end
+	return out.Bytes()
+}
+
+// noTests returns the events of go test -json for a package without
+// test files.
+func noTests(path string) []byte {
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	now := time.Now()
+	for _, ev := range []map[string]any{
+		{"Time": now, "Action": "start", "Package": path},
+		{"Time": now, "Action": "output", "Package": path, "Output": "?   \t" + path + "\t[no test files]\n"},
+		{"Time": now, "Action": "skip", "Package": path, "Elapsed": 0},
+	} {
+		_ = enc.Encode(ev)
+	}
+	return out.Bytes()
+}
+
+// splitArgs splits go test's arguments into its flags and the packages.
+func splitArgs(args []string) (flags, patterns []string) {
+	for i, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			return args[:i], args[i:]
+		}
+	}
+	return args, nil
+}
+
+// binaryFlags returns the test binary's flags among go test's flags, as
+// -test.X, with go test's default timeout when none is given.
+func binaryFlags(goFlags []string) []string {
+	var out []string
+	timeout := false
+	for _, f := range goFlags {
+		name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		if testFlags[name] {
+			out = append(out, "-test."+strings.TrimLeft(f, "-"))
+			timeout = timeout || name == "timeout"
+		}
+	}
+	if !timeout {
+		out = append(out, "-test.timeout=10m0s")
+	}
+	return out
+}
+
+var majorVersion = regexp.MustCompile(`^v[0-9]+$`)
+
+// binaryName is the name `go test -c -o DIR/` gives the test binary of
+// the package path: its last element (the one before for a major version
+// such as v2) and .test.
+func binaryName(path string) string {
+	elems := strings.Split(path, "/")
+	name := elems[len(elems)-1]
+	if majorVersion.MatchString(name) && len(elems) > 1 {
+		name = elems[len(elems)-2]
+	}
+	return name + ".test"
+}
