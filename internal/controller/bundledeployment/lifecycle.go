@@ -261,7 +261,7 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope, summary string) e
 	}
 	s.decide(active, v1alpha2.OutcomeRolledBack, why)
 	metrics.RollbacksTotal.WithLabelValues(metrics.Class(bd.Spec.ProvisionerClassName), v1alpha2.ReasonProgressDeadlineExceeded).Inc()
-	s.rolledBack = failure.New(v1alpha2.ReasonRolledBack, "%s; rolled back to revision %s", why, target)
+	s.rolledBack = failure.New(v1alpha2.ReasonRolledBack, "%s; rolled back to revision %s%s", why, target, keptNote(s.keptCRDs))
 	r.markFailed(bd, active, s.rolledBack)
 	s.requeueWithin(time.Second)
 	return nil
