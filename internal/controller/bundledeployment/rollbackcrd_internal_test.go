@@ -29,8 +29,8 @@ func TestDecideCRDRollback(t *testing.T) {
 		{name: "earlier definition serves every stored version", cases: []crdRollbackCase{v1Only}},
 		{name: "stored version the earlier definition lacks: kept", cases: []crdRollbackCase{addedV2}, wantKeep: []string{"widgets.example.com"}},
 		{
-			name:  "stored version the earlier definition has but does not serve: kept",
-			cases: []crdRollbackCase{{name: "widgets.example.com", gk: widget, liveServed: []string{"v1", "v2"}, stored: []string{"v2"}, earlierServed: []string{"v1"}}},
+			name:     "stored version the earlier definition has but does not serve: kept",
+			cases:    []crdRollbackCase{{name: "widgets.example.com", gk: widget, liveServed: []string{"v1", "v2"}, stored: []string{"v2"}, earlierServed: []string{"v1"}}},
 			wantKeep: []string{"widgets.example.com"},
 		},
 		{
