@@ -130,7 +130,11 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ref := revisionRef{bundle: s.bundle.Name, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, rollback: earlier}
+	// The active revision applied again (after a restart) may be a
+	// rollback that kept CRDs: judged as one, so that its kept CRDs are
+	// not taken for an unsafe upgrade.
+	again := s.bundle.Name == s.bd.Status.ActiveBundle
+	ref := revisionRef{bundle: s.bundle.Name, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, rollback: earlier || again}
 	res, err := r.applyRevision(ctx, s, st, ref)
 	if err != nil {
 		return false, r.installFailed(ctx, s, err)

@@ -227,3 +227,46 @@ func TestRollbackUnsafeHolds(t *testing.T) {
 		t.Fatalf("CRD serves %v, want revision 2's definition (v2 only)", served)
 	}
 }
+
+// TestSpecRollbackKeepsCRD: the spec names revision 1 again (as rukpakctl
+// rollback writes it) after a healthy revision 2 added v2 to the CRD and a
+// custom resource was stored in v2. Revision 1 is installed without its
+// CRD, which keeps v2, rather than refused as an unsafe CRD upgrade.
+func TestSpecRollbackKeepsCRD(t *testing.T) {
+	ns := envtest.UniqueName("specrb")
+	plural, kind, crd := gizmo(t)
+	crdName := plural + ".example.com"
+	rev1 := source(manifests(t, map[string]string{
+		"crd.yaml": crd(gizmoVersion("v1", true, true)),
+		"a.yaml":   readyCM("app", "true", "v1"),
+	}))
+	bd := crBD(t, ns, map[string]string{"placeholder.yaml": readyCM("app", "true", "v0")}, 30)
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) { b.Spec.Sources = rev1 })
+	waitValue(t, ns, "app", "v1")
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeHealthy, metav1.ConditionTrue, v1alpha2.ReasonHealthy)
+	first := bd.Status.ActiveBundle
+
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) {
+		b.Spec.Sources = source(manifests(t, map[string]string{
+			"crd.yaml": crd(gizmoVersion("v1", true, false), gizmoVersion("v2", true, true)),
+			"a.yaml":   readyCM("app", "true", "v2"),
+		}))
+	})
+	waitValue(t, ns, "app", "v2")
+	storeCR(t, "v2", kind, ns, "g1")
+	waitCondition(t, bd.Name, v1alpha2.TypeHealthy, metav1.ConditionTrue, v1alpha2.ReasonHealthy)
+
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) { b.Spec.Sources = rev1 })
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	if bd.Status.ActiveBundle != first {
+		t.Fatalf("active %s, want revision 1 (%s) again", bd.Status.ActiveBundle, first)
+	}
+	if msg := installedMessage(bd); !strings.Contains(msg, "kept the newer definition of CRD "+crdName) {
+		t.Fatalf("Installed message %q does not name the kept CRD", msg)
+	}
+	waitValue(t, ns, "app", "v1")
+	if served, _ := crdServes(t, crdName); !strings.Contains(strings.Join(served, ","), "v2") {
+		t.Fatalf("CRD serves %v, want v2 kept", served)
+	}
+	waitEvent(t, bd.Name, v1alpha2.ReasonCRDKept, crdName)
+}
