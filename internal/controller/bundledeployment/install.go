@@ -574,7 +574,8 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 			metrics.RollbacksTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Reason(failure.Reason(err, v1alpha2.ReasonApplyFailed))).Inc()
 		case failure.As(rbErr) != nil:
 			// status.lastHealthyBundle names a Bundle this
-			// BundleDeployment did not create.
+			// BundleDeployment did not create, or the rollback is
+			// RollbackUnsafe (keepCRDs): nothing of it was applied.
 			s.installErr = fmt.Errorf("revision %s failed to apply (%v); not rolled back: %w", s.revision, err, rbErr)
 		default:
 			return rbErr
