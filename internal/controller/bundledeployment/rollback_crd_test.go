@@ -33,6 +33,12 @@ spec:
 
 // gizmoVersion is one entry of a CRD's versions.
 func gizmoVersion(name string, served, storage bool) string {
+	return gizmoVersionWith(name, served, storage, "")
+}
+
+// gizmoVersionWith is one entry of a CRD's versions whose spec has
+// color and the properties props (indented YAML lines).
+func gizmoVersionWith(name string, served, storage bool, props string) string {
 	return fmt.Sprintf(`  - name: %s
     served: %t
     storage: %t
@@ -44,7 +50,7 @@ func gizmoVersion(name string, served, storage bool) string {
             type: object
             properties:
               color: {type: string}
-`, name, served, storage)
+%s`, name, served, storage, props)
 }
 
 // gizmo names a CRD of its own for one test: plural, kind, and its YAML
@@ -267,6 +273,67 @@ func TestSpecRollbackKeepsCRD(t *testing.T) {
 	waitValue(t, ns, "app", "v1")
 	if served, _ := crdServes(t, crdName); !strings.Contains(strings.Join(served, ","), "v2") {
 		t.Fatalf("CRD serves %v, want v2 kept", served)
+	}
+	waitEvent(t, bd.Name, v1alpha2.ReasonCRDKept, crdName)
+}
+
+// TestRollbackKeepsCRDThatWouldDropData: revision 2 adds a field to the
+// CRD's only version and a custom resource sets it; rolling back to
+// revision 1, whose schema lacks the field, would prune it from the stored
+// object (a crdsafety finding), so the newer CRD is kept and the field
+// stays.
+func TestRollbackKeepsCRDThatWouldDropData(t *testing.T) {
+	ctx := context.Background()
+	ns := envtest.UniqueName("rbdrop")
+	plural, kind, crd := gizmo(t)
+	crdName := plural + ".example.com"
+	bd := crBD(t, ns, map[string]string{
+		"crd.yaml": crd(gizmoVersion("v1", true, true)),
+		"a.yaml":   readyCM("app", "true", "v1"),
+	}, 8)
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeHealthy, metav1.ConditionTrue, v1alpha2.ReasonHealthy)
+	good := bd.Status.ActiveBundle
+
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) {
+		b.Spec.Sources = source(manifests(t, map[string]string{
+			"crd.yaml": crd(gizmoVersionWith("v1", true, true, "              size: {type: integer}\n")),
+			"a.yaml":   readyCM("app", "false", "v2"),
+		}))
+	})
+	// Written once the schema keeps size (until then it is pruned).
+	envtest.Eventually(t, 20*time.Second, func() error {
+		cr := &unstructured.Unstructured{}
+		cr.SetAPIVersion("example.com/v1")
+		cr.SetKind(kind)
+		cr.SetNamespace(ns)
+		cr.SetName("g1")
+		_ = unstructured.SetNestedField(cr.Object, int64(3), "spec", "size")
+		if err := env.Client.Create(ctx, cr); err != nil {
+			return err
+		}
+		if _, ok, _ := unstructured.NestedInt64(cr.Object, "spec", "size"); !ok {
+			_ = env.Client.Delete(ctx, cr)
+			return fmt.Errorf("spec.size pruned: the new schema is not in effect yet")
+		}
+		return nil
+	})
+
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonRolledBack)
+	if bd.Status.ActiveBundle != good {
+		t.Fatalf("active %s, want %s (rolled back)", bd.Status.ActiveBundle, good)
+	}
+	if msg := installedMessage(bd); !strings.Contains(msg, "kept the newer definition of CRD "+crdName) || !strings.Contains(msg, "Pruned:v1:.spec.size") {
+		t.Fatalf("Installed message %q should name the kept CRD and the finding", msg)
+	}
+	waitValue(t, ns, "app", "v1")
+	cr := &unstructured.Unstructured{}
+	cr.SetAPIVersion("example.com/v1")
+	cr.SetKind(kind)
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "g1"}, cr); err != nil {
+		t.Fatal(err)
+	}
+	if size, ok, _ := unstructured.NestedInt64(cr.Object, "spec", "size"); !ok || size != 3 {
+		t.Fatalf("spec.size = %d (%t) after the rollback, want 3 kept", size, ok)
 	}
 	waitEvent(t, bd.Name, v1alpha2.ReasonCRDKept, crdName)
 }
