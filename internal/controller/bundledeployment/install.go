@@ -209,6 +209,9 @@ const handOffRecheck = 10 * time.Second
 // maxSkippedReported bounds status.skippedObjects.
 const maxSkippedReported = 64
 
+// maxKeptReported bounds status.keptCRDs.
+const maxKeptReported = 64
+
 // optionalRecheck is how often a revision with skipped optional objects
 // looks whether their kinds are served now.
 const optionalRecheck = 15 * time.Second
@@ -375,6 +378,10 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			"Revision %s applied without its definition of %s; the newer definition is kept", ref.bundle, k)
 	}
 	s.keptCRDs = next.kept
+	s.bd.Status.KeptCRDs = nil
+	for _, k := range kept[:min(len(kept), maxKeptReported)] {
+		s.bd.Status.KeptCRDs = append(s.bd.Status.KeptCRDs, k.name)
+	}
 	for id, a := range same {
 		next.objects[id] = a
 		countChange(res, apply.Unchanged)

@@ -3,6 +3,7 @@ package bundledeployment_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,6 +167,9 @@ func TestRollbackKeepsCRDWithStoredVersion(t *testing.T) {
 			t.Fatalf("Installed message %q lacks %q", msg, want)
 		}
 	}
+	if !slices.Equal(bd.Status.KeptCRDs, []string{crdName}) {
+		t.Fatalf("status.keptCRDs = %v, want [%s]", bd.Status.KeptCRDs, crdName)
+	}
 	served, stored := crdServes(t, crdName)
 	if !strings.Contains(strings.Join(served, ","), "v2") {
 		t.Fatalf("CRD serves %v (stored %v): the newer definition should be kept", served, stored)
@@ -269,6 +273,9 @@ func TestSpecRollbackKeepsCRD(t *testing.T) {
 	}
 	if msg := installedMessage(bd); !strings.Contains(msg, "kept the newer definition of CRD "+crdName) {
 		t.Fatalf("Installed message %q does not name the kept CRD", msg)
+	}
+	if !slices.Equal(bd.Status.KeptCRDs, []string{crdName}) {
+		t.Fatalf("status.keptCRDs = %v, want [%s]", bd.Status.KeptCRDs, crdName)
 	}
 	waitValue(t, ns, "app", "v1")
 	if served, _ := crdServes(t, crdName); !strings.Contains(strings.Join(served, ","), "v2") {
