@@ -436,6 +436,17 @@ type BundleDeploymentStatus struct {
 	// +kubebuilder:validation:MaxItems=64
 	SkippedObjects []ObjectReference `json:"skippedObjects,omitempty"`
 
+	// keptCRDs names the CRDs the active revision, applied as a rollback,
+	// left at their newer definition: the earlier one did not serve a
+	// version in the CRD's status.storedVersions, or would drop or
+	// invalidate stored custom resources (reason CRDKept). They stay
+	// owned by this BundleDeployment.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	KeptCRDs []string `json:"keptCRDs,omitempty"`
+
 	// lastResolvedTime is when floating refs were last resolved.
 	// +optional
 	LastResolvedTime *metav1.Time `json:"lastResolvedTime,omitempty"`

@@ -227,6 +227,11 @@ func (in *BundleDeploymentStatus) DeepCopyInto(out *BundleDeploymentStatus) {
 		*out = make([]ObjectReference, len(*in))
 		copy(*out, *in)
 	}
+	if in.KeptCRDs != nil {
+		in, out := &in.KeptCRDs, &out.KeptCRDs
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.LastResolvedTime != nil {
 		in, out := &in.LastResolvedTime, &out.LastResolvedTime
 		*out = (*in).DeepCopy()

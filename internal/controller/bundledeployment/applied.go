@@ -27,6 +27,9 @@ type appliedObject struct {
 	runOnce bool
 	// hook is a Helm hook (apply.Entry.Hook): never drift.
 	hook bool
+	// kept is a CRD a rollback left at its newer, installed definition
+	// (keepCRDs): not applied, never drift, still in the inventory.
+	kept bool
 }
 
 func appliedFrom(c apply.Change) appliedObject {
@@ -57,7 +60,7 @@ func (a appliedObject) keep() bool {
 // For other kinds any change counts; re-applying them is cheap and a no-op
 // when nothing the bundle sets changed.
 func (a appliedObject) drifted(live client.Object) bool {
-	if live.GetResourceVersion() == a.rv {
+	if a.kept || live.GetResourceVersion() == a.rv {
 		return false
 	}
 	if !live.GetDeletionTimestamp().IsZero() {

@@ -269,6 +269,9 @@ type scope struct {
 	handOffWaits atomic.Bool
 	// warnings are what the API server warned about during this apply.
 	warnings []string
+	// keptCRDs are the CRDs the applied revision, a rollback, left at
+	// their newer definition (keepCRDs), for the Installed message.
+	keptCRDs []string
 	// reports are written to Bundles' status at the end of the reconcile.
 	reports map[string]*bundleReport
 

@@ -24,7 +24,9 @@
 //	                                              records the content digest, URL and object count, a label its number
 //	install         install         install.go    renders (or takes the plan createBundle rendered, planOf), checks (preflight,
 //	                                              CRD upgrade safety), applies and prunes the revision (applyRevision), or
-//	                                              corrects drift of the revision applied (correctDrift)
+//	                                              corrects drift of the revision applied (correctDrift); a rollback
+//	                                              keeps a CRD whose earlier definition cannot serve what is stored,
+//	                                              or holds (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
 //	health          checkHealth     lifecycle.go  judges the newest revision's health; rolls back one that misses its progress deadline
 //	history         cleanupHistory  phases.go     deletes Bundles beyond revisionHistoryLimit
 //

@@ -44,6 +44,9 @@ type appliedState struct {
 	skipped []inventory.ID
 	// warnings are what the API server warned about when it was applied.
 	warnings []string
+	// kept are the CRDs a rollback left at their newer definition
+	// (keptCRD.String), for the Installed message.
+	kept []string
 }
 
 // installResult summarises an install for status and events.
@@ -63,6 +66,10 @@ type revisionRef struct {
 	// upgrade is set for a new revision (not a rollback or a re-apply of
 	// the active one): its CRD changes are checked.
 	upgrade bool
+	// rollback is set for an earlier revision applied again through the
+	// spec (rukpakctl rollback): upgrade is set too (its hooks are an
+	// upgrade's), but its CRDs are judged as a rollback's (keepCRDs).
+	rollback bool
 	// number is the revision's number when its Bundle is about to be
 	// created (see render); 0 when the Bundle exists and carries it.
 	number int
@@ -119,7 +126,15 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		}
 		return false, nil
 	}
-	ref := revisionRef{bundle: s.bundle.Name, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true}
+	earlier, err := r.isEarlierRevision(ctx, s)
+	if err != nil {
+		return false, err
+	}
+	// The active revision applied again (after a restart) may be a
+	// rollback that kept CRDs: judged as one, so that its kept CRDs are
+	// not taken for an unsafe upgrade.
+	again := s.bundle.Name == s.bd.Status.ActiveBundle
+	ref := revisionRef{bundle: s.bundle.Name, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, rollback: earlier || again}
 	res, err := r.applyRevision(ctx, s, st, ref)
 	if err != nil {
 		return false, r.installFailed(ctx, s, err)
@@ -194,6 +209,9 @@ const handOffRecheck = 10 * time.Second
 // maxSkippedReported bounds status.skippedObjects.
 const maxSkippedReported = 64
 
+// maxKeptReported bounds status.keptCRDs.
+const maxKeptReported = 64
+
 // optionalRecheck is how often a revision with skipped optional objects
 // looks whether their kinds are served now.
 const optionalRecheck = 15 * time.Second
@@ -262,10 +280,19 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		return nil, fmt.Errorf("loading inventory: %w", err)
 	}
 	same := r.unchangedSinceApplied(ctx, s, st, recs, plan.Entries())
-	if ref.upgrade {
+	var kept []keptCRD
+	if ref.upgrade && !ref.rollback {
 		if err := r.checkCRDUpgrades(ctx, s, plan, same); err != nil {
 			return nil, err
 		}
+	} else if kept, err = r.keepCRDs(ctx, s, plan, ref); err != nil {
+		// A rollback that cannot keep what is stored readable applies
+		// nothing (RollbackUnsafe).
+		return nil, err
+	}
+	keptIDs := map[inventory.ID]appliedObject{}
+	for _, k := range kept {
+		keptIDs[crdID(k.name)] = appliedObject{kept: true}
 	}
 	if s.as.id.IsManager() {
 		// A ServiceAccount lives in the install namespace, so it exists;
@@ -300,8 +327,10 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		}
 	}
 	toApply := plan
-	if len(same) > 0 {
-		toApply = plan.Subset(without(ids, same))
+	if len(same) > 0 || len(keptIDs) > 0 {
+		// Kept CRDs are in ids (the inventory keeps them owned, so they
+		// are not pruned) but not written.
+		toApply = plan.Subset(without(without(ids, same), keptIDs))
 	}
 	toApply.RunHooks(hookRun(s.bd, ref)).OnHookWait(func(w apply.HookWait) { r.reportHookWait(ctx, s, ref.bundle, w) })
 	if (len(old) == 0 && s.bd.Status.ActiveBundle == "") || ref.bundle == s.bd.Status.ActiveBundle {
@@ -336,6 +365,23 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	s.report(ref.bundle).objects = len(ids)
 	next.skipped = plan.Skipped()
 	next.warnings = s.warnings
+	for _, e := range plan.Entries() {
+		if _, ok := keptIDs[e.ID]; ok {
+			if _, ok := same[e.ID]; !ok {
+				next.objects[e.ID] = appliedObject{resource: e.Resource, kept: true}
+			}
+		}
+	}
+	for _, k := range kept {
+		next.kept = append(next.kept, k.String())
+		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonCRDKept, "Rollback",
+			"Revision %s applied without its definition of %s; the newer definition is kept", ref.bundle, k)
+	}
+	s.keptCRDs = next.kept
+	s.bd.Status.KeptCRDs = nil
+	for _, k := range kept[:min(len(kept), maxKeptReported)] {
+		s.bd.Status.KeptCRDs = append(s.bd.Status.KeptCRDs, k.name)
+	}
 	for id, a := range same {
 		next.objects[id] = a
 		countChange(res, apply.Unchanged)
@@ -530,12 +576,13 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 		rbErr := r.rollback(ctx, s, target)
 		switch {
 		case rbErr == nil:
-			s.installErr = failure.New(v1alpha2.ReasonRolledBack, "revision %s failed to apply (%v); rolled back to %s", s.revision, err, target)
+			s.installErr = failure.New(v1alpha2.ReasonRolledBack, "revision %s failed to apply (%v); rolled back to %s%s", s.revision, err, target, keptNote(s.keptCRDs))
 			outcome = v1alpha2.OutcomeRolledBack
 			metrics.RollbacksTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Reason(failure.Reason(err, v1alpha2.ReasonApplyFailed))).Inc()
 		case failure.As(rbErr) != nil:
 			// status.lastHealthyBundle names a Bundle this
-			// BundleDeployment did not create.
+			// BundleDeployment did not create, or the rollback is
+			// RollbackUnsafe (keepCRDs): nothing of it was applied.
 			s.installErr = fmt.Errorf("revision %s failed to apply (%v); not rolled back: %w", s.revision, err, rbErr)
 		default:
 			return rbErr
@@ -597,6 +644,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if s.installErr == nil {
 		s.installed = &installResult{objects: len(st.ids)}
 		s.warnings = st.warnings
+		s.keptCRDs = st.kept
 	}
 	s.report(st.bundle).objects = len(st.ids)
 	if len(drifted) == 0 && !r.certsDue(s) {
@@ -633,7 +681,8 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 // and needs applying again. A finished Job that removed itself (see
 // apply.Entry.RunOnce) does not: it ran for this revision.
 func (r *Reconciler) hasDrifted(ctx context.Context, as *actor, id inventory.ID, a appliedObject) bool {
-	if a.hook {
+	if a.hook || a.kept {
+		// A kept CRD is the newer definition on purpose (keepCRDs).
 		// Run once for its revision, by Helm's rules; what became of it
 		// since (deleted by its policy, edited) is not rukpak's to undo.
 		return false

@@ -252,7 +252,9 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope, summary string) e
 			return err
 		}
 		// The target is not this BundleDeployment's (status names a
-		// Bundle it did not create): left in place, and said why.
+		// Bundle it did not create), or rolling back would leave custom
+		// resources unservable (RollbackUnsafe, keepCRDs): left in
+		// place, and said why.
 		s.installErr = fmt.Errorf("%s; not rolled back: %w", why, err)
 		r.markFailed(bd, active, s.installErr)
 		r.Recorder.Eventf(bd, nil, corev1.EventTypeWarning, failure.Reason(err, v1alpha2.ReasonBundleNotOwned), "Health", "%v", s.installErr)
@@ -261,7 +263,7 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope, summary string) e
 	}
 	s.decide(active, v1alpha2.OutcomeRolledBack, why)
 	metrics.RollbacksTotal.WithLabelValues(metrics.Class(bd.Spec.ProvisionerClassName), v1alpha2.ReasonProgressDeadlineExceeded).Inc()
-	s.rolledBack = failure.New(v1alpha2.ReasonRolledBack, "%s; rolled back to revision %s", why, target)
+	s.rolledBack = failure.New(v1alpha2.ReasonRolledBack, "%s; rolled back to revision %s%s", why, target, keptNote(s.keptCRDs))
 	r.markFailed(bd, active, s.rolledBack)
 	s.requeueWithin(time.Second)
 	return nil

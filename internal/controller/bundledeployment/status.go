@@ -91,7 +91,7 @@ func installedCondition(s *scope, active string, current *metav1.Condition) *met
 		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionFalse,
 			Reason: failure.Reason(s.statusRefused, v1alpha2.ReasonBundleNotOwned), Message: msg}
 	case s.installed != nil:
-		msg := fmt.Sprintf("revision %s installed: %d objects", active, s.installed.objects)
+		msg := fmt.Sprintf("revision %s installed: %d objects", active, s.installed.objects) + keptNote(s.keptCRDs)
 		if len(s.warnings) > 0 {
 			msg += "; API server warnings: " + strings.Join(s.warnings, "; ")
 		}
