@@ -25,6 +25,10 @@ func TestPolicies(t *testing.T) {
 		{"ValidatingAdmissionPolicyBinding", "rukpak-install-authorization"},
 		{"MutatingAdmissionPolicy", "rukpak-cleanup-finalizer"},
 		{"MutatingAdmissionPolicyBinding", "rukpak-cleanup-finalizer"},
+		{"MutatingAdmissionPolicy", "rukpak-approved-by"},
+		{"MutatingAdmissionPolicyBinding", "rukpak-approved-by"},
+		{"ValidatingAdmissionPolicy", "rukpak-approval-authorization"},
+		{"ValidatingAdmissionPolicyBinding", "rukpak-approval-authorization"},
 	}
 	if len(objs) != len(want) {
 		t.Fatalf("got %d objects, want %d", len(objs), len(want))
