@@ -24,7 +24,7 @@ const reviewRecheck = time.Minute
 // revision (package review) when the policy is not Automatic or a
 // revision is active (upgrades are always reviewed, and the review shown
 // in status.review). A revision is held when the policy is Always, or
-// PowerGrowth and the review grows power, unless it is approved (see
+// PowerGrowth and it is an upgrade whose review grows power, unless it is approved (see
 // approvedBy). A held revision writes nothing: the active revision stays
 // installed and drift-corrected, Installed says AwaitingApproval, and an
 // event and a metric announce it once per revision. held is false when
@@ -57,7 +57,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 		return true, r.keepActive(ctx, s, st, err)
 	}
 	s.review = &v1alpha2.BundleDeploymentReview{Revision: ref.bundle, ActiveRevision: active, Approved: true, Review: *rev}
-	if !holds(policy, rev) {
+	if !holds(policy, rev, active != "") {
 		return false, nil
 	}
 	by, refused, err := r.approvedBy(ctx, s.bd, ref.bundle)
@@ -75,13 +75,15 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 }
 
 // holds reports whether policy holds a revision with review rev until it
-// is approved.
-func holds(policy v1alpha2.ApprovalPolicy, rev *v1alpha2.RevisionReview) bool {
+// is approved; upgrade is set when a revision is active. PowerGrowth holds
+// upgrades only: a first install grows power from nothing, and its
+// requester was allowed to ask for it (admission, approval.Checker).
+func holds(policy v1alpha2.ApprovalPolicy, rev *v1alpha2.RevisionReview, upgrade bool) bool {
 	switch policy {
 	case v1alpha2.ApprovalAlways:
 		return true
 	case v1alpha2.ApprovalPowerGrowth:
-		return rev.GrowsPower
+		return upgrade && rev.GrowsPower
 	}
 	return false
 }
