@@ -15,6 +15,11 @@ import (
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
+// The review reads, as the manager, the live RBAC objects (aggregation,
+// bindings of changed roles) and webhook configurations.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings;roles;rolebindings,verbs=get;list
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;list
+
 // reviewRecheck is how soon a revision that could not be reviewed, under
 // a policy that holds revisions, is reviewed again.
 const reviewRecheck = time.Minute
