@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/approval"
@@ -111,7 +112,8 @@ func awaitingApproval(bd *v1alpha2.BundleDeployment, policy v1alpha2.ApprovalPol
 
 // reviewRevision reviews the new revision's objects against the active
 // revision's (rendered again, offline, or taken from its kept render) and
-// the live cluster, as the manager reads it.
+// the live cluster: each object read as the install identity, RBAC
+// objects listed as the manager (splitLive).
 func (r *Reconciler) reviewRevision(ctx context.Context, s *scope, st *appliedState, next []*unstructured.Unstructured) (*v1alpha2.RevisionReview, error) {
 	var activeObjs []*unstructured.Unstructured
 	if active := s.bd.Status.ActiveBundle; active != "" {
@@ -132,8 +134,26 @@ func (r *Reconciler) reviewRevision(ctx context.Context, s *scope, st *appliedSt
 	}
 	return review.Compute(ctx, review.Input{
 		Active: activeObjs, New: next, InstallNamespace: s.bd.Spec.InstallNamespace,
-		Mapper: r.Client.RESTMapper(), Live: review.FromReader(r.APIReader),
+		Mapper: r.Client.RESTMapper(),
+		Live:   splitLive{get: review.FromReader(s.as.engine.Reader()), list: review.FromReader(r.APIReader)},
 	})
+}
+
+// splitLive reads each live object as the install identity, which writes
+// them and so may read them, and lists RBAC objects as the manager, which
+// may (an install identity seldom may list every binding).
+type splitLive struct{ get, list review.Live }
+
+var _ review.Live = splitLive{}
+
+// Get implements review.Live.
+func (l splitLive) Get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	return l.get.Get(ctx, gvk, namespace, name)
+}
+
+// List implements review.Live.
+func (l splitLive) List(ctx context.Context, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+	return l.list.List(ctx, gvk)
 }
 
 // approvedBy returns the user whose approval lets revision through: the
