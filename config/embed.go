@@ -81,13 +81,18 @@ var policyFiles = []string{
 	"policy/validating-binding.yaml",
 	"policy/finalizer-policy.yaml",
 	"policy/finalizer-binding.yaml",
+	"policy/approval-mutating-policy.yaml",
+	"policy/approval-mutating-binding.yaml",
+	"policy/approval-validating-policy.yaml",
+	"policy/approval-validating-binding.yaml",
 }
 
 // Policies decodes the admission policies of config/policy: the
 // MutatingAdmissionPolicy rukpak-requested-by, its binding, the
 // ValidatingAdmissionPolicy rukpak-install-authorization and its binding,
 // then the MutatingAdmissionPolicy rukpak-cleanup-finalizer and its binding,
-// in that order. They are returned as unstructured objects so that callers
+// then rukpak-approved-by and rukpak-approval-authorization (who approved
+// a revision, and that they may) and their bindings, in that order. They are returned as unstructured objects so that callers
 // install them as written, with server-side apply or create.
 func Policies() ([]*unstructured.Unstructured, error) {
 	objs := make([]*unstructured.Unstructured, 0, len(policyFiles))

@@ -25,6 +25,10 @@ func TestPolicies(t *testing.T) {
 		{"ValidatingAdmissionPolicyBinding", "rukpak-install-authorization"},
 		{"MutatingAdmissionPolicy", "rukpak-cleanup-finalizer"},
 		{"MutatingAdmissionPolicyBinding", "rukpak-cleanup-finalizer"},
+		{"MutatingAdmissionPolicy", "rukpak-approved-by"},
+		{"MutatingAdmissionPolicyBinding", "rukpak-approved-by"},
+		{"ValidatingAdmissionPolicy", "rukpak-approval-authorization"},
+		{"ValidatingAdmissionPolicyBinding", "rukpak-approval-authorization"},
 	}
 	if len(objs) != len(want) {
 		t.Fatalf("got %d objects, want %d", len(objs), len(want))
@@ -76,6 +80,10 @@ func TestPolicies(t *testing.T) {
 		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
 		&admissionregistrationv1.MutatingAdmissionPolicy{},
 		&admissionregistrationv1.MutatingAdmissionPolicyBinding{},
+		&admissionregistrationv1.MutatingAdmissionPolicy{},
+		&admissionregistrationv1.MutatingAdmissionPolicyBinding{},
+		&admissionregistrationv1.ValidatingAdmissionPolicy{},
+		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
 	}
 	for i, obj := range objs {
 		data, err := yaml.Marshal(obj.Object)
@@ -88,6 +96,13 @@ func TestPolicies(t *testing.T) {
 	}
 	vap := typed[2].(*admissionregistrationv1.ValidatingAdmissionPolicy)
 	mp := typed[0].(*admissionregistrationv1.MutatingAdmissionPolicy)
+	// The approval policies validate exactly the requests the approval
+	// mutation matches.
+	amp, avap := typed[6].(*admissionregistrationv1.MutatingAdmissionPolicy), typed[8].(*admissionregistrationv1.ValidatingAdmissionPolicy)
+	if len(amp.Spec.MatchConditions) != 1 || len(avap.Spec.MatchConditions) != 1 ||
+		amp.Spec.MatchConditions[0].Expression != avap.Spec.MatchConditions[0].Expression {
+		t.Error("rukpak-approved-by and rukpak-approval-authorization must have the same one matchCondition")
+	}
 	// Every request rukpak-requested-by mutates is validated (a forged
 	// requester is refused); the validating policy also takes changes of
 	// owner references, finalizers and the retry annotation, which are

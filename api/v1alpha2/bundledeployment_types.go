@@ -272,6 +272,15 @@ type UpgradePolicy struct {
 	// +listMapKey=finding
 	// +kubebuilder:validation:MaxItems=32
 	AcceptedCRDFindings []AcceptedCRDFinding `json:"acceptedCRDFindings,omitempty"`
+
+	// approval decides which new revisions wait for an approval (the
+	// core.rukpak.io/approve-revision annotation, set by a user allowed
+	// verb approve on this BundleDeployment) before anything of them is
+	// written: Automatic (none), PowerGrowth (those whose review grows
+	// power) or Always (every one, the first install included).
+	// +optional
+	// +kubebuilder:default=Automatic
+	ApprovalPolicy ApprovalPolicy `json:"approval,omitempty"`
 }
 
 // AcceptedFindings returns the findings p accepts for the CRD called crd;
@@ -450,6 +459,12 @@ type BundleDeploymentStatus struct {
 	// lastResolvedTime is when floating refs were last resolved.
 	// +optional
 	LastResolvedTime *metav1.Time `json:"lastResolvedTime,omitempty"`
+
+	// review is the review of the newest revision that was reviewed: what
+	// it changes compared with the active revision, and whether it may be
+	// applied (spec.upgrade.approval).
+	// +optional
+	Review *BundleDeploymentReview `json:"review,omitempty"`
 }
 
 // ObjectReference names one object of a bundle.

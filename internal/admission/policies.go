@@ -36,6 +36,12 @@ const (
 	// retry annotation by users who may not create the object as it
 	// stands, and of rukpak's finalizers by anyone but the manager.
 	ValidatingPolicyName = "rukpak-install-authorization"
+	// ApprovedByPolicyName records who approved a revision in the
+	// approved-by annotations.
+	ApprovedByPolicyName = "rukpak-approved-by"
+	// ApprovalPolicyName refuses changes of the approval annotations by
+	// users who may not approve the BundleDeployment's revisions.
+	ApprovalPolicyName = "rukpak-approval-authorization"
 )
 
 // The wait for the policies to be enforced.

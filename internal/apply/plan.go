@@ -167,6 +167,16 @@ func (p *Plan) Resources() []Resource {
 	return out
 }
 
+// Objects returns the plan's objects as they will be applied (placed and
+// labelled), in apply order; not copies: do not change them.
+func (p *Plan) Objects() []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(p.items))
+	for i := range p.items {
+		out[i] = p.items[i].obj
+	}
+	return out
+}
+
 // Len is the number of objects in the plan.
 func (p *Plan) Len() int { return len(p.items) }
 

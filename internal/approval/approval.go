@@ -206,3 +206,43 @@ func (c *Checker) allowed(ctx context.Context, user string, groups []string, att
 	}
 	return ok, nil
 }
+
+// Approver returns the user who approved bd's revision named by the
+// approve-revision annotation (the approved-by annotations admission
+// records), and their groups; ok is false when there is none.
+func Approver(bd *v1alpha2.BundleDeployment) (user string, groups []string, ok bool) {
+	user = bd.Annotations[v1alpha2.AnnotationApprovedBy]
+	if user == "" {
+		return "", nil, false
+	}
+	return user, DecodeGroups(bd.Annotations[v1alpha2.AnnotationApprovedByGroups]), true
+}
+
+// CheckApprover returns nil when the approved-by user of bd may approve
+// its revisions: verb approve on bundledeployments (group core.rukpak.io)
+// named bd. Otherwise a *failure.Error with reason
+// v1alpha2.ReasonNotAuthorized says who may not and how to grant it, as the
+// admission denial does. A requester in group system:masters is allowed
+// without a review.
+func (c *Checker) CheckApprover(ctx context.Context, bd *v1alpha2.BundleDeployment) error {
+	user, groups, ok := Approver(bd)
+	if !ok {
+		return failure.New(v1alpha2.ReasonNotAuthorized, "BundleDeployment %q has no %s annotation, so rukpak cannot tell who approved it: the admission policy rukpak-approved-by of config/policy is not installed",
+			bd.Name, v1alpha2.AnnotationApprovedBy)
+	}
+	if slices.Contains(groups, mastersGroup) {
+		return nil
+	}
+	allowed, err := c.allowed(ctx, user, groups, &authorizationv1.ResourceAttributes{
+		Verb: v1alpha2.VerbApprove, Group: v1alpha2.GroupVersion.Group, Resource: "bundledeployments", Name: bd.Name,
+	})
+	if err != nil {
+		return err
+	}
+	if !allowed {
+		return failure.New(v1alpha2.ReasonNotAuthorized,
+			`user %q, who approved revision %s (annotation %s), may not approve revisions of BundleDeployment %q; grant it with a ClusterRole allowing verb %q on bundledeployments (apiGroups [%q]) with resourceNames [%q], bound to the user or one of their groups`,
+			user, bd.Annotations[v1alpha2.AnnotationApproveRevision], v1alpha2.AnnotationApprovedBy, bd.Name, v1alpha2.VerbApprove, v1alpha2.GroupVersion.Group, bd.Name)
+	}
+	return nil
+}

@@ -36,6 +36,7 @@ func TestFlagsSetEveryOption(t *testing.T) {
 		"content-tls-key-file":           "/tls.key",
 		"default-identity":               "manager",
 		"require-approval":               "false",
+		"require-separate-approver":      "true",
 		"leader-elect":                   "true",
 		"leader-election-namespace":      "elsewhere",
 		"leader-election-lease-duration": "3s",

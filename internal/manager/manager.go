@@ -221,6 +221,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 			&identity.Clients{Client: mgr.GetClient(), Metadata: md}, identity.DefaultSize),
 		ManagerIdentity:  opts.DefaultIdentity == IdentityManager,
 		ApprovalTTL:      opts.ApprovalTTL,
+		SeparateApprover: opts.RequireSeparateApprover,
 		Permissions:      &permissions.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews()},
 		Recorder:         recorder,
 		Cluster:          cluster,

@@ -98,6 +98,10 @@ type EngineOptions struct {
 	// and that whoever wrote a Bundle (other than the manager) may use its
 	// class, Secrets and ConfigMaps.
 	RequireApproval bool
+	// RequireSeparateApprover refuses an approval of a revision held by
+	// spec.upgrade.approval given by the user who requested it (the
+	// approved-by annotation equal to requested-by): four eyes.
+	RequireSeparateApprover bool
 	// ApprovalTTL is how long an allowed requester is trusted before the
 	// next reconcile checks again; 0 means a minute.
 	ApprovalTTL time.Duration

@@ -51,6 +51,12 @@ var (
 		Name: "rukpak_revision_failures_total",
 		Help: "Revisions that failed to install, by ProvisionerClass and reason (the Installed condition's).",
 	}, []string{"class", "reason"})
+	// AwaitingApprovalTotal counts revisions held for an approval
+	// (spec.upgrade.approval), once per revision.
+	AwaitingApprovalTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rukpak_revisions_awaiting_approval_total",
+		Help: "Revisions held until approved (spec.upgrade.approval), by ProvisionerClass; counted once per revision.",
+	}, []string{"class"})
 	// ApplySeconds is how long applying a revision took.
 	ApplySeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "rukpak_apply_duration_seconds",
@@ -84,7 +90,7 @@ var (
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(RevisionsTotal, RollbacksTotal, FailuresTotal, ApplySeconds,
-		DriftCorrectionsTotal, SourceFetchSeconds, SourceFetchBytes, RenderDocuments)
+		DriftCorrectionsTotal, SourceFetchSeconds, SourceFetchBytes, RenderDocuments, AwaitingApprovalTotal)
 }
 
 // Result is the result label of err: "success" or "error".

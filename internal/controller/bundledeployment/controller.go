@@ -82,6 +82,9 @@ type Reconciler struct {
 	// install as the manager itself (the cluster-admin mode); without it
 	// they are refused with ServiceAccountRequired.
 	ManagerIdentity bool
+	// SeparateApprover refuses approvals of held revisions given by their
+	// requester (see gate).
+	SeparateApprover bool
 	// Approval, when set, re-checks that the user who last changed a
 	// BundleDeployment's spec may impersonate its identity and use its
 	// class.
@@ -259,6 +262,9 @@ type scope struct {
 	// held is set when the newest revision failed before and is not
 	// retried; the active revision stays.
 	held bool
+	// review is the newest revision's review, when it was reviewed (see
+	// gate); computeStatus copies it to status.review.
+	review *v1alpha2.BundleDeploymentReview
 	// rolloutStarted is set when this reconcile made a new revision active.
 	rolloutStarted bool
 	// rolledBack is why the active revision was rolled back, if it was.

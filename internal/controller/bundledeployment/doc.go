@@ -22,11 +22,12 @@
 //	content         ensureContent   phases.go     its content is in the content store (fetched, unpacked, bounded per tenant)
 //	record          createBundle    record.go     a new revision is rendered and its Bundle created, born complete: spec.unpacked
 //	                                              records the content digest, URL and object count, a label its number
-//	install         install         install.go    renders (or takes the plan createBundle rendered, planOf), checks (preflight,
-//	                                              CRD upgrade safety), applies and prunes the revision (applyRevision), or
-//	                                              corrects drift of the revision applied (correctDrift); a rollback
-//	                                              keeps a CRD whose earlier definition cannot serve what is stored,
-//	                                              or holds (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
+//	install         install         install.go    renders (or takes the plan createBundle rendered, planOf), reviews a new
+//	                                              revision and holds it for approval (gate, gate.go: spec.upgrade.approval,
+//	                                              status.review), checks (preflight, CRD upgrade safety), applies and prunes
+//	                                              the revision (applyRevision), or corrects drift of the revision applied
+//	                                              (correctDrift); a rollback keeps a CRD whose earlier definition cannot
+//	                                              serve what is stored, or holds (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
 //	health          checkHealth     lifecycle.go  judges the newest revision's health; rolls back one that misses its progress deadline
 //	history         cleanupHistory  phases.go     deletes Bundles beyond revisionHistoryLimit
 //

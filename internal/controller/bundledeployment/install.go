@@ -135,6 +135,9 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	// not taken for an unsafe upgrade.
 	again := s.bundle.Name == s.bd.Status.ActiveBundle
 	ref := revisionRef{bundle: s.bundle.Name, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, rollback: earlier || again}
+	if held, err := r.gate(ctx, s, st, ref); held || err != nil {
+		return false, err
+	}
 	res, err := r.applyRevision(ctx, s, st, ref)
 	if err != nil {
 		return false, r.installFailed(ctx, s, err)

@@ -17,6 +17,9 @@ import (
 // reconcile changes nothing but Paused (and so Ready).
 func computeStatus(bd *v1alpha2.BundleDeployment, s *scope) {
 	bd.Status.ObservedGeneration = bd.Generation
+	if s.review != nil {
+		bd.Status.Review = s.review
+	}
 	setCondition(bd, pausedCondition(bd.Spec.Paused))
 	if !bd.Spec.Paused {
 		if c := unpackedCondition(s); c != nil {
