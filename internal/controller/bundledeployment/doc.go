@@ -4,7 +4,8 @@
 // # One reconcile
 //
 // Reconcile (controller.go) takes a worker of the BundleDeployment's
-// tenant (fairness.go), runs the reconcile on a goroutine of its own that
+// tenant (fairness.go; refused, it is parked until a worker is given
+// back), runs the reconcile on a goroutine of its own that
 // may go on without the worker while it waits for a Helm hook (detach.go),
 // and is stopped when the BundleDeployment changes or is being deleted
 // (fairness.go, inFlight). The reconcile (controller.go, reconcile) reads
@@ -59,6 +60,13 @@
 // BundleDeployment's create (the user's), the Bundle's create and the
 // BundleDeployment's status. Content that cannot be unpacked gets no
 // Bundle; the Unpacked condition says why.
+//
+// Events of managed objects that arrive while their BundleDeployment's
+// reconcile runs are judged when it ends (echoes.go): the echoes of its
+// own applies arrive before it records them. A reconcile that reads its
+// BundleDeployment from a cache that has not seen its own last status
+// patch works with the status it wrote (ownstatus.go), so it does not
+// patch the same status again.
 //
 // # Memory
 //
