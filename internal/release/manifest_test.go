@@ -73,8 +73,8 @@ func TestManifest(t *testing.T) {
 		"Namespace": 1, "CustomResourceDefinition": 3, "ServiceAccount": 1,
 		"ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
 		"Deployment": 1, "Service": 2, // the webhook and the metrics
-		"MutatingAdmissionPolicy": 2, "MutatingAdmissionPolicyBinding": 2, // requested-by and the cleanup finalizer
-		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
+		"MutatingAdmissionPolicy": 3, "MutatingAdmissionPolicyBinding": 3, // requested-by, approved-by and the cleanup finalizer
+		"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2, // install and approval authorization
 	} {
 		if kinds[kind] != n {
 			t.Errorf("%d %s objects, want %d (all: %v)", kinds[kind], kind, n, kinds)
