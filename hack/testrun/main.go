@@ -44,11 +44,14 @@ var testFlags = map[string]bool{
 	"trace": true, "v": true, "artifacts": true,
 }
 
-// pkg is a package to test.
+// pkg is a package to test, as go list -json describes it.
 type pkg struct {
-	ImportPath, Dir string
-	Tests           bool // it has test files
+	ImportPath, Dir           string
+	TestGoFiles, XTestGoFiles []string
 }
+
+// tests reports whether p has test files.
+func (p pkg) tests() bool { return len(p.TestGoFiles)+len(p.XTestGoFiles) > 0 }
 
 func main() {
 	dir := flag.String("dir", "", "the directory that keeps the test binaries (required)")
@@ -79,7 +82,7 @@ func run(w, errw io.Writer, dir string, par int, goFlags, patterns []string) err
 	}
 	var tested []string
 	for _, p := range pkgs {
-		if p.Tests {
+		if p.tests() {
 			tested = append(tested, p.ImportPath)
 		}
 	}
@@ -108,7 +111,7 @@ func run(w, errw io.Writer, dir string, par int, goFlags, patterns []string) err
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			var out []byte
-			if p.Tests {
+			if p.tests() {
 				out = runTests(strings.TrimSpace(string(t2j)), filepath.Join(dir, binaryName(p.ImportPath)), p, args)
 			} else {
 				out = noTests(p.ImportPath)
@@ -124,9 +127,7 @@ func run(w, errw io.Writer, dir string, par int, goFlags, patterns []string) err
 
 // list returns the packages that patterns match.
 func list(patterns []string) ([]pkg, error) {
-	out, err := exec.Command("go", append([]string{"list", "-e", "-f",
-		`{"ImportPath":{{printf "%q" .ImportPath}},"Dir":{{printf "%q" .Dir}},"Tests":{{if or .TestGoFiles .XTestGoFiles}}true{{else}}false{{end}}}`},
-		patterns...)...).Output()
+	out, err := exec.Command("go", append([]string{"list", "-e", "-json=ImportPath,Dir,TestGoFiles,XTestGoFiles"}, patterns...)...).Output()
 	if err != nil {
 		return nil, fmt.Errorf("go list: %w", err)
 	}
