@@ -80,4 +80,15 @@
 // are rebuilt on the first reconcile of each BundleDeployment. A hook wait
 // in progress (detach.go) is not kept: after a restart the revision is
 // applied again and its hooks run again.
+//
+// # Renders
+//
+// Every render of a revision goes through render (render.go). A format
+// that renders once (provisioner.Provisioner.RenderOnce: Helm) is
+// rendered when its revision is first applied, with lookup answered as
+// the install identity and .Release from the revision's number, and the
+// render is kept in the cluster (package renderstore, Secrets owned by the
+// Bundle): drift correction, a restart, another replica and a rollback
+// apply the kept objects, and a lost or damaged render is rendered again
+// with a Warning event. Other formats are rendered again when needed.
 package bundledeployment
