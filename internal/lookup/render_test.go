@@ -196,7 +196,9 @@ func equalJSON(t *testing.T, a, b any) bool {
 // the manager answers, the child renders with the answers.
 func TestRenderSandboxed(t *testing.T) {
 	f := newFixture(t, Limits{})
-	runner, err := sandbox.New(sandbox.Limits{Memory: 256 << 20, Timeout: time.Minute})
+	// The default memory: a child of a race-enabled test binary needs more
+	// than the tests of limits give it.
+	runner, err := sandbox.New(sandbox.Limits{Memory: sandbox.DefaultMemory, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
