@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/approval"
 	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/review"
@@ -44,14 +45,20 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	if active == ref.bundle || (policy == v1alpha2.ApprovalAutomatic && active == "") {
 		return false, nil
 	}
-	plan, err := r.planOf(ctx, s, ref)
-	// Taken again by applyRevision: the revision is rendered once.
-	s.rendered = &rendered{bundle: ref.bundle, digest: ref.digest, plan: plan, err: err}
-	if err != nil {
-		// Not reviewable because not renderable: the apply reports why.
-		return false, nil
+	// A revision held before, against the same active one, keeps its
+	// review: it is rendered again only once it may be applied.
+	rev := r.mem.review(s.bd.Name, ref.bundle, active)
+	if rev == nil {
+		var plan *apply.Plan
+		plan, err = r.planOf(ctx, s, ref)
+		// Taken again by applyRevision: the revision is rendered once.
+		s.rendered = &rendered{bundle: ref.bundle, digest: ref.digest, plan: plan, err: err}
+		if err != nil {
+			// Not reviewable because not renderable: the apply reports why.
+			return false, nil
+		}
+		rev, err = r.reviewRevision(ctx, s, st, plan.Objects())
 	}
-	rev, err := r.reviewRevision(ctx, s, st, plan.Objects())
 	if err != nil {
 		err = fmt.Errorf("reviewing revision %s: %w", ref.bundle, err)
 		if policy == v1alpha2.ApprovalAutomatic {
@@ -64,6 +71,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	}
 	s.review = &v1alpha2.BundleDeploymentReview{Revision: ref.bundle, ActiveRevision: active, Approved: true, Review: *rev}
 	if !holds(policy, rev, active != "") {
+		r.mem.setReview(s.bd.Name, "", "", nil)
 		return false, nil
 	}
 	by, refused, err := r.approvedBy(ctx, s.bd, ref.bundle)
@@ -72,8 +80,10 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	}
 	if by != "" {
 		s.review.ApprovedBy = by
+		r.mem.setReview(s.bd.Name, "", "", nil)
 		return false, nil
 	}
+	r.mem.setReview(s.bd.Name, ref.bundle, active, rev)
 	s.rendered = nil
 	s.review.Approved = false
 	r.announceAwaiting(s, ref.bundle, rev)

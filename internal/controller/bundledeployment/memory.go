@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/backoff"
 	"github.com/rukpak/rukpak/internal/identity"
@@ -47,11 +48,43 @@ type memory struct {
 	// own are the statuses this process wrote that the cache has not shown
 	// yet, by BundleDeployment (see ownStatus).
 	own map[string]ownStatus
+	// reviews are the last review of a held revision, by BundleDeployment:
+	// a held revision is not rendered and reviewed again on every
+	// reconcile while it and the active revision stay the same.
+	reviews map[string]reviewMemo
+}
+
+// reviewMemo is the review of revision against active.
+type reviewMemo struct {
+	revision, active string
+	review           *v1alpha2.RevisionReview
+}
+
+// review returns the review remembered for revision against active.
+func (m *memory) review(name, revision, active string) *v1alpha2.RevisionReview {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.reviews[name]; ok && r.revision == revision && r.active == active {
+		return r.review
+	}
+	return nil
+}
+
+// setReview remembers the review of a held revision; nil forgets it.
+func (m *memory) setReview(name, revision, active string, rev *v1alpha2.RevisionReview) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rev == nil {
+		delete(m.reviews, name)
+		return
+	}
+	m.reviews[name] = reviewMemo{revision: revision, active: active, review: rev}
 }
 
 func newMemory() *memory {
 	return &memory{
 		applied:    map[string]*appliedState{},
+		reviews:    map[string]reviewMemo{},
 		claims:     map[inventory.ID]string{},
 		failed:     map[string]failedRevision{},
 		retries:    map[string]retryCount{},
@@ -140,6 +173,7 @@ func (m *memory) forget(name string) (unused identity.Identity, ok bool) {
 	delete(m.verdicts, name)
 	delete(m.numbers, name)
 	delete(m.own, name)
+	delete(m.reviews, name)
 	id, had := m.identities[name]
 	delete(m.identities, name)
 	return id, had && !m.identityInUse(id)
