@@ -405,22 +405,6 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, bd *v1alph
 	return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
 }
 
-// act picks the install identity and its clients.
-func (r *Reconciler) act(_ context.Context, s *scope) (bool, error) {
-	id, err := r.identityOf(s.bd)
-	if err != nil {
-		// Fixed by a spec change, which reconciles again.
-		s.installErr = err
-		return false, nil
-	}
-	s.as, err = r.actorFor(id)
-	if err != nil {
-		return false, err
-	}
-	r.useIdentity(s.bd.Name, id)
-	return true, nil
-}
-
 // patchStatus computes the conditions from s and patches the status if it
 // changed.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope, orig *v1alpha2.BundleDeploymentStatus) error {
@@ -452,4 +436,11 @@ func (r *Reconciler) orphanedByClass(ctx context.Context, bd *v1alpha2.BundleDep
 	}
 	err := r.Client.Get(ctx, client.ObjectKey{Name: bd.Spec.ProvisionerClassName}, &v1alpha2.ProvisionerClass{})
 	return apierrors.IsNotFound(err)
+}
+
+// requeueWithin makes the reconcile come back within d.
+func (s *scope) requeueWithin(d time.Duration) {
+	if s.requeueAfter == 0 || d < s.requeueAfter {
+		s.requeueAfter = d
+	}
 }

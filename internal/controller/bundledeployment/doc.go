@@ -15,22 +15,22 @@
 // whenever the install identity is known:
 //
 //	step            function        file          what it does
-//	authorize       authorize       identity.go   the requester may act as the install identity, use the class and what the spec names
-//	act             act             controller.go picks the install identity and its clients
+//	authorize       authorize       authorize.go  the requester may act as the install identity, use the class and what the spec names
+//	act             act             act.go        picks the install identity and its clients
 //	trust status    trustStatus     trust.go      status fields that name Bundles are checked against the Bundles this BundleDeployment controls
-//	resolve         resolve         phases.go     pins the sources (digests, commits) and Helm values: the revision's name
-//	bundle          findBundle      phases.go     the revision's Bundle, if it exists, is this BundleDeployment's, with the pinned spec
-//	content         ensureContent   phases.go     its content is in the content store (fetched, unpacked, bounded per tenant)
+//	resolve         resolve         resolve.go    pins the sources (digests, commits) and Helm values: the revision's name
+//	bundle          findBundle      bundle.go     the revision's Bundle, if it exists, is this BundleDeployment's, with the pinned spec
+//	content         ensureContent   content.go    its content is in the content store (fetched, unpacked, bounded per tenant)
 //	record          createBundle    record.go     a new revision is rendered and its Bundle created, born complete: spec.unpacked
 //	                                              records the content digest, URL and object count, a label its number
 //	install         install         install.go    renders (or takes the plan createBundle rendered, planOf), reviews a new
 //	                                              revision and holds it for approval (gate, gate.go: spec.upgrade.approval,
-//	                                              status.review), checks (preflight, CRD upgrade safety), applies and prunes
-//	                                              the revision (applyRevision), or corrects drift of the revision applied
-//	                                              (correctDrift); a rollback keeps a CRD whose earlier definition cannot
+//	                                              status.review), checks (preflight, preflight.go; CRD upgrade safety,
+//	                                              crdsafety.go), applies and prunes the revision (applyRevision), or corrects
+//	                                              drift of the revision applied (correctDrift, drift.go); a rollback keeps a CRD whose earlier definition cannot
 //	                                              serve what is stored, or holds (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
-//	health          checkHealth     lifecycle.go  judges the newest revision's health; rolls back one that misses its progress deadline
-//	history         cleanupHistory  phases.go     deletes Bundles beyond revisionHistoryLimit
+//	health          checkHealth     health.go     judges the newest revision's health; rolls back one that misses its progress deadline
+//	history         cleanupHistory  history.go    deletes Bundles beyond revisionHistoryLimit
 //
 // Deletion (finalize.go) prunes every inventoried object as the install
 // identity (CRDs and helm.sh/resource-policy: keep objects per policy,
@@ -43,7 +43,7 @@
 // What a failed install means — return the error to the queue, wait for
 // an admin, retry, wait for a hand-off, roll back, hold — is decided by one
 // pure function, decideFailure (decide.go), from the failure's reason and
-// the retry table of pkg/failure; installFailed (install.go) acts on it.
+// the retry table of pkg/failure; installFailed (failed.go) acts on it.
 //
 // The conditions are computed from the scope by computeStatus (status.go,
 // with ready.go) and written once, at the end of the reconcile, by
@@ -52,7 +52,7 @@
 // (hookwait.go), which the final patch replaces. status.activeBundle is
 // set in the scope by the install step when a revision is applied, or
 // from what this process applied last (install.go, install), and by a
-// rollback (lifecycle.go, rollback); what became of each revision is
+// rollback (rollback.go, rollback); what became of each revision is
 // recorded with scope.decide and written to the Bundles' own status by
 // reportBundles (report.go) — only what package history would not read
 // from the Bundle's creation and this status: a normal install writes no

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -170,15 +168,6 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	return true, nil
 }
 
-// failedRevision is a revision that failed, and what retries it.
-type failedRevision struct {
-	bundle     string
-	retry      string
-	generation int64
-	// err is why, when this process recorded it.
-	err error
-}
-
 // reportWarnings turns the API server's warnings about a revision's
 // objects into an event and keeps them for the Installed message.
 func (r *Reconciler) reportWarnings(s *scope, revision string, warnings []string) {
@@ -226,42 +215,6 @@ func objectRefs(ids []inventory.ID) []v1alpha2.ObjectReference {
 		out = append(out, v1alpha2.ObjectReference{Group: id.Group, Version: id.Version, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name})
 	}
 	return out
-}
-
-// heldBack reports whether the newest revision failed before and is not to
-// be retried yet: neither the spec (generation) nor the retry annotation
-// changed since. The record is kept in status and, because the cached
-// status may lag behind this process's own updates, in memory.
-func (r *Reconciler) heldBack(s *scope) bool {
-	bd := s.bd
-	f := failedRevision{bundle: bd.Status.FailedBundle, retry: bd.Status.FailedRetry, generation: bd.Status.FailedGeneration}
-	if m, ok := r.mem.failedRevision(bd.Name); ok && m.generation >= f.generation {
-		f = m
-	}
-	if f.bundle == "" || f.bundle != s.revision || bd.Annotations[v1alpha2.AnnotationRetry] != f.retry || bd.Generation > f.generation {
-		return false
-	}
-	// Report why it failed, when this process knows (after a restart the
-	// status keeps saying it).
-	if f.err != nil {
-		s.installErr = f.err
-	}
-	return true
-}
-
-// markFailed records that revision failed, and why, for the
-// BundleDeployment's current generation and retry annotation.
-func (r *Reconciler) markFailed(bd *v1alpha2.BundleDeployment, revision string, why error) {
-	bd.Status.FailedBundle = revision
-	bd.Status.FailedRetry = bd.Annotations[v1alpha2.AnnotationRetry]
-	bd.Status.FailedGeneration = bd.Generation
-	r.mem.setFailed(bd.Name, failedRevision{bundle: revision, retry: bd.Status.FailedRetry, generation: bd.Generation, err: why})
-}
-
-// clearFailed forgets a failed revision that became healthy or installed.
-func (r *Reconciler) clearFailed(bd *v1alpha2.BundleDeployment) {
-	bd.Status.FailedBundle, bd.Status.FailedRetry, bd.Status.FailedGeneration = "", "", 0
-	r.mem.clearFailed(bd.Name)
 }
 
 // applyRevision applies one revision's objects (checking collisions),
@@ -538,64 +491,6 @@ func records(objects map[inventory.ID]appliedObject) map[inventory.ID]inventory.
 	return out
 }
 
-// installFailed acts on what a failed install means (decideFailure). A
-// held revision is recorded in status.failedBundle, so it is not retried
-// until the spec or the retry annotation changes. Nothing was written when
-// the failure came before the first write (render, validation,
-// collisions); a failed write may have left part of the revision applied,
-// which upgrade.onFailure=Rollback undoes by re-applying the last healthy
-// revision.
-func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) error {
-	s.installErr = err
-	v := decideFailure(err, failureFacts{handOffWaits: s.handOffWaits.Load(), onFailure: onFailure(s.bd), lastHealthy: s.bd.Status.LastHealthyBundle})
-	if v == verdictError {
-		return err
-	}
-	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, failure.Reason(err, v1alpha2.ReasonApplyFailed), "Install",
-		"Revision %s not installed: %v", s.revision, err)
-	metrics.FailuresTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Reason(failure.Reason(err, v1alpha2.ReasonApplyFailed))).Inc()
-	switch v {
-	case verdictWaitForAdmin, verdictRetry:
-		if v == verdictWaitForAdmin {
-			s.requeueWithin(adminRecheck(s.bd, err))
-		} else {
-			// At once, too, when a CRD or APIService changes.
-			s.requeueWithin(r.nextRetry(s.bd.Name, s.revision))
-		}
-		// Meanwhile the revision installed before is kept as it was
-		// applied.
-		if st := r.state(s.bd.Name); st != nil && st.bundle == s.bd.Status.ActiveBundle {
-			return r.correctDrift(ctx, s, st)
-		}
-		return nil
-	case verdictWaitForHandOff:
-		// Looking again now and then covers a restart in between.
-		s.requeueWithin(handOffRecheck)
-		return nil
-	}
-	outcome := v1alpha2.OutcomeFailed
-	if v == verdictRollBack {
-		target := s.bd.Status.LastHealthyBundle
-		rbErr := r.rollback(ctx, s, target)
-		switch {
-		case rbErr == nil:
-			s.installErr = failure.New(v1alpha2.ReasonRolledBack, "revision %s failed to apply (%v); rolled back to %s%s", s.revision, err, target, keptNote(s.keptCRDs))
-			outcome = v1alpha2.OutcomeRolledBack
-			metrics.RollbacksTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Reason(failure.Reason(err, v1alpha2.ReasonApplyFailed))).Inc()
-		case failure.As(rbErr) != nil:
-			// status.lastHealthyBundle names a Bundle this
-			// BundleDeployment did not create, or the rollback is
-			// RollbackUnsafe (keepCRDs): nothing of it was applied.
-			s.installErr = fmt.Errorf("revision %s failed to apply (%v); not rolled back: %w", s.revision, err, rbErr)
-		default:
-			return rbErr
-		}
-	}
-	r.markFailed(s.bd, s.revision, s.installErr)
-	s.decide(s.revision, outcome, err.Error())
-	return nil
-}
-
 // plan renders the revision's content, with its config and Helm values,
 // into an apply plan (see render for when a kept render is used).
 func (r *Reconciler) plan(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (*apply.Plan, error) {
@@ -633,106 +528,6 @@ func driftIgnoreRules(in []v1alpha2.DriftIgnoreRule) ([]apply.IgnoreRule, error)
 		out = append(out, rule)
 	}
 	return out, nil
-}
-
-// correctDrift re-applies objects of the applied revision that were deleted
-// or changed by someone else.
-func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedState) error {
-	var drifted []inventory.ID
-	for _, id := range st.ids {
-		if r.hasDrifted(ctx, s.as, id, r.mem.object(st, id)) {
-			drifted = append(drifted, id)
-		}
-	}
-	if s.installErr == nil {
-		s.installed = &installResult{objects: len(st.ids)}
-		s.warnings = st.warnings
-		s.keptCRDs = st.kept
-	}
-	s.report(st.bundle).objects = len(st.ids)
-	if len(drifted) == 0 && !r.certsDue(s) {
-		return nil
-	}
-	plan, err := r.plan(ctx, s, revisionRef{bundle: st.bundle, digest: st.digest, config: st.config, values: st.values}, renderAndKeep)
-	if err != nil {
-		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
-	}
-	if drifted = r.withRerendered(st, plan, drifted); len(drifted) == 0 {
-		return nil
-	}
-	cs, err := s.as.engine.Apply(ctx, plan.Subset(drifted))
-	if err != nil {
-		return fmt.Errorf("correcting drift of revision %s: %w", st.bundle, applyFailure(err))
-	}
-	restored := r.mem.reapplied(st, cs)
-	// Changes that did not touch what the bundle sets (status, fields
-	// other managers own) need no event.
-	if len(restored) > 0 {
-		metrics.DriftCorrectionsTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName)).Add(float64(len(restored)))
-		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, "DriftCorrected", "Install",
-			"Restored %d object(s) changed or deleted outside rukpak, e.g. %s", len(restored), restored[0])
-	}
-	// The records follow, so that a restarted manager finds the corrected
-	// objects as applied and writes nothing.
-	if err := r.Inventory.SaveApplied(ctx, inventoryOf(s.bd), st.ids, r.mem.records(st)); err != nil {
-		return fmt.Errorf("saving inventory: %w", err)
-	}
-	return nil
-}
-
-// hasDrifted reports whether the object differs from what was applied
-// and needs applying again. A finished Job that removed itself (see
-// apply.Entry.RunOnce) does not: it ran for this revision.
-func (r *Reconciler) hasDrifted(ctx context.Context, as *actor, id inventory.ID, a appliedObject) bool {
-	if a.hook || a.kept {
-		// A kept CRD is the newer definition on purpose (keepCRDs).
-		// Run once for its revision, by Helm's rules; what became of it
-		// since (deleted by its policy, edited) is not rukpak's to undo.
-		return false
-	}
-	switch r.driftOf(ctx, as, id, a) {
-	case asApplied:
-		return false
-	case gone:
-		return !(a.runOnce && a.rv != "")
-	}
-	return true
-}
-
-// driftState is what became of an applied object.
-type driftState int
-
-const (
-	// asApplied: nothing the bundle sets changed since the apply.
-	asApplied driftState = iota
-	// changed: someone changed what the bundle sets.
-	changed
-	// gone: the object was deleted, or is being deleted.
-	gone
-)
-
-// driftOf tells what became of the object since a was applied. The cache
-// may lag behind a write just made, so a difference it shows is confirmed
-// against the API server.
-func (r *Reconciler) driftOf(ctx context.Context, as *actor, id inventory.ID, a appliedObject) driftState {
-	if a.rv == "" {
-		return changed
-	}
-	if seen, ok := r.watches.Get(watchKey(as.id, id, a.resource), id.Namespace, id.Name); ok && !a.drifted(seen) {
-		return asApplied
-	}
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(id.GroupVersionKind())
-	err := as.engine.Reader().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
-	switch {
-	case apierrors.IsNotFound(err):
-		return gone
-	case err != nil || !a.drifted(obj):
-		return asApplied
-	case !obj.GetDeletionTimestamp().IsZero():
-		return gone
-	}
-	return changed
 }
 
 func countChange(res *installResult, a apply.Action) {

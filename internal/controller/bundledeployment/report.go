@@ -194,3 +194,14 @@ func (r *Reconciler) unpackResult(s *scope, b *v1alpha2.Bundle) {
 			Reason: failure.Reason(s.unpackErr, v1alpha2.ReasonUnpackFailed), Message: s.unpackErr.Error(), ObservedGeneration: b.Generation})
 	}
 }
+
+// maxOutcomeMessage bounds a Bundle's status.outcomeMessage.
+const maxOutcomeMessage = 1024
+
+// shorten bounds a message kept in a Bundle's status.outcomeMessage.
+func shorten(msg string) string {
+	if len(msg) <= maxOutcomeMessage {
+		return msg
+	}
+	return msg[:maxOutcomeMessage-3] + "..."
+}

@@ -10,14 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/health"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/metrics"
-	"github.com/rukpak/rukpak/internal/ownership"
-	"github.com/rukpak/rukpak/internal/values"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
@@ -28,17 +25,7 @@ const (
 	settledRecheck = time.Minute
 	// defaultProgressDeadline applies without spec.healthChecks.
 	defaultProgressDeadline = 600 * time.Second
-	// maxOutcomeMessage bounds a Bundle's status.outcomeMessage.
-	maxOutcomeMessage = 1024
 )
-
-// onFailure is the BundleDeployment's upgrade.onFailure, Rollback by default.
-func onFailure(bd *v1alpha2.BundleDeployment) v1alpha2.OnFailure {
-	if bd.Spec.Upgrade != nil && bd.Spec.Upgrade.OnFailure != "" {
-		return bd.Spec.Upgrade.OnFailure
-	}
-	return v1alpha2.OnFailureRollback
-}
 
 // progressDeadline is how long a new revision may take to become healthy.
 func progressDeadline(bd *v1alpha2.BundleDeployment) time.Duration {
@@ -46,54 +33,6 @@ func progressDeadline(bd *v1alpha2.BundleDeployment) time.Duration {
 		return time.Duration(*hc.ProgressDeadlineSeconds) * time.Second
 	}
 	return defaultProgressDeadline
-}
-
-// requeueWithin makes the reconcile come back within d.
-func (s *scope) requeueWithin(d time.Duration) {
-	if s.requeueAfter == 0 || d < s.requeueAfter {
-		s.requeueAfter = d
-	}
-}
-
-// revisionOf returns the content of the BundleDeployment's revision bundle
-// (its Bundle's pinned sources, config and values) for re-applying it. The
-// name comes from status, which others can write: a Bundle this
-// BundleDeployment did not create is refused (BundleNotOwned).
-func (r *Reconciler) revisionOf(ctx context.Context, s *scope, bundle string) (revisionRef, error) {
-	b := &v1alpha2.Bundle{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: bundle}, b); err != nil {
-		return revisionRef{}, fmt.Errorf("getting Bundle %s: %w", bundle, err)
-	}
-	if err := ownership.Check(s.bd, b, r.bundleWriters()); err != nil {
-		return revisionRef{}, err
-	}
-	digest, err := r.Unpacker.Ensure(ctx, b.Name, b.Spec.Sources, b.ContentDigest())
-	if err != nil {
-		return revisionRef{}, fmt.Errorf("unpacking revision %s: %w", bundle, err)
-	}
-	vals, err := values.Resolve(ctx, r.Client, v1alpha2.SystemNamespace, b.Spec.Config)
-	if err != nil {
-		return revisionRef{}, fmt.Errorf("values of revision %s: %w", bundle, err)
-	}
-	return revisionRef{bundle: b.Name, digest: digest, config: b.Spec.Config, values: vals}, nil
-}
-
-// rollback re-applies revision target (objects the failed revision pruned
-// or changed included) and makes it the active one.
-func (r *Reconciler) rollback(ctx context.Context, s *scope, target string) error {
-	ref, err := r.revisionOf(ctx, s, target)
-	if err != nil {
-		return fmt.Errorf("rolling back to %s: %w", target, err)
-	}
-	res, err := r.applyRevision(ctx, s, r.state(s.bd.Name), ref)
-	if err != nil {
-		return fmt.Errorf("rolling back to %s: %w", target, err)
-	}
-	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonRolledBack, "Rollback",
-		"Rolled back to revision %s: %d objects (%d created, %d configured, %d pruned)", target, res.objects, res.created, res.configured, res.deleted)
-	s.bd.Status.ActiveBundle = target
-	s.bd.Status.InstalledObjects = int32(res.objects)
-	return nil
 }
 
 // checkHealth judges the active revision with the built-in and user probes
@@ -267,12 +206,4 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope, summary string) e
 	r.markFailed(bd, active, s.rolledBack)
 	s.requeueWithin(time.Second)
 	return nil
-}
-
-// shorten bounds a message kept in a Bundle's status.outcomeMessage.
-func shorten(msg string) string {
-	if len(msg) <= maxOutcomeMessage {
-		return msg
-	}
-	return msg[:maxOutcomeMessage-3] + "..."
 }

@@ -1,0 +1,168 @@
+package bundledeployment
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/identity"
+	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/metrics"
+	"github.com/rukpak/rukpak/internal/objectwatch"
+)
+
+// watchKeys are the watches drift detection of ids needs as identity id:
+// the manager watches each kind cluster-wide; a ServiceAccount, which may
+// only be allowed to list in some namespaces, each kind in each namespace
+// it has objects in (cluster-scoped kinds cluster-wide).
+func watchKeys(id identity.Identity, res []apply.Resource) []objectwatch.Key {
+	seen := map[objectwatch.Key]bool{}
+	var out []objectwatch.Key
+	for _, o := range res {
+		k := watchKey(id, o.ID, o.Resource)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func watchKey(id identity.Identity, obj inventory.ID, resource schema.GroupVersionResource) objectwatch.Key {
+	k := objectwatch.Key{Identity: id, Resource: resource, Kind: obj.GroupVersionKind()}
+	if !id.IsManager() {
+		k.Namespace = obj.Namespace
+	}
+	return k
+}
+
+// onObjectEvent enqueues the owner of a managed object whose change is
+// drift (not the echo of rukpak's own write, nor a change only to what
+// others own); while the owner's reconcile runs, when it ends.
+func (r *Reconciler) onObjectEvent(kind schema.GroupVersionKind, obj, old *metav1.PartialObjectMetadata, deleted bool) {
+	owner := obj.GetLabels()[v1alpha2.LabelOwnerName]
+	if r.echoes.hold(owner, kind, obj, deleted) {
+		// Judged when the owner's reconcile ends (see echoes).
+	} else if deleted || !r.isUnchanged(kind, obj) {
+		r.enqueue(owner)
+	}
+	// The owner label itself may have been removed or changed.
+	if old != nil && old.GetLabels()[v1alpha2.LabelOwnerName] != obj.GetLabels()[v1alpha2.LabelOwnerName] {
+		r.enqueue(old.GetLabels()[v1alpha2.LabelOwnerName])
+	}
+}
+
+func (r *Reconciler) enqueue(name string) {
+	if name == "" || r.queue == nil {
+		return
+	}
+	r.queue.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
+}
+
+// correctDrift re-applies objects of the applied revision that were deleted
+// or changed by someone else.
+func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedState) error {
+	var drifted []inventory.ID
+	for _, id := range st.ids {
+		if r.hasDrifted(ctx, s.as, id, r.mem.object(st, id)) {
+			drifted = append(drifted, id)
+		}
+	}
+	if s.installErr == nil {
+		s.installed = &installResult{objects: len(st.ids)}
+		s.warnings = st.warnings
+		s.keptCRDs = st.kept
+	}
+	s.report(st.bundle).objects = len(st.ids)
+	if len(drifted) == 0 && !r.certsDue(s) {
+		return nil
+	}
+	plan, err := r.plan(ctx, s, revisionRef{bundle: st.bundle, digest: st.digest, config: st.config, values: st.values}, renderAndKeep)
+	if err != nil {
+		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
+	}
+	if drifted = r.withRerendered(st, plan, drifted); len(drifted) == 0 {
+		return nil
+	}
+	cs, err := s.as.engine.Apply(ctx, plan.Subset(drifted))
+	if err != nil {
+		return fmt.Errorf("correcting drift of revision %s: %w", st.bundle, applyFailure(err))
+	}
+	restored := r.mem.reapplied(st, cs)
+	// Changes that did not touch what the bundle sets (status, fields
+	// other managers own) need no event.
+	if len(restored) > 0 {
+		metrics.DriftCorrectionsTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName)).Add(float64(len(restored)))
+		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, "DriftCorrected", "Install",
+			"Restored %d object(s) changed or deleted outside rukpak, e.g. %s", len(restored), restored[0])
+	}
+	// The records follow, so that a restarted manager finds the corrected
+	// objects as applied and writes nothing.
+	if err := r.Inventory.SaveApplied(ctx, inventoryOf(s.bd), st.ids, r.mem.records(st)); err != nil {
+		return fmt.Errorf("saving inventory: %w", err)
+	}
+	return nil
+}
+
+// hasDrifted reports whether the object differs from what was applied
+// and needs applying again. A finished Job that removed itself (see
+// apply.Entry.RunOnce) does not: it ran for this revision.
+func (r *Reconciler) hasDrifted(ctx context.Context, as *actor, id inventory.ID, a appliedObject) bool {
+	if a.hook || a.kept {
+		// A kept CRD is the newer definition on purpose (keepCRDs).
+		// Run once for its revision, by Helm's rules; what became of it
+		// since (deleted by its policy, edited) is not rukpak's to undo.
+		return false
+	}
+	switch r.driftOf(ctx, as, id, a) {
+	case asApplied:
+		return false
+	case gone:
+		return !(a.runOnce && a.rv != "")
+	}
+	return true
+}
+
+// driftState is what became of an applied object.
+type driftState int
+
+const (
+	// asApplied: nothing the bundle sets changed since the apply.
+	asApplied driftState = iota
+	// changed: someone changed what the bundle sets.
+	changed
+	// gone: the object was deleted, or is being deleted.
+	gone
+)
+
+// driftOf tells what became of the object since a was applied. The cache
+// may lag behind a write just made, so a difference it shows is confirmed
+// against the API server.
+func (r *Reconciler) driftOf(ctx context.Context, as *actor, id inventory.ID, a appliedObject) driftState {
+	if a.rv == "" {
+		return changed
+	}
+	if seen, ok := r.watches.Get(watchKey(as.id, id, a.resource), id.Namespace, id.Name); ok && !a.drifted(seen) {
+		return asApplied
+	}
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(id.GroupVersionKind())
+	err := as.engine.Reader().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		return gone
+	case err != nil || !a.drifted(obj):
+		return asApplied
+	case !obj.GetDeletionTimestamp().IsZero():
+		return gone
+	}
+	return changed
+}

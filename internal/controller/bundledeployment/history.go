@@ -1,0 +1,51 @@
+package bundledeployment
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/ownership"
+)
+
+// cleanupHistory deletes this BundleDeployment's Bundles beyond
+// revisionHistoryLimit, oldest first; the active and the newest revision are
+// always kept.
+func (r *Reconciler) cleanupHistory(ctx context.Context, s *scope) (bool, error) {
+	list := &v1alpha2.BundleList{}
+	if err := r.Client.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: s.bd.Name}); err != nil {
+		return false, fmt.Errorf("listing Bundles: %w", err)
+	}
+	limit := int(ptr.Deref(s.bd.Spec.RevisionHistoryLimit, 3))
+	keep := map[string]bool{s.bd.Status.ActiveBundle: true, s.bd.Status.LastHealthyBundle: true, s.revision: true}
+	if st := r.state(s.bd.Name); st != nil {
+		// Status can be written by others: what this process applied is
+		// kept whatever status says.
+		keep[st.bundle] = true
+	}
+	var old []v1alpha2.Bundle
+	for _, b := range list.Items {
+		// Only Bundles this BundleDeployment controls are its history; a
+		// Bundle someone else labelled is not deleted.
+		if !keep[b.Name] && b.DeletionTimestamp.IsZero() && ownership.Controlled(s.bd, &b) {
+			old = append(old, b)
+		}
+	}
+	if len(old) <= limit {
+		return true, nil
+	}
+	sort.Slice(old, func(i, j int) bool {
+		return old[i].CreationTimestamp.Before(&old[j].CreationTimestamp) ||
+			(old[i].CreationTimestamp.Equal(&old[j].CreationTimestamp) && old[i].Name < old[j].Name)
+	})
+	for i := range old[:len(old)-limit] {
+		if err := r.Client.Delete(ctx, &old[i]); client.IgnoreNotFound(err) != nil {
+			return false, fmt.Errorf("deleting old Bundle %s: %w", old[i].Name, err)
+		}
+	}
+	return true, nil
+}

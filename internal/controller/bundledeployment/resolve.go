@@ -1,0 +1,89 @@
+package bundledeployment
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/ownership"
+	"github.com/rukpak/rukpak/internal/values"
+	"github.com/rukpak/rukpak/pkg/failure"
+)
+
+// defaultPollInterval is how often floating sources are re-resolved when
+// spec.pollInterval is not set.
+const defaultPollInterval = 5 * time.Minute
+
+// resolve pins the sources and names the revision. Floating sources (image
+// tags, git branches, URLs without sha256) are looked up again only every
+// pollInterval; in between, the pins in status.resolvedSources are reused.
+func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
+	bd := s.bd
+	interval := defaultPollInterval
+	if bd.Spec.PollInterval != nil && bd.Spec.PollInterval.Duration > 0 {
+		// Objects stored before the schema's minimum may be shorter.
+		interval = max(bd.Spec.PollInterval.Duration, v1alpha2.MinPollInterval)
+	}
+	floating := r.Sources.Floating(bd.Spec.Sources)
+	var age time.Duration
+	reuse := false
+	if floating && bd.Status.LastResolvedTime != nil {
+		age = time.Since(bd.Status.LastResolvedTime.Time)
+		reuse = age >= 0 && age < interval
+	}
+	pinned, err := r.Sources.Resolve(ctx, bd.Spec.Sources, bd.Status.ResolvedSources, reuse)
+	if err != nil {
+		s.unpackErr = err
+		return false, retryUnpack(err)
+	}
+	if floating {
+		if !reuse {
+			now := metav1.Now()
+			bd.Status.LastResolvedTime = &now
+			age = 0
+		}
+		s.requeueAfter = interval - age
+	} else {
+		bd.Status.LastResolvedTime = nil
+	}
+	s.pinned = pinned
+	s.bd.Status.ResolvedSources = pinned
+	if err := r.resolveValues(ctx, s); err != nil {
+		return false, err
+	}
+	if s.installErr != nil {
+		return false, nil
+	}
+	s.revision = revisionName(s.bd, pinned, s.values.Digest)
+	return true, nil
+}
+
+// resolveValues checks spec.config against the class and reads the Helm
+// values (valuesFrom, then values). A config that is wrong stops the
+// revision with Installed=False; drift of the revision already applied is
+// still corrected, with the values it was applied with.
+func (r *Reconciler) resolveValues(ctx context.Context, s *scope) error {
+	err := s.prov.CheckConfig(s.bd.Spec.Config)
+	if err == nil {
+		s.values, err = values.Resolve(ctx, r.Client, v1alpha2.SystemNamespace, s.bd.Spec.Config)
+	}
+	if err == nil {
+		return nil
+	}
+	if failure.As(err) == nil {
+		return err
+	}
+	s.installErr = err
+	if st := r.state(s.bd.Name); st != nil && st.bundle != "" {
+		return r.correctDrift(ctx, s, st)
+	}
+	return nil
+}
+
+// revisionName is the name of bd's revision of pinned with the resolved
+// values' digest (see ownership.RevisionName).
+func revisionName(bd *v1alpha2.BundleDeployment, pinned []v1alpha2.BundleSource, valuesDigest string) string {
+	return ownership.RevisionName(bd.Name, v1alpha2.BundleSpec{ProvisionerClassName: bd.Spec.ProvisionerClassName, Sources: pinned, Config: bd.Spec.Config}, valuesDigest)
+}
