@@ -48,10 +48,16 @@ type Collisions struct {
 	// first, for TakenByOther. nil lets every object a live owner no
 	// longer has be taken, and none of an owner that is gone.
 	Take func(ctx context.Context, r Release) (inventory.TakeVerdict, string, error)
-	// Blocked, when set, is told of every object refused because
-	// BundleDeployment other manages it, so that other can hand it over
-	// when it drops the object.
-	Blocked func(other string, id inventory.ID)
+}
+
+// collision is why an existing object may not be taken; the zero value
+// lets the plan take it.
+type collision struct {
+	// why says why not, naming the object.
+	why string
+	// heldBy names the BundleDeployment that holds the object, when that
+	// is why (see Held).
+	heldBy string
 }
 
 // CollisionPolicy is how a plan treats an existing object that no live
@@ -97,58 +103,63 @@ const (
 )
 
 // collision checks the existing object of it against the plan's collision
-// rules; it returns "" when the plan may apply it, else why not. obj is the
-// object's metadata as read already, or nil to read it.
-func (e *Engine) collision(ctx context.Context, p *Plan, it item, obj *metav1.PartialObjectMetadata) (string, error) {
+// rules; it returns the zero collision when the plan may apply it, else
+// why not. obj is the object's metadata as read already, or nil to read
+// it.
+func (e *Engine) collision(ctx context.Context, p *Plan, it item, obj *metav1.PartialObjectMetadata) (collision, error) {
+	why, heldBy, err := e.collides(ctx, p, it, obj)
+	return collision{why: why, heldBy: heldBy}, err
+}
+
+// collides is collision's work: why the plan may not take it's object
+// ("" when it may) and, when another BundleDeployment holds it, which.
+func (e *Engine) collides(ctx context.Context, p *Plan, it item, obj *metav1.PartialObjectMetadata) (why, heldBy string, err error) {
 	c := p.collisions
 	if c == nil || c.Owned[it.id.Key()] {
-		return "", nil
+		return "", "", nil
 	}
 	if obj == nil {
 		obj = &metav1.PartialObjectMetadata{}
 		obj.SetGroupVersionKind(it.id.GroupVersionKind())
 		err := e.live().Get(ctx, client.ObjectKey{Namespace: it.id.Namespace, Name: it.id.Name}, obj)
 		if apierrors.IsNotFound(err) {
-			return "", nil
+			return "", "", nil
 		}
 		if err != nil {
-			return "", fmt.Errorf("getting %s to check ownership: %w", it.id, err)
+			return "", "", fmt.Errorf("getting %s to check ownership: %w", it.id, err)
 		}
 	}
 	labels := obj.GetLabels()
 	other, uid := labels[e.opts.Keys.OwnerName], types.UID(labels[e.opts.Keys.OwnerUID])
 	if labels[e.opts.Keys.OwnerKind] != e.opts.OwnerKind || other == "" {
 		if husk(it, obj) {
-			return "", nil
+			return "", "", nil
 		}
-		return adopt(c.Policy, obj, fmt.Sprintf("object %s exists and is not managed by this %s (%s)", it.id, e.opts.OwnerKind, managers(obj))), nil
+		return adopt(c.Policy, obj, fmt.Sprintf("object %s exists and is not managed by this %s (%s)", it.id, e.opts.OwnerKind, managers(obj))), "", nil
 	}
 	state := OwnerGone
 	switch {
 	case other == p.owner.Name && uid != "" && uid == p.owner.UID:
-		return "", nil
+		return "", "", nil
 	case other == p.owner.Name && p.owner.UID != "":
 		// Labelled with this name but another (or no) UID, and not
 		// in this BundleDeployment's inventory: left by a deleted
 		// BundleDeployment of the same name.
 	case other == p.owner.Name:
-		return "", nil
+		return "", "", nil
 	case c.Owner != nil:
-		var err error
 		if state, err = c.Owner(ctx, other, uid, it.id); err != nil {
-			return "", err
+			return "", "", err
 		}
 	default:
 		state = OwnerHolds
 	}
 	if state == OwnerHolds {
-		if c.Blocked != nil {
-			c.Blocked(other, it.id)
-		}
 		return fmt.Sprintf("object %s is managed by %s %s; it can move here only once %s's installed revision no longer has it",
-			it.id, e.opts.OwnerKind, other, other), nil
+			it.id, e.opts.OwnerKind, other, other), other, nil
 	}
-	return e.takeReleased(ctx, c, it, obj, other, uid, state)
+	why, err = e.takeReleased(ctx, c, it, obj, other, uid, state)
+	return why, "", err
 }
 
 // takeReleased decides on an object labelled for BundleDeployment other

@@ -3,6 +3,7 @@ package apply_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -57,6 +58,9 @@ func TestCollisionsWithStaleOwners(t *testing.T) {
 		policy     apply.CollisionPolicy
 		owned      bool
 		wantRefuse string // "" means applied
+		// wantHeldBy is the owner the refusal says holds the object
+		// (apply.Error.Held), "" for none.
+		wantHeldBy string
 	}{
 		{name: "own object", labels: owned("me", "uid-me")},
 		{name: "same name, other uid, Prevent", labels: owned("me", "uid-old"),
@@ -80,7 +84,7 @@ func TestCollisionsWithStaleOwners(t *testing.T) {
 		{name: "recreated owner (other uid)", labels: owned("other", "uid-before"),
 			wantRefuse: "BundleDeployment other (uid uid-before), which no longer exists"},
 		{name: "live owner holds it, even with None", labels: owned("other", "live-uid"), policy: apply.CollisionNone,
-			wantRefuse: "is managed by BundleDeployment other; it can move here only once"},
+			wantRefuse: "is managed by BundleDeployment other; it can move here only once", wantHeldBy: "other"},
 		{name: "live owner released it", labels: owned("other", "released-uid")},
 		{name: "owner kind without a name", labels: map[string]string{testKeys.OwnerKind: testOwnerKind},
 			wantRefuse: "exists and is not managed by this BundleDeployment"},
@@ -128,6 +132,13 @@ func TestCollisionsWithStaleOwners(t *testing.T) {
 			}
 			if got.Data["value"] != "theirs" {
 				t.Fatalf("refused object was changed: %v", got.Data)
+			}
+			var wantHeld []apply.Held
+			if tt.wantHeldBy != "" {
+				wantHeld = []apply.Held{{ID: p.IDs()[0], By: tt.wantHeldBy}}
+			}
+			if held := apply.As(err).Held; !reflect.DeepEqual(held, wantHeld) {
+				t.Fatalf("Held = %+v, want %+v", held, wantHeld)
 			}
 		})
 	}

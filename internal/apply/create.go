@@ -88,7 +88,7 @@ type created struct {
 	// it was created).
 	before string
 	// collision says why an object that existed may not be taken.
-	collision string
+	collision collision
 }
 
 // createOrTake creates it's object; if it exists, it checks it against
@@ -116,7 +116,7 @@ func (e *Engine) createOrTake(ctx context.Context, p *Plan, it item) (created, e
 		return created{}, fmt.Errorf("object %s existed when created and was gone when read", it.id)
 	}
 	out := created{before: cur.GetResourceVersion()}
-	if out.collision, err = e.collision(ctx, p, it, cur); err != nil || out.collision != "" {
+	if out.collision, err = e.collision(ctx, p, it, cur); err != nil || out.collision.why != "" {
 		return out, err
 	}
 	out.obj, err = e.applyOrReplace(ctx, it)

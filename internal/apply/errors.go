@@ -3,6 +3,8 @@ package apply
 import (
 	"errors"
 	"fmt"
+
+	"github.com/rukpak/rukpak/internal/inventory"
 )
 
 // Code says what kind of failure an Error is. Callers turn it into their
@@ -72,6 +74,18 @@ type Error struct {
 	Code Code
 	// Message names the object at fault and what is wrong with it.
 	Message string
+	// Held are the objects of a CodeCollision refused because another
+	// owner's installed revision has them, so that the caller can ask
+	// that owner to hand them over when it drops them.
+	Held []Held
+}
+
+// Held is an object a plan was refused because another owner holds it.
+type Held struct {
+	// ID names the object.
+	ID inventory.ID
+	// By names the owner (a BundleDeployment) that holds it.
+	By string
 }
 
 // Error returns the message.
@@ -98,4 +112,29 @@ func CodeOf(err error) Code {
 		return e.Code
 	}
 	return 0
+}
+
+// collisions collects the collisions of a plan's objects (safe for the
+// goroutines of one phase when the caller holds a lock) and makes the
+// CodeCollision Error that refuses the plan.
+type collisions struct {
+	whys []string
+	held []Held
+}
+
+// add records that it's object collided (c is not the zero collision).
+func (cs *collisions) add(it item, c collision) {
+	cs.whys = append(cs.whys, c.why)
+	if c.heldBy != "" {
+		cs.held = append(cs.held, Held{ID: it.id, By: c.heldBy})
+	}
+}
+
+// refusal is the Error refusing the plan, its message a summary (format,
+// given the count and the list of reasons, then args) and Held the
+// objects others hold.
+func (cs *collisions) refusal(format string, args ...any) *Error {
+	e := newError(CodeCollision, format, append([]any{len(cs.whys), list(cs.whys)}, args...)...)
+	e.Held = cs.held
+	return e
 }

@@ -27,7 +27,8 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 		}
 	}
 	var mu sync.Mutex
-	var refused, collided, forbidden, immutable []string
+	var refused, forbidden, immutable []string
+	var collided collisions
 	var transient error
 	e.each(ctx, idx, func(i int) bool {
 		it := p.items[i]
@@ -77,7 +78,7 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 			if p.direct {
 				current = obj // read before any write: what is there now
 			}
-			why, err := e.collision(ctx, p, it, current)
+			c, err := e.collision(ctx, p, it, current)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -86,8 +87,8 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 					transient = err
 				}
 				return false
-			case why != "":
-				collided = append(collided, why)
+			case c.why != "":
+				collided.add(it, c)
 			}
 			return true
 		}
@@ -118,8 +119,8 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 	if len(refused) > 0 {
 		return newError(CodeRefused, "server-side validation refused %d object(s), nothing was applied: %s", len(refused), list(refused))
 	}
-	if len(collided) > 0 {
-		return newError(CodeCollision, "%d object(s) collide, nothing was applied: %s", len(collided), list(collided))
+	if len(collided.whys) > 0 {
+		return collided.refusal("%d object(s) collide, nothing was applied: %s")
 	}
 	if transient != nil {
 		return transient

@@ -29,7 +29,7 @@ type written struct {
 func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string, after []written) error {
 	var mu sync.Mutex
 	var errs []error
-	var collided []string
+	var collided collisions
 	var uids []types.UID // of the objects this write created; only a direct plan creates
 	if p.direct {
 		uids = make([]types.UID, len(p.items))
@@ -48,9 +48,9 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string,
 			switch {
 			case err != nil:
 				return fail(e.writeFailure(p, it, err))
-			case c.collision != "":
+			case c.collision.why != "":
 				mu.Lock()
-				collided = append(collided, c.collision)
+				collided.add(it, c.collision)
 				mu.Unlock()
 				return false
 			}
@@ -77,7 +77,7 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string,
 		after[i] = written{rv: obj.GetResourceVersion(), generation: obj.GetGeneration()}
 		return true
 	})
-	if len(collided) > 0 {
+	if len(collided.whys) > 0 {
 		left, err := e.undoCreates(context.WithoutCancel(ctx), p, idx, uids)
 		for _, i := range idx {
 			if uids[i] != "" && !slices.Contains(left, i) {
@@ -90,9 +90,9 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string,
 				stayed++
 			}
 		}
-		refusal := newError(CodeCollision, "%d object(s) collide, nothing was applied: %s", len(collided), list(collided))
+		refusal := collided.refusal("%d object(s) collide, nothing was applied: %s")
 		if stayed > 0 {
-			refusal = newError(CodeCollision, "%d object(s) collide: %s; %d object(s) written before that stay applied", len(collided), list(collided), stayed)
+			refusal = collided.refusal("%d object(s) collide: %s; %d object(s) written before that stay applied", stayed)
 		}
 		if err != nil {
 			return errors.Join(refusal, err)

@@ -21,13 +21,12 @@ import (
 // release.go): objects the
 // BundleDeployment applied — those its inventory (tied to its UID) has a
 // record of, and those the last successful install applied — are its own;
-// anything else that exists is checked (see apply.Collisions). An ID in the
+// anything else that exists is checked (see apply.Collisions; claimHeld
+// records what it refused for another's). An ID in the
 // inventory without a record was only planned (recorded before a write, or
 // by a revision that failed): a stranger's object a refused revision named
 // stays a stranger's, and one the failed revision did write carries this
-// BundleDeployment's labels, which the check accepts. An object refused because another
-// BundleDeployment manages it is recorded as claimed, so that the other
-// hands it over instead of deleting it when it drops it.
+// BundleDeployment's labels, which the check accepts.
 func (r *Reconciler) collisions(s *scope, st *appliedState, recs map[inventory.ID]inventory.Record) *apply.Collisions {
 	owned := map[inventory.ID]bool{}
 	for key := range recs {
@@ -38,16 +37,26 @@ func (r *Reconciler) collisions(s *scope, st *appliedState, recs map[inventory.I
 			owned[id.Key()] = true
 		}
 	}
-	claimant := s.bd.Name
 	return &apply.Collisions{
 		Policy: collisionPolicy(s.bd.Spec.CollisionProtection),
 		Owned:  owned,
 		Owner:  r.ownerState,
 		Take:   r.take(s.bd),
-		Blocked: func(_ string, id inventory.ID) {
-			r.mem.claim(id, claimant)
-			s.handOffWaits.Store(true)
-		},
+	}
+}
+
+// claimHeld records the objects an apply of s was refused because another
+// BundleDeployment holds them (apply.Error.Held) as claimed by s's, so that
+// the holder hands them over instead of deleting them when it drops them,
+// and notes in s that the revision waits for a hand-off.
+func (r *Reconciler) claimHeld(s *scope, err error) {
+	ae := apply.As(err)
+	if ae == nil {
+		return
+	}
+	for _, h := range ae.Held {
+		r.mem.claim(h.ID, s.bd.Name)
+		s.handOffWaits = true
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -267,12 +266,14 @@ type scope struct {
 	review *v1alpha2.BundleDeploymentReview
 	// rolloutStarted is set when this reconcile made a new revision active.
 	rolloutStarted bool
+	// health is the health step's verdict on the active revision, nil
+	// when it judged none.
+	health *healthFacts
 	// rolledBack is why the active revision was rolled back, if it was.
 	rolledBack error
-	// handOffWaits is set when the revision was refused only because
-	// another BundleDeployment still manages some of its objects.
-	// It is set from the apply's goroutines.
-	handOffWaits atomic.Bool
+	// handOffWaits is set when the revision was refused because another
+	// BundleDeployment still manages some of its objects (claimHeld).
+	handOffWaits bool
 	// warnings are what the API server warned about during this apply.
 	warnings []string
 	// keptCRDs are the CRDs the applied revision, a rollback, left at

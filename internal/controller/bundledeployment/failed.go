@@ -65,7 +65,7 @@ func (r *Reconciler) clearFailed(bd *v1alpha2.BundleDeployment) {
 // revision.
 func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) error {
 	s.installErr = err
-	v := decideFailure(err, failureFacts{handOffWaits: s.handOffWaits.Load(), onFailure: onFailure(s.bd), lastHealthy: s.bd.Status.LastHealthyBundle})
+	v := decideFailure(err, failureFacts{handOffWaits: s.handOffWaits, onFailure: onFailure(s.bd), lastHealthy: s.bd.Status.LastHealthyBundle})
 	if v == verdictError {
 		return err
 	}

@@ -27,6 +27,46 @@ const (
 	defaultProgressDeadline = 600 * time.Second
 )
 
+// healthFacts are what the health step found of the active revision;
+// computeStatus turns them into the Healthy and Progressing conditions
+// (healthyCondition, progressingCondition).
+type healthFacts struct {
+	// revision is the revision judged (the active one).
+	revision string
+	// invalid is why the probes could not be compiled: no verdict.
+	invalid error
+	// relevant is how many objects were checked.
+	relevant int
+	// summary says what is not healthy; "" when everything is.
+	summary string
+	// rollout is what the verdict means for the revision's rollout.
+	rollout rollout
+	// restart is set when a new rollout begins: the Progressing
+	// condition's clock (its lastTransitionTime) starts again.
+	restart bool
+	// left is how long a rollout that waits has until its deadline.
+	left time.Duration
+	// why says why a rollout failed its deadline.
+	why string
+}
+
+// rollout is what a health verdict means for the active revision's
+// rollout.
+type rollout int
+
+// The rollouts.
+const (
+	// rolloutSettled: healthy, nothing is rolling out.
+	rolloutSettled rollout = iota
+	// rolloutJudged: not healthy, but healthy before or failed already:
+	// reported, never rolled back.
+	rolloutJudged
+	// rolloutWaiting: not healthy yet, within the progress deadline.
+	rolloutWaiting
+	// rolloutFailed: not healthy within the progress deadline.
+	rolloutFailed
+)
+
 // progressDeadline is how long a new revision may take to become healthy.
 func progressDeadline(bd *v1alpha2.BundleDeployment) time.Duration {
 	if hc := bd.Spec.HealthChecks; hc != nil && hc.ProgressDeadlineSeconds != nil {
@@ -53,8 +93,7 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 	}
 	checker, err := r.healthCache.Checker(probes)
 	if err != nil {
-		setCondition(bd, metav1.Condition{Type: v1alpha2.TypeHealthy, Status: metav1.ConditionFalse,
-			Reason: failure.Reason(err, v1alpha2.ReasonInvalidConfig), Message: err.Error()})
+		s.health = &healthFacts{revision: active, invalid: err}
 		return nil
 	}
 	var relevantIDs []inventory.ID
@@ -113,37 +152,24 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 		}
 	}
 	if len(unhealthy) == 0 {
-		r.healthy(ctx, s, relevant)
+		r.healthy(s, relevant)
 		return nil
 	}
 	summary := health.Summary(unhealthy, relevant)
-	setCondition(bd, metav1.Condition{Type: v1alpha2.TypeHealthy, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonUnhealthy,
-		Message: fmt.Sprintf("revision %s: %s", active, summary)})
+	s.health = &healthFacts{revision: active, relevant: relevant, summary: summary, rollout: rolloutJudged}
 	if bd.Status.LastHealthyBundle == active || bd.Status.FailedBundle == active {
 		// Healthy before, or judged already: report, do not roll back.
-		if prog := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeProgressing); prog != nil && prog.Reason == v1alpha2.ReasonSettled {
-			// Settled still, but no longer healthy: say so, rather than
-			// "installed and healthy" next to Healthy=False.
-			setCondition(bd, metav1.Condition{Type: v1alpha2.TypeProgressing, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonSettled,
-				Message: fmt.Sprintf("revision %s is installed; it was healthy and is not now (see Healthy); nothing is rolling out", active)})
-		}
 		s.requeueWithin(settledRecheck / 4)
 		return nil
 	}
-	return r.rollingOut(ctx, s, summary)
+	return r.rollingOut(ctx, s)
 }
 
 // healthy records that the active revision passes every probe.
-func (r *Reconciler) healthy(ctx context.Context, s *scope, relevant int) {
+func (r *Reconciler) healthy(s *scope, relevant int) {
 	bd := s.bd
 	active := bd.Status.ActiveBundle
-	msg := fmt.Sprintf("revision %s: %d object(s) checked, all healthy", active, relevant)
-	if relevant == 0 {
-		msg = fmt.Sprintf("revision %s: no object needs a health check", active)
-	}
-	setCondition(bd, metav1.Condition{Type: v1alpha2.TypeHealthy, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonHealthy, Message: msg})
-	setCondition(bd, metav1.Condition{Type: v1alpha2.TypeProgressing, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonSettled,
-		Message: fmt.Sprintf("revision %s is installed and healthy", active)})
+	s.health = &healthFacts{revision: active, relevant: relevant, rollout: rolloutSettled}
 	if bd.Status.LastHealthyBundle != active {
 		bd.Status.LastHealthyBundle = active
 		s.decide(active, v1alpha2.OutcomeHealthy, "")
@@ -156,29 +182,30 @@ func (r *Reconciler) healthy(ctx context.Context, s *scope, relevant int) {
 	}
 }
 
-// rollingOut handles an active revision that is not healthy yet: it waits
-// until the progress deadline, then fails the revision.
-func (r *Reconciler) rollingOut(ctx context.Context, s *scope, summary string) error {
+// rollingOut handles an active revision that is not healthy yet (s.health
+// says why): it waits until the progress deadline, then fails the
+// revision.
+func (r *Reconciler) rollingOut(ctx context.Context, s *scope) error {
 	bd := s.bd
 	active := bd.Status.ActiveBundle
+	h := s.health
 	prog := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeProgressing)
 	started := time.Now()
 	if s.rolloutStarted || prog == nil || prog.Status != metav1.ConditionTrue || prog.Reason != v1alpha2.ReasonRollingOut {
 		// A new rollout: its clock starts now.
-		meta.RemoveStatusCondition(&bd.Status.Conditions, v1alpha2.TypeProgressing)
+		h.restart = true
 	} else {
 		started = prog.LastTransitionTime.Time
 	}
 	deadline := progressDeadline(bd)
 	if left := time.Until(started.Add(deadline)); left > 0 {
-		setCondition(bd, metav1.Condition{Type: v1alpha2.TypeProgressing, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonRollingOut,
-			Message: fmt.Sprintf("revision %s rolling out, %s left: %s", active, left.Round(time.Second), summary)})
+		h.rollout, h.left = rolloutWaiting, left
 		s.requeueWithin(min(rolloutRecheck, left+time.Second))
 		return nil
 	}
 
-	why := fmt.Sprintf("revision %s was not healthy within %s: %s", active, deadline, summary)
-	setCondition(bd, metav1.Condition{Type: v1alpha2.TypeProgressing, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonProgressDeadlineExceeded, Message: why})
+	why := fmt.Sprintf("revision %s was not healthy within %s: %s", active, deadline, h.summary)
+	h.rollout, h.why = rolloutFailed, why
 	target := bd.Status.LastHealthyBundle
 	if onFailure(bd) != v1alpha2.OnFailureRollback || target == "" || target == active {
 		r.markFailed(bd, active, failure.New(v1alpha2.ReasonProgressDeadlineExceeded, "%s; left in place (upgrade.onFailure)", why))

@@ -299,6 +299,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	applyCtx, warnings := apply.CollectWarnings(ctx)
 	began := time.Now()
 	cs, err := s.as.engine.Apply(applyCtx, toApply.WithCollisions(r.collisions(s, st, recs)))
+	r.claimHeld(s, err)
 	err = applyFailure(err)
 	metrics.Since(metrics.ApplySeconds.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Result(err)), began)
 	r.reportWarnings(s, ref.bundle, warnings())

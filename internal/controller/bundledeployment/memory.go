@@ -5,10 +5,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
-	"github.com/rukpak/rukpak/internal/backoff"
 	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/internal/inventory"
 )
@@ -32,9 +32,12 @@ type memory struct {
 	// failed are the failed revisions this process recorded, by
 	// BundleDeployment (see Reconciler.heldBack).
 	failed map[string]failedRevision
-	// retries count the retries of revisions that failed for a reason the
-	// world can fix, by BundleDeployment (see failure.PolicyOf).
-	retries map[string]retryCount
+	// retrying is the revision each BundleDeployment retries after a
+	// failure the world can fix (see failure.PolicyOf), and retries the
+	// workqueue rate limiter that counts those retries, by
+	// BundleDeployment and revision (retryKey).
+	retrying map[string]string
+	retries  workqueue.TypedRateLimiter[retryKey]
 	// approvals are requesters found allowed, by BundleDeployment.
 	approvals map[string]approvedRequester
 	// identities are the install identities in use, by BundleDeployment.
@@ -87,7 +90,8 @@ func newMemory() *memory {
 		reviews:    map[string]reviewMemo{},
 		claims:     map[inventory.ID]string{},
 		failed:     map[string]failedRevision{},
-		retries:    map[string]retryCount{},
+		retrying:   map[string]string{},
+		retries:    workqueue.NewTypedItemExponentialFailureRateLimiter[retryKey](retryBase, retryMax),
 		approvals:  map[string]approvedRequester{},
 		identities: map[string]identity.Identity{},
 		verdicts:   map[string]healthMemo{},
@@ -168,7 +172,7 @@ func (m *memory) forget(name string) (unused identity.Identity, ok bool) {
 	defer m.mu.Unlock()
 	delete(m.applied, name)
 	delete(m.failed, name)
-	delete(m.retries, name)
+	m.forgetRetries(name)
 	delete(m.approvals, name)
 	delete(m.verdicts, name)
 	delete(m.numbers, name)
@@ -240,29 +244,36 @@ func (m *memory) setFailed(name string, f failedRevision) {
 func (m *memory) clearFailed(name string) {
 	m.mu.Lock()
 	delete(m.failed, name)
-	delete(m.retries, name)
+	m.forgetRetries(name)
 	m.mu.Unlock()
 }
 
 // nextRetry counts one more retry of name's revision and returns when to
-// try again (backoff.Delay); a new revision starts from the first.
+// try again: retryBase, doubled at every retry up to retryMax. A new
+// revision starts from the first.
 func (m *memory) nextRetry(name, revision string) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.retries[name]
-	if c.revision != revision {
-		c = retryCount{revision: revision}
+	if prev, ok := m.retrying[name]; ok && prev != revision {
+		m.retries.Forget(retryKey{name: name, revision: prev})
 	}
-	c.attempts++
-	m.retries[name] = c
-	return backoff.Delay(c.attempts)
+	m.retrying[name] = revision
+	return m.retries.When(retryKey{name: name, revision: revision})
 }
 
 // resetRetries forgets the retries of name (installed, or gone).
 func (m *memory) resetRetries(name string) {
 	m.mu.Lock()
-	delete(m.retries, name)
+	m.forgetRetries(name)
 	m.mu.Unlock()
+}
+
+// forgetRetries forgets the retries of name; the caller holds mu.
+func (m *memory) forgetRetries(name string) {
+	if rev, ok := m.retrying[name]; ok {
+		m.retries.Forget(retryKey{name: name, revision: rev})
+		delete(m.retrying, name)
+	}
 }
 
 // claim records that claimant waits for id.

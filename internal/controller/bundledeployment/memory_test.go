@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
@@ -137,5 +138,46 @@ func TestHealthVerdicts(t *testing.T) {
 	m.forget("bd")
 	if _, ok := m.verdict("bd", c1, b, "11"); ok {
 		t.Fatal("verdicts kept after forget")
+	}
+}
+
+// Retries of a revision back off from retryBase, doubling up to retryMax;
+// another revision, an install (resetRetries) or forgetting the
+// BundleDeployment starts again from the first.
+func TestRetryBackoff(t *testing.T) {
+	m := newMemory()
+	steps := []struct {
+		do   func() time.Duration
+		want time.Duration
+	}{
+		{func() time.Duration { return m.nextRetry("a", "r1") }, time.Second},
+		{func() time.Duration { return m.nextRetry("a", "r1") }, 2 * time.Second},
+		{func() time.Duration { return m.nextRetry("a", "r1") }, 4 * time.Second},
+		{func() time.Duration { return m.nextRetry("b", "r1") }, time.Second},
+		{func() time.Duration { return m.nextRetry("a", "r2") }, time.Second},
+		{func() time.Duration { return m.nextRetry("a", "r2") }, 2 * time.Second},
+		{func() time.Duration { m.resetRetries("a"); return m.nextRetry("a", "r2") }, time.Second},
+		{func() time.Duration { m.clearFailed("a"); return m.nextRetry("a", "r2") }, time.Second},
+		{func() time.Duration { m.forget("b"); return m.nextRetry("b", "r1") }, time.Second},
+		{func() time.Duration {
+			for range 10 {
+				m.nextRetry("c", "r1")
+			}
+			return m.nextRetry("c", "r1")
+		}, retryMax},
+	}
+	for i, st := range steps {
+		if got := st.do(); got != st.want {
+			t.Errorf("step %d: next retry in %s, want %s", i, got, st.want)
+		}
+	}
+	// An earlier revision's count is not kept once another is retried.
+	m.nextRetry("d", "r1")
+	m.nextRetry("d", "r2")
+	if got := m.nextRetry("d", "r1"); got != time.Second {
+		t.Errorf("back to r1: next retry in %s, want %s", got, time.Second)
+	}
+	if n := m.retries.NumRequeues(retryKey{name: "d", revision: "r2"}); n != 0 {
+		t.Errorf("r2 of d still counts %d retries after d moved to r1", n)
 	}
 }

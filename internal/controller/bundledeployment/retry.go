@@ -14,15 +14,22 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 )
 
-// retryCount is how often one revision of a BundleDeployment was retried
-// after failures the world can fix (failure.Retry).
-type retryCount struct {
-	revision string
-	attempts int
+// The backoff of retries of a revision that failed for a reason the world
+// can fix (failure.Retry): the first after retryBase, doubled at every
+// retry up to retryMax.
+const (
+	retryBase = time.Second
+	retryMax  = 2 * time.Minute
+)
+
+// retryKey names the retries of one revision of a BundleDeployment (see
+// memory.retries).
+type retryKey struct {
+	name, revision string
 }
 
 // nextRetry counts one more retry of bd's revision and returns when to try
-// again (backoff.Delay); a new revision starts from the first.
+// again; a new revision starts from the first.
 func (r *Reconciler) nextRetry(bd string, revision string) time.Duration {
 	return r.mem.nextRetry(bd, revision)
 }

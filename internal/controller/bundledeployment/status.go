@@ -3,6 +3,7 @@ package bundledeployment
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +14,8 @@ import (
 )
 
 // computeStatus sets observedGeneration and the conditions from what one
-// reconcile found, and last the Ready summary of them all. A paused
+// reconcile found (Paused, Unpacked, Installed, Healthy, Progressing), and
+// last the Ready summary of them all. A paused
 // reconcile changes nothing but Paused (and so Ready).
 func computeStatus(bd *v1alpha2.BundleDeployment, s *scope) {
 	bd.Status.ObservedGeneration = bd.Generation
@@ -27,6 +29,16 @@ func computeStatus(bd *v1alpha2.BundleDeployment, s *scope) {
 		}
 		if c := installedCondition(s, bd.Status.ActiveBundle, meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled)); c != nil {
 			setCondition(bd, *c)
+		}
+		if h := s.health; h != nil {
+			setCondition(bd, healthyCondition(h))
+			if h.restart {
+				// A new rollout: the condition's clock starts now.
+				meta.RemoveStatusCondition(&bd.Status.Conditions, v1alpha2.TypeProgressing)
+			}
+			if c := progressingCondition(h, meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeProgressing)); c != nil {
+				setCondition(bd, *c)
+			}
 		}
 	}
 	setCondition(bd, readyCondition(bd.Status.Conditions, bd.Generation))
@@ -113,4 +125,48 @@ func installedCondition(s *scope, active string, current *metav1.Condition) *met
 			Reason: v1alpha2.ReasonInstallPending, Message: msg}
 	}
 	return nil
+}
+
+// healthyCondition reports the health verdict h of the active revision.
+func healthyCondition(h *healthFacts) metav1.Condition {
+	switch {
+	case h.invalid != nil:
+		return metav1.Condition{Type: v1alpha2.TypeHealthy, Status: metav1.ConditionFalse,
+			Reason: failure.Reason(h.invalid, v1alpha2.ReasonInvalidConfig), Message: h.invalid.Error()}
+	case h.summary != "":
+		return metav1.Condition{Type: v1alpha2.TypeHealthy, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonUnhealthy,
+			Message: fmt.Sprintf("revision %s: %s", h.revision, h.summary)}
+	case h.relevant == 0:
+		return metav1.Condition{Type: v1alpha2.TypeHealthy, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonHealthy,
+			Message: fmt.Sprintf("revision %s: no object needs a health check", h.revision)}
+	}
+	return metav1.Condition{Type: v1alpha2.TypeHealthy, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonHealthy,
+		Message: fmt.Sprintf("revision %s: %d object(s) checked, all healthy", h.revision, h.relevant)}
+}
+
+// progressingCondition reports the rollout of the active revision from its
+// health verdict h and the Progressing condition as it stands (current,
+// nil when there is none): nil leaves it as it is. Invalid probes give no
+// verdict, and a revision judged before that is no longer healthy keeps
+// what it had, but for the message of a settled one, which must not say
+// "healthy" next to Healthy=False.
+func progressingCondition(h *healthFacts, current *metav1.Condition) *metav1.Condition {
+	if h.invalid != nil {
+		return nil
+	}
+	switch h.rollout {
+	case rolloutSettled:
+		return &metav1.Condition{Type: v1alpha2.TypeProgressing, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonSettled,
+			Message: fmt.Sprintf("revision %s is installed and healthy", h.revision)}
+	case rolloutJudged:
+		if current == nil || current.Reason != v1alpha2.ReasonSettled {
+			return nil
+		}
+		return &metav1.Condition{Type: v1alpha2.TypeProgressing, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonSettled,
+			Message: fmt.Sprintf("revision %s is installed; it was healthy and is not now (see Healthy); nothing is rolling out", h.revision)}
+	case rolloutWaiting:
+		return &metav1.Condition{Type: v1alpha2.TypeProgressing, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonRollingOut,
+			Message: fmt.Sprintf("revision %s rolling out, %s left: %s", h.revision, h.left.Round(time.Second), h.summary)}
+	}
+	return &metav1.Condition{Type: v1alpha2.TypeProgressing, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonProgressDeadlineExceeded, Message: h.why}
 }
