@@ -8,7 +8,9 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -48,13 +50,24 @@ func newEngine(t *testing.T) *apply.Engine {
 // hookTimeout bounds each hook (0: the default).
 func engineOver(t *testing.T, cfg *rest.Config, withWatch bool, hookTimeout time.Duration) *apply.Engine {
 	t.Helper()
+	return engineWithMapper(t, cfg, withWatch, hookTimeout, nil)
+}
+
+// engineWithMapper is engineOver with the engine's and its clients'
+// RESTMapper wrapped by wrap (nil: as it is).
+func engineWithMapper(t *testing.T, cfg *rest.Config, withWatch bool, hookTimeout time.Duration, wrap func(meta.RESTMapper) meta.RESTMapper) *apply.Engine {
+	t.Helper()
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	var mapper meta.RESTMapper
+	mapper, err = apiutil.NewDynamicRESTMapper(cfg, hc)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if wrap != nil {
+		mapper = wrap(mapper)
 	}
 	md, err := apply.NewMetadataClient(cfg, hc)
 	if err != nil {
@@ -230,6 +243,56 @@ func TestApplyCRDAndCustomResourceInOneBundle(t *testing.T) {
 		if a != apply.Unchanged {
 			t.Errorf("second apply: %s %s, want unchanged", k, a)
 		}
+	}
+}
+
+// laggingMapper does not know the kinds of group, as a RESTMapper whose
+// discovery has not caught up with a CRD the API server has Established
+// (discovery is updated after the CRD is served).
+type laggingMapper struct {
+	meta.RESTMapper
+	group string
+}
+
+func (m laggingMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	if gk.Group == m.group {
+		return nil, &meta.NoKindMatchError{GroupKind: gk, SearchedVersions: versions}
+	}
+	return m.RESTMapper.RESTMapping(gk, versions...)
+}
+
+// TestCustomResourceOfBundleCRDWithoutDiscovery: the custom resources of
+// a CRD of the bundle are validated, written and read again through the
+// resource the CRD names, not through discovery, which may not show the
+// kind yet when the CRD is Established (seen as a ValidationFailed "no
+// matches for kind" under load). The second apply (of objects that
+// exist) reads them the same way.
+func TestCustomResourceOfBundleCRDWithoutDiscovery(t *testing.T) {
+	ctx := context.Background()
+	group := envtest.UniqueName("lag") + ".example.com"
+	e := engineWithMapper(t, env.Config, false, 0, func(m meta.RESTMapper) meta.RESTMapper { return laggingMapper{RESTMapper: m, group: group} })
+	ns := env.Namespace(t, "lag")
+	docs := []string{crd(group, "gadgets", "Gadget")}
+	for i := range 3 {
+		docs = append(docs, fmt.Sprintf("apiVersion: %s/v1\nkind: Gadget\nmetadata:\n  name: g%d\n  namespace: %s\nspec:\n  size: 3\n", group, i, ns))
+	}
+	p, err := e.Prepare(objs(t, docs...), ns, apply.Owner{Name: "bd", Revision: "bd-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []apply.Action{apply.Created, apply.Unchanged} {
+		cs, err := e.Apply(ctx, p)
+		if err != nil {
+			t.Fatalf("Apply: %v", err)
+		}
+		for k, a := range actions(cs) {
+			if a != want {
+				t.Errorf("%s: %s, want %s", k, a, want)
+			}
+		}
+	}
+	if !exists(t, group+"/v1", "Gadget", ns, "g2") {
+		t.Fatal("Gadget g2 was not created")
 	}
 }
 

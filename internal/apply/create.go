@@ -8,7 +8,6 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -186,13 +185,9 @@ func (e *Engine) takeOverCreated(ctx context.Context, it item) error {
 // resourceOf returns the metadata client of it's resource (in its
 // namespace, for a namespaced kind) and the resource.
 func (e *Engine) resourceOf(it item) (metadata.ResourceInterface, schema.GroupVersionResource, error) {
-	gvk := it.obj.GroupVersionKind()
-	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return nil, schema.GroupVersionResource{}, err
+	ri := e.meta.Resource(it.resource)
+	if it.id.Namespace != "" {
+		return ri.Namespace(it.id.Namespace), it.resource, nil
 	}
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		return e.meta.Resource(m.Resource).Namespace(it.id.Namespace), m.Resource, nil
-	}
-	return e.meta.Resource(m.Resource), m.Resource, nil
+	return ri, it.resource, nil
 }

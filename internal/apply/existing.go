@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/pager"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 const (
@@ -40,11 +40,13 @@ type listedObjects map[kindIn]map[string]*metav1.PartialObjectMetadata
 // (the API server serves them at its latest revision).
 func (e *Engine) listExisting(ctx context.Context, p *Plan, idx []int) (listedObjects, error) {
 	names := map[kindIn]map[string]bool{}
+	resources := map[kindIn]schema.GroupVersionResource{}
 	for _, i := range idx {
 		id := p.items[i].id
 		k := kindIn{gvk: id.GroupVersionKind(), namespace: id.Namespace}
 		if names[k] == nil {
 			names[k] = map[string]bool{}
+			resources[k] = p.items[i].resource
 		}
 		names[k][id.Name] = true
 	}
@@ -53,7 +55,7 @@ func (e *Engine) listExisting(ctx context.Context, p *Plan, idx []int) (listedOb
 		if len(want) < listExistingAtLeast {
 			continue
 		}
-		found, err := e.listMetadata(ctx, k, want)
+		found, err := e.listMetadata(ctx, k, resources[k], want)
 		if err != nil {
 			return nil, err
 		}
@@ -62,15 +64,16 @@ func (e *Engine) listExisting(ctx context.Context, p *Plan, idx []int) (listedOb
 	return out, nil
 }
 
-// listMetadata lists the metadata of k's objects and keeps those named in
+// listMetadata lists the metadata of k's objects (of resource) and keeps those named in
 // want. An expired continuation fails the list rather than falling back to
 // one unpaged list of the whole kind.
-func (e *Engine) listMetadata(ctx context.Context, k kindIn, want map[string]bool) (map[string]*metav1.PartialObjectMetadata, error) {
+func (e *Engine) listMetadata(ctx context.Context, k kindIn, resource schema.GroupVersionResource, want map[string]bool) (map[string]*metav1.PartialObjectMetadata, error) {
+	var ri metadata.ResourceInterface = e.meta.Resource(resource)
+	if k.namespace != "" {
+		ri = e.meta.Resource(resource).Namespace(k.namespace)
+	}
 	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
-		err := e.live().List(ctx, list, &client.ListOptions{Namespace: k.namespace, Limit: opts.Limit, Continue: opts.Continue})
-		return list, err
+		return ri.List(ctx, opts)
 	})
 	p.PageSize, p.PageBufferSize, p.FullListIfExpired = listExistingPage, 0, false
 	found := map[string]*metav1.PartialObjectMetadata{}
@@ -116,11 +119,17 @@ func (l listedObjects) exists(it item) bool {
 // existing reads the metadata of it's object as it is; an object that does
 // not exist comes back empty (no resourceVersion).
 func (e *Engine) existing(ctx context.Context, it item) (*metav1.PartialObjectMetadata, error) {
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(it.id.GroupVersionKind())
-	err := e.live().Get(ctx, client.ObjectKey{Namespace: it.id.Namespace, Name: it.id.Name}, obj)
+	ri, _, err := e.resourceOf(it)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := ri.Get(ctx, it.id.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return &metav1.PartialObjectMetadata{}, nil
 	}
-	return obj, err
+	if err != nil {
+		return nil, err
+	}
+	obj.SetGroupVersionKind(it.id.GroupVersionKind())
+	return obj, nil
 }
