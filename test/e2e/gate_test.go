@@ -289,7 +289,7 @@ func TestApprovalGateFormats(t *testing.T) {
 				for _, line := range append([]string{
 					"Revision:        " + rev2,
 					"Compared with:   " + rev1,
-					"awaiting approval: rukpakctl approve " + name,
+					"Approval:        awaiting approval: rukpakctl approve " + name + " (policy PowerGrowth)",
 					"Grows power:     true",
 					"RBAC:            1 rules gained, 0 lost, by 1 subjects",
 					"  + ServiceAccount " + ns + "/" + tc.sa + ": get,list resources [secrets] of apiGroups [] cluster-wide",
