@@ -343,9 +343,11 @@ func TestApprovalGateFormats(t *testing.T) {
 				}
 			})
 
+			// The approver's grant lasts until the end of the test: it
+			// approves again below.
 			approver := name + "-approver"
+			grantTo(t, approver, "", bdRule("get", "patch", v1alpha2.VerbApprove))
 			t.Run("rukpakctl approve by a user with verb approve installs it", func(t *testing.T) {
-				grantTo(t, approver, "", bdRule("get", "patch", v1alpha2.VerbApprove))
 				approve := attrs
 				approve.Verb = v1alpha2.VerbApprove
 				waitAllowed(t, approver, []string{"system:authenticated"}, approve, true)

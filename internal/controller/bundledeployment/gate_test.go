@@ -212,10 +212,13 @@ func clientAs(t *testing.T, user string) client.Client {
 }
 
 // approve sets the approve-revision annotation of BundleDeployment name
-// to revision as c's user, as rukpakctl approve does.
+// to revision as c's user, and clears approved-by, as rukpakctl approve
+// does (so that admission records c's user even when approve-revision
+// names the revision already).
 func approve(c client.Client, name, revision string) error {
 	bd := &v1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha2.AnnotationApproveRevision, revision)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,%q:null,%q:null}}}`,
+		v1alpha2.AnnotationApproveRevision, revision, v1alpha2.AnnotationApprovedBy, v1alpha2.AnnotationApprovedByGroups)
 	return c.Patch(context.Background(), bd, client.RawPatch(types.MergePatchType, []byte(patch)))
 }
 
