@@ -25,6 +25,14 @@ const (
 	// newest revision waits for an approval (spec.upgrade.approval); the
 	// active revision stays installed.
 	ReasonAwaitingApproval = "AwaitingApproval"
+	// ReasonReviewFailed: the newest revision could not be reviewed (a
+	// read of the cluster failed, its RBAC rules expand past what a review
+	// may hold). Under spec.upgrade.approval PowerGrowth and Always,
+	// Installed (and Ready) are False with this reason, nothing of the
+	// revision is written, the active revision stays installed and the
+	// revision is reviewed again within a minute; under Automatic it is
+	// the reason of a Warning event, and the revision is applied.
+	ReasonReviewFailed = "ReviewFailed"
 )
 
 // ApprovalPolicy decides which new revisions wait for an approval before

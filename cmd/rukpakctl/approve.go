@@ -205,8 +205,19 @@ func approveRevision(ctx context.Context, c client.Client, stdout, stderr io.Wri
 	if want != "" && want != r.Revision {
 		return fmt.Errorf("bd/%s: revision %s awaits approval, not %s: review it with rukpakctl review %s", name, r.Revision, want, name)
 	}
+	// approved-by is cleared as well, so that the patch changes the
+	// approval annotations even when approve-revision names the revision
+	// already (an approval that was not accepted: the requester's own
+	// under --require-separate-approver, a revoked approver's): admission
+	// then records this user as the approver (rukpak-approved-by) and
+	// checks that they may approve, instead of letting an unchanged
+	// annotation keep the earlier approver.
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations": map[string]string{v1alpha2.AnnotationApproveRevision: r.Revision},
+		"annotations": map[string]any{
+			v1alpha2.AnnotationApproveRevision:  r.Revision,
+			v1alpha2.AnnotationApprovedBy:       nil,
+			v1alpha2.AnnotationApprovedByGroups: nil,
+		},
 	}})
 	if err != nil {
 		return fmt.Errorf("encoding the approval patch: %w", err)

@@ -22,6 +22,10 @@ const (
 	getHealthz    = `{nonResourceURLs: [/healthz], verbs: [get]}`
 	getMetricsAll = `{nonResourceURLs: ["/metrics*"], verbs: [get]}`
 	getMetrics    = `{nonResourceURLs: [/metrics], verbs: [get]}`
+	getSecretAB   = `{apiGroups: [""], resources: [secrets], resourceNames: [a, b], verbs: [get]}`
+	getAnyNamedA  = `{apiGroups: [""], resources: ["*"], resourceNames: [a], verbs: [get]}`
+	getAnyURL     = `{nonResourceURLs: ["*"], verbs: [get]}`
+	getPostHealth = `{nonResourceURLs: [/healthz], verbs: [get, post]}`
 )
 
 // TestEffectiveRBAC checks what subjects gain and lose, as effective rules.
@@ -170,6 +174,67 @@ func TestEffectiveRBAC(t *testing.T) {
 			live:   []string{clusterRole("op", "", getPods), clusterBinding("op", "op", saOp)},
 			next:   []string{clusterRole("op", "", getPods, getSecrets), clusterBinding("op", "op", saOp)},
 			gained: []string{"ServiceAccount op/op: get on secrets cluster-wide"},
+		},
+		{
+			name:   "resourceNames widened gains the new name only",
+			active: []string{clusterRole("op", "", getSecretA), clusterBinding("op", "op", saOp)},
+			next:   []string{clusterRole("op", "", getSecretAB), clusterBinding("op", "op", saOp)},
+			gained: []string{"ServiceAccount op/op: get on secrets named b cluster-wide"},
+		},
+		{
+			name:   "a named rule beside the unnamed one it is part of is no change",
+			active: []string{clusterRole("op", "", getSecrets), clusterBinding("op", "op", saOp)},
+			next:   []string{clusterRole("op", "", getSecrets, getSecretA), clusterBinding("op", "op", saOp)},
+		},
+		{
+			name:   "resourceNames with a resource wildcard gains that name of every resource",
+			active: []string{clusterRole("op", "", getSecretA), clusterBinding("op", "op", saOp)},
+			next:   []string{clusterRole("op", "", getAnyNamedA), clusterBinding("op", "op", saOp)},
+			gained: []string{"ServiceAccount op/op: get on * named a cluster-wide"},
+		},
+		{
+			name:   "a URL under a kept prefix wildcard is no change",
+			active: []string{clusterRole("op", "", getMetricsAll), clusterBinding("op", "op", saOp)},
+			next:   []string{clusterRole("op", "", getMetricsAll, getMetrics), clusterBinding("op", "op", saOp)},
+		},
+		{
+			name:   "a prefix wildcard narrowed to one URL loses the wildcard",
+			active: []string{clusterRole("op", "", getMetricsAll), clusterBinding("op", "op", saOp)},
+			next:   []string{clusterRole("op", "", getMetrics), clusterBinding("op", "op", saOp)},
+			lost:   []string{"ServiceAccount op/op: get on /metrics* cluster-wide"},
+		},
+		{
+			name:   "the URL wildcard * covers every URL",
+			active: []string{clusterRole("op", "", getHealthz, getMetricsAll), clusterBinding("op", "op", saOp)},
+			next:   []string{clusterRole("op", "", getAnyURL), clusterBinding("op", "op", saOp)},
+			gained: []string{"ServiceAccount op/op: get on * cluster-wide"},
+		},
+		{
+			name:   "a verb added on a URL",
+			active: []string{clusterRole("op", "", getHealthz), clusterBinding("op", "op", saOp)},
+			next:   []string{clusterRole("op", "", getPostHealth), clusterBinding("op", "op", saOp)},
+			gained: []string{"ServiceAccount op/op: post on /healthz cluster-wide"},
+		},
+		{
+			name:   "a part of the bundle's aggregated ClusterRole removed (still live until pruned) is a loss",
+			live:   []string{aggregating("op", "op/part=true"), clusterRole("op-pods", "op/part=true", getPods), clusterRole("op-secrets", "op/part=true", getSecrets), clusterBinding("op", "op", saOp)},
+			active: []string{aggregating("op", "op/part=true"), clusterRole("op-pods", "op/part=true", getPods), clusterRole("op-secrets", "op/part=true", getSecrets), clusterBinding("op", "op", saOp)},
+			next:   []string{aggregating("op", "op/part=true"), clusterRole("op-pods", "op/part=true", getPods), clusterBinding("op", "op", saOp)},
+			lost:   []string{"ServiceAccount op/op: get on secrets cluster-wide"},
+		},
+		{
+			name:   "a part of the bundle's aggregated ClusterRole gains a rule",
+			active: []string{aggregating("op", "op/part=true"), clusterRole("op-pods", "op/part=true", getPods), clusterBinding("op", "op", saOp)},
+			next:   []string{aggregating("op", "op/part=true"), clusterRole("op-pods", "op/part=true", getPods, execPods), clusterBinding("op", "op", saOp)},
+			gained: []string{"ServiceAccount op/op: create on pods/exec cluster-wide"},
+		},
+		{
+			name:   "the aggregation selector changed to select other live ClusterRoles",
+			live:   []string{clusterRole("pod-reader", "team/a=true", getPods), clusterRole("secret-reader", "team/b=true", getSecrets)},
+			active: []string{aggregating("op", "team/a=true"), clusterBinding("op", "op", saOp)},
+			next:   []string{aggregating("op", "team/b=true"), clusterBinding("op", "op", saOp)},
+			gained: []string{"ServiceAccount op/op: get on secrets cluster-wide"},
+			lost:   []string{"ServiceAccount op/op: get on pods cluster-wide"},
 		},
 		{
 			name: "a ClusterServiceVersion shipped as an object grants its permissions",

@@ -62,12 +62,15 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	if err != nil {
 		err = fmt.Errorf("reviewing revision %s: %w", ref.bundle, err)
 		if policy == v1alpha2.ApprovalAutomatic {
-			r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, "ReviewFailed", "Review", "%v; applied without a review (spec.upgrade.approval is Automatic)", err)
+			r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonReviewFailed, "Review", "%v; applied without a review (spec.upgrade.approval is Automatic)", err)
 			return false, nil
 		}
 		s.rendered = nil
 		s.requeueWithin(reviewRecheck)
-		return true, r.keepActive(ctx, s, st, err)
+		// Held with a reason of its own: nothing was applied, so not the
+		// ApplyFailed an unclassified error would be reported as.
+		return true, r.keepActive(ctx, s, st, failure.New(v1alpha2.ReasonReviewFailed,
+			"%v; not applied (spec.upgrade.approval %s holds a revision that cannot be reviewed), reviewed again within %s", err, policy, reviewRecheck))
 	}
 	s.review = &v1alpha2.BundleDeploymentReview{Revision: ref.bundle, ActiveRevision: active, Approved: true, Review: *rev}
 	if !holds(policy, rev, active != "") {
