@@ -27,10 +27,11 @@ type healthMemo struct {
 func (m *memory) verdict(name string, checker *health.Checker, id inventory.ID, rv string) (*health.Unhealthy, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	memo, ok := m.verdicts[name]
-	if !ok || memo.checker != checker || rv == "" {
+	r := m.of(name)
+	if r == nil || r.verdicts == nil || r.verdicts.checker != checker || rv == "" {
 		return nil, false
 	}
+	memo := r.verdicts
 	v, ok := memo.byID[id]
 	if !ok || v.rv != rv {
 		return nil, false
@@ -42,6 +43,6 @@ func (m *memory) verdict(name string, checker *health.Checker, id inventory.ID, 
 // replacing the last one's.
 func (m *memory) setVerdicts(name string, checker *health.Checker, byID map[inventory.ID]healthVerdict) {
 	m.mu.Lock()
-	m.verdicts[name] = healthMemo{checker: checker, byID: byID}
+	m.record(name).verdicts = &healthMemo{checker: checker, byID: byID}
 	m.mu.Unlock()
 }

@@ -14,47 +14,73 @@ import (
 )
 
 // memory is what this process knows of the BundleDeployments it
-// reconciles beyond what the API server says: what it applied, objects
-// other BundleDeployments wait for, revisions that failed, retries,
-// requesters found allowed and the identities in use. Reconciles of
-// different BundleDeployments run at once, and drift events read it from
-// the watch goroutines, so every access goes through its methods, under
-// its one lock. All of it can be lost (a restart): the API server (status,
-// inventories with their records) says enough to rebuild it, at the cost
-// of reads.
+// reconciles beyond what the API server says. It has one owner, the
+// Reconciler, and one lock: reconciles of different BundleDeployments run
+// at once, and drift events read it from the watch goroutines, so every
+// access goes through its methods.
+//
+// What it holds, and its lifetime:
+//
+//   - per BundleDeployment, one remembered record (below), made by the
+//     first reconcile that records anything and dropped by forget when the
+//     BundleDeployment is gone (or replaced by one of another UID);
+//   - claims: objects a BundleDeployment was refused because another one
+//     holds them (claimHeld), dropped when the holder hands them over
+//     (release) or the claimant is deleted (dropClaims);
+//   - retries: the workqueue rate limiter counting retries of a revision
+//     that failed for a reason the world can fix, forgotten on an install,
+//     a new revision or forget.
+//
+// None of it survives a restart, and none of it has to: the API server
+// says enough to rebuild it, at the cost of reads. What was applied is
+// rebuilt from the inventory's records (applied.go), a failed revision
+// from status.failedBundle (heldBack), the identity and the requester's
+// approval by the first reconcile (act, authorize), revision numbers from
+// the Bundles' labels (nextRevisionNumber), health verdicts by the first
+// health check, a held revision's review by rendering it again (gate),
+// and claims by the claimant's next refused apply (it looks again every
+// handOffRecheck). The status this process last wrote is needed only
+// until the cache shows it (ownstatus.go).
 type memory struct {
 	mu sync.Mutex
-	// applied is what was last applied, by BundleDeployment name.
-	applied map[string]*appliedState
+	// bds are the records of the BundleDeployments, by name.
+	bds map[string]*remembered
 	// claims are objects (by inventory.ID.Key) that a BundleDeployment was
 	// refused because another one manages them: the claimant's name.
 	claims map[inventory.ID]string
-	// failed are the failed revisions this process recorded, by
-	// BundleDeployment (see Reconciler.heldBack).
-	failed map[string]failedRevision
-	// retrying is the revision each BundleDeployment retries after a
-	// failure the world can fix (see failure.PolicyOf), and retries the
-	// workqueue rate limiter that counts those retries, by
-	// BundleDeployment and revision (retryKey).
-	retrying map[string]string
-	retries  workqueue.TypedRateLimiter[retryKey]
-	// approvals are requesters found allowed, by BundleDeployment.
-	approvals map[string]approvedRequester
-	// identities are the install identities in use, by BundleDeployment.
-	identities map[string]identity.Identity
-	// verdicts are the last health check's verdicts, by BundleDeployment.
-	verdicts map[string]healthMemo
-	// numbers are the revision numbers this process last handed out, by
-	// BundleDeployment: a Bundle just created may not be in the cache yet
-	// when the next revision is numbered.
-	numbers map[string]int
-	// own are the statuses this process wrote that the cache has not shown
-	// yet, by BundleDeployment (see ownStatus).
-	own map[string]ownStatus
-	// reviews are the last review of a held revision, by BundleDeployment:
-	// a held revision is not rendered and reviewed again on every
-	// reconcile while it and the active revision stay the same.
-	reviews map[string]reviewMemo
+	// retries count the retries of each BundleDeployment's revision
+	// (retryKey) that failed for a reason the world can fix (see
+	// failure.PolicyOf).
+	retries workqueue.TypedRateLimiter[retryKey]
+}
+
+// remembered is what this process knows of one BundleDeployment.
+type remembered struct {
+	// applied is what was last applied.
+	applied *appliedState
+	// failed is the failed revision this process recorded (see
+	// Reconciler.heldBack).
+	failed *failedRevision
+	// retrying is the revision being retried (see memory.retries).
+	retrying string
+	// approval is the requester last found allowed.
+	approval *approvedRequester
+	// identity is the install identity in use, when hasIdentity.
+	identity    identity.Identity
+	hasIdentity bool
+	// verdicts are the last health check's verdicts.
+	verdicts *healthMemo
+	// number is the revision number last handed out: a Bundle just
+	// created may not be in the cache yet when the next revision is
+	// numbered.
+	number int
+	// own is the status this process wrote that the cache has not shown
+	// yet (see ownStatus).
+	own *ownStatus
+	// review is the last review of a held revision: a held revision is
+	// not rendered and reviewed again on every reconcile while it and the
+	// active revision stay the same.
+	review *reviewMemo
 }
 
 // reviewMemo is the review of revision against active.
@@ -63,12 +89,34 @@ type reviewMemo struct {
 	review           *v1alpha2.RevisionReview
 }
 
+func newMemory() *memory {
+	return &memory{
+		bds:     map[string]*remembered{},
+		claims:  map[inventory.ID]string{},
+		retries: workqueue.NewTypedItemExponentialFailureRateLimiter[retryKey](retryBase, retryMax),
+	}
+}
+
+// of returns name's record, nil when there is none; the caller holds mu.
+func (m *memory) of(name string) *remembered { return m.bds[name] }
+
+// record returns name's record, made if there is none; the caller holds
+// mu.
+func (m *memory) record(name string) *remembered {
+	r := m.bds[name]
+	if r == nil {
+		r = &remembered{}
+		m.bds[name] = r
+	}
+	return r
+}
+
 // review returns the review remembered for revision against active.
 func (m *memory) review(name, revision, active string) *v1alpha2.RevisionReview {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r, ok := m.reviews[name]; ok && r.revision == revision && r.active == active {
-		return r.review
+	if r := m.of(name); r != nil && r.review != nil && r.review.revision == revision && r.review.active == active {
+		return r.review.review
 	}
 	return nil
 }
@@ -78,39 +126,28 @@ func (m *memory) setReview(name, revision, active string, rev *v1alpha2.Revision
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if rev == nil {
-		delete(m.reviews, name)
+		if r := m.of(name); r != nil {
+			r.review = nil
+		}
 		return
 	}
-	m.reviews[name] = reviewMemo{revision: revision, active: active, review: rev}
-}
-
-func newMemory() *memory {
-	return &memory{
-		applied:    map[string]*appliedState{},
-		reviews:    map[string]reviewMemo{},
-		claims:     map[inventory.ID]string{},
-		failed:     map[string]failedRevision{},
-		retrying:   map[string]string{},
-		retries:    workqueue.NewTypedItemExponentialFailureRateLimiter[retryKey](retryBase, retryMax),
-		approvals:  map[string]approvedRequester{},
-		identities: map[string]identity.Identity{},
-		verdicts:   map[string]healthMemo{},
-		numbers:    map[string]int{},
-		own:        map[string]ownStatus{},
-	}
+	m.record(name).review = &reviewMemo{revision: revision, active: active, review: rev}
 }
 
 // appliedState returns what was last applied for name, or nil.
 func (m *memory) appliedState(name string) *appliedState {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.applied[name]
+	if r := m.of(name); r != nil {
+		return r.applied
+	}
+	return nil
 }
 
 // setApplied records st as what was last applied for name.
 func (m *memory) setApplied(name string, st *appliedState) {
 	m.mu.Lock()
-	m.applied[name] = st
+	m.record(name).applied = st
 	m.mu.Unlock()
 }
 
@@ -147,11 +184,11 @@ func (m *memory) records(st *appliedState) map[inventory.ID]inventory.Record {
 func (m *memory) appliedObject(owner string, id inventory.ID) (appliedObject, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := m.applied[owner]
-	if st == nil {
+	r := m.of(owner)
+	if r == nil || r.applied == nil {
 		return appliedObject{}, false
 	}
-	a, ok := st.objects[id]
+	a, ok := r.applied.objects[id]
 	return a, ok
 }
 
@@ -160,8 +197,8 @@ func (m *memory) appliedObject(owner string, id inventory.ID) (appliedObject, bo
 func (m *memory) otherUID(name string, uid types.UID) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := m.applied[name]
-	return st != nil && st.uid != uid
+	r := m.of(name)
+	return r != nil && r.applied != nil && r.applied.uid != uid
 }
 
 // forget drops everything known of name (not its claims, see
@@ -170,17 +207,13 @@ func (m *memory) otherUID(name string, uid types.UID) bool {
 func (m *memory) forget(name string) (unused identity.Identity, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.applied, name)
-	delete(m.failed, name)
+	r := m.of(name)
+	if r == nil {
+		return identity.Identity{}, false
+	}
 	m.forgetRetries(name)
-	delete(m.approvals, name)
-	delete(m.verdicts, name)
-	delete(m.numbers, name)
-	delete(m.own, name)
-	delete(m.reviews, name)
-	id, had := m.identities[name]
-	delete(m.identities, name)
-	return id, had && !m.identityInUse(id)
+	delete(m.bds, name)
+	return r.identity, r.hasIdentity && !m.identityInUse(r.identity)
 }
 
 // revisionNumber returns the revision number last handed out for name, 0
@@ -188,14 +221,17 @@ func (m *memory) forget(name string) (unused identity.Identity, ok bool) {
 func (m *memory) revisionNumber(name string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.numbers[name]
+	if r := m.of(name); r != nil {
+		return r.number
+	}
+	return 0
 }
 
 // setRevisionNumber records n as the revision number last handed out for
 // name.
 func (m *memory) setRevisionNumber(name string, n int) {
 	m.mu.Lock()
-	m.numbers[name] = n
+	m.record(name).number = n
 	m.mu.Unlock()
 }
 
@@ -204,14 +240,16 @@ func (m *memory) setRevisionNumber(name string, n int) {
 func (m *memory) ownStatus(name string) (ownStatus, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	o, ok := m.own[name]
-	return o, ok
+	if r := m.of(name); r != nil && r.own != nil {
+		return *r.own, true
+	}
+	return ownStatus{}, false
 }
 
 // setOwnStatus records o as the status this process last wrote to name.
 func (m *memory) setOwnStatus(name string, o ownStatus) {
 	m.mu.Lock()
-	m.own[name] = o
+	m.record(name).own = &o
 	m.mu.Unlock()
 }
 
@@ -219,8 +257,8 @@ func (m *memory) setOwnStatus(name string, o ownStatus) {
 // made version rv was the last: the cache shows rv (or a later version).
 func (m *memory) dropOwnStatus(name, rv string) {
 	m.mu.Lock()
-	if o, ok := m.own[name]; ok && o.rv == rv {
-		delete(m.own, name)
+	if r := m.of(name); r != nil && r.own != nil && r.own.rv == rv {
+		r.own = nil
 	}
 	m.mu.Unlock()
 }
@@ -229,21 +267,25 @@ func (m *memory) dropOwnStatus(name, rv string) {
 func (m *memory) failedRevision(name string) (failedRevision, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	f, ok := m.failed[name]
-	return f, ok
+	if r := m.of(name); r != nil && r.failed != nil {
+		return *r.failed, true
+	}
+	return failedRevision{}, false
 }
 
 // setFailed records f as name's failed revision.
 func (m *memory) setFailed(name string, f failedRevision) {
 	m.mu.Lock()
-	m.failed[name] = f
+	m.record(name).failed = &f
 	m.mu.Unlock()
 }
 
 // clearFailed forgets name's failed revision and its retries.
 func (m *memory) clearFailed(name string) {
 	m.mu.Lock()
-	delete(m.failed, name)
+	if r := m.of(name); r != nil {
+		r.failed = nil
+	}
 	m.forgetRetries(name)
 	m.mu.Unlock()
 }
@@ -254,10 +296,11 @@ func (m *memory) clearFailed(name string) {
 func (m *memory) nextRetry(name, revision string) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if prev, ok := m.retrying[name]; ok && prev != revision {
-		m.retries.Forget(retryKey{name: name, revision: prev})
+	r := m.record(name)
+	if r.retrying != "" && r.retrying != revision {
+		m.retries.Forget(retryKey{name: name, revision: r.retrying})
 	}
-	m.retrying[name] = revision
+	r.retrying = revision
 	return m.retries.When(retryKey{name: name, revision: revision})
 }
 
@@ -270,9 +313,9 @@ func (m *memory) resetRetries(name string) {
 
 // forgetRetries forgets the retries of name; the caller holds mu.
 func (m *memory) forgetRetries(name string) {
-	if rev, ok := m.retrying[name]; ok {
-		m.retries.Forget(retryKey{name: name, revision: rev})
-		delete(m.retrying, name)
+	if r := m.of(name); r != nil && r.retrying != "" {
+		m.retries.Forget(retryKey{name: name, revision: r.retrying})
+		r.retrying = ""
 	}
 }
 
@@ -325,14 +368,16 @@ func (m *memory) dropClaims(name string) {
 func (m *memory) approval(name string) (approvedRequester, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	a, ok := m.approvals[name]
-	return a, ok
+	if r := m.of(name); r != nil && r.approval != nil {
+		return *r.approval, true
+	}
+	return approvedRequester{}, false
 }
 
 // setApproval records a as name's requester found allowed.
 func (m *memory) setApproval(name string, a approvedRequester) {
 	m.mu.Lock()
-	m.approvals[name] = a
+	m.record(name).approval = &a
 	m.mu.Unlock()
 }
 
@@ -341,16 +386,17 @@ func (m *memory) setApproval(name string, a approvedRequester) {
 func (m *memory) useIdentity(name string, id identity.Identity) (unused identity.Identity, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	prev, had := m.identities[name]
-	m.identities[name] = id
+	r := m.record(name)
+	prev, had := r.identity, r.hasIdentity
+	r.identity, r.hasIdentity = id, true
 	return prev, had && prev != id && !m.identityInUse(prev)
 }
 
 // identityInUse reports whether a BundleDeployment installs as id; the
 // caller holds mu.
 func (m *memory) identityInUse(id identity.Identity) bool {
-	for _, other := range m.identities {
-		if other == id {
+	for _, r := range m.bds {
+		if r.hasIdentity && r.identity == id {
 			return true
 		}
 	}
