@@ -45,11 +45,15 @@
 // pure function, decideFailure (decide.go), from the failure's reason and
 // the retry table of pkg/failure; installFailed (failed.go) acts on it.
 //
-// The conditions are computed from the scope by computeStatus (status.go,
-// with ready.go) and written once, at the end of the reconcile, by
+// Every condition is computed from the scope by one pure function,
+// computeStatus (status.go, with ready.go): Paused, Unpacked, Installed
+// from the errors and results the steps recorded, Healthy and Progressing
+// from the health step's verdict (healthFacts, health.go), and Ready from
+// them all. The status is written once, at the end of the reconcile, by
 // patchStatus (controller.go), against the status as last written. The
 // one write in between is the report of a hook being waited for
-// (hookwait.go), which the final patch replaces. status.activeBundle is
+// (hookwait.go), which the final patch replaces. Deletion reports a
+// blocked uninstall itself (finalize.go, deletionBlocked). status.activeBundle is
 // set in the scope by the install step when a revision is applied, or
 // from what this process applied last (install.go, install), and by a
 // rollback (rollback.go, rollback); what became of each revision is
@@ -71,11 +75,15 @@
 // # Memory
 //
 // What this process knows beyond the API server — the state last applied,
-// objects other BundleDeployments wait for, failed revisions, retries,
-// requesters found allowed, identities in use — lives in one type, memory
-// (memory.go), under one lock. All of it may be lost: after a restart it is
-// rebuilt from the status and the inventories (applied.go reads the
-// inventory's records; a failed revision is status.failedBundle). Watches
+// objects other BundleDeployments wait for (claims: the apply engine
+// returns them in its Collision error, apply.Error.Held, and claimHeld
+// records them), failed revisions, retries (counted by a workqueue rate
+// limiter), requesters found allowed, identities in use — lives in one
+// type, memory (memory.go), one record per BundleDeployment under one
+// lock. memory.go says how long each part lives. All of it may be lost:
+// after a restart it is rebuilt from the status and the inventories
+// (applied.go reads the inventory's records; a failed revision is
+// status.failedBundle). Watches
 // of managed objects (objectwatch) and the health cache (healthmemo.go)
 // are rebuilt on the first reconcile of each BundleDeployment. A hook wait
 // in progress (detach.go) is not kept: after a restart the revision is
