@@ -5,8 +5,9 @@
 // output of each failing test and of its parents, whatever a failing
 // package printed outside its tests (a panic, a timeout, TestMain), build
 // failures, and at the end the failed tests and the slowest packages.
-// It exits 1 when a build, a package or a test failed, or a package did
-// not report its end (a crash of go test, a cut stream).
+// It exits 1 when a build, a package or a test failed, a package did not
+// report its end (a crash of go test, a cut stream), or no package
+// reported anything.
 package main
 
 import (
@@ -34,6 +35,12 @@ func main() {
 	}
 	rep := report(os.Stdin, os.Stdout, sink)
 	summary(os.Stdout, rep, *top)
+	if len(rep.packages) == 0 {
+		// Nothing was built or run (a build step that failed before
+		// go test's first event): never a pass.
+		fmt.Println("no package reported a result: no test was run")
+		os.Exit(1)
+	}
 	if !rep.ok {
 		os.Exit(1)
 	}

@@ -80,17 +80,37 @@ func run(w, errw io.Writer, dir string, par int, goFlags, patterns []string) err
 	if err != nil {
 		return err
 	}
-	var tested []string
+	// go test -c -o DIR/ names each binary after its package's last
+	// element, and refuses two packages of one name (internal/format and
+	// pkg/format): the second of a name is built into DIR/1, the third
+	// into DIR/2, and so on, one go test -c for each.
+	var builds [][]string
+	binDir := map[string]string{}
+	seen := map[string]int{}
 	for _, p := range pkgs {
-		if p.tests() {
-			tested = append(tested, p.ImportPath)
+		if !p.tests() {
+			continue
+		}
+		n := seen[binaryName(p.ImportPath)]
+		seen[binaryName(p.ImportPath)]++
+		if n == len(builds) {
+			builds = append(builds, nil)
+		}
+		builds[n] = append(builds[n], p.ImportPath)
+		binDir[p.ImportPath] = dir
+		if n > 0 {
+			binDir[p.ImportPath] = filepath.Join(dir, fmt.Sprint(n))
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if len(tested) > 0 {
-		build := exec.Command("go", append(append([]string{"test", "-c", "-json", "-o", dir + "/"}, goFlags...), tested...)...)
+	for n, tested := range builds {
+		out := dir
+		if n > 0 {
+			out = filepath.Join(dir, fmt.Sprint(n))
+		}
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return err
+		}
+		build := exec.Command("go", append(append([]string{"test", "-c", "-json", "-o", out + "/"}, goFlags...), tested...)...)
 		build.Stdout, build.Stderr = w, errw
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("go test -c: %w; no test was run", err)
@@ -112,7 +132,7 @@ func run(w, errw io.Writer, dir string, par int, goFlags, patterns []string) err
 			defer func() { <-sem }()
 			var out []byte
 			if p.tests() {
-				out = runTests(strings.TrimSpace(string(t2j)), filepath.Join(dir, binaryName(p.ImportPath)), p, args)
+				out = runTests(strings.TrimSpace(string(t2j)), filepath.Join(binDir[p.ImportPath], binaryName(p.ImportPath)), p, args)
 			} else {
 				out = noTests(p.ImportPath)
 			}

@@ -39,8 +39,9 @@ func TestBinaryName(t *testing.T) {
 }
 
 // testrun on a module of its own: the events of a passing, a failing and
-// a package without tests, run in their directories; a second run links
-// nothing again; a build failure runs nothing.
+// a package without tests, and of two packages of one name, run in their
+// directories; a second run links nothing again; a build failure runs
+// nothing.
 func TestRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds test binaries: make test runs it, make test-unit does not")
@@ -74,6 +75,8 @@ func TestHere(t *testing.T) {
 `)
 	write("fail/fail_test.go", "package fail\n\nimport \"testing\"\n\nfunc TestFails(t *testing.T) { t.Fatal(\"boom\") }\n")
 	write("none/none.go", "package none\n")
+	// Two packages of one name: go test -c -o DIR/ cannot build both.
+	write("other/pass/pass_test.go", "package pass\n\nimport \"testing\"\n\nfunc TestOther(t *testing.T) {}\n")
 	t.Chdir(mod)
 	bins := filepath.Join(t.TempDir(), "bin")
 
@@ -92,7 +95,7 @@ func TestHere(t *testing.T) {
 		}
 		return got
 	}
-	want := map[string]string{"example.com/m/pass": "pass", "example.com/m/fail": "fail", "example.com/m/none": "skip"}
+	want := map[string]string{"example.com/m/pass": "pass", "example.com/m/fail": "fail", "example.com/m/none": "skip", "example.com/m/other/pass": "pass"}
 	var out bytes.Buffer
 	if err := run(&out, io.Discard, bins, 2, []string{"-count=1", "-short", "-x"}, []string{"./..."}); err != nil {
 		t.Fatal(err)
