@@ -573,6 +573,7 @@ func (r *Reconciler) forget(name string) {
 	if id, unused := r.mem.forget(name); unused {
 		r.Identities.Forget(id)
 	}
+	r.servingCerts().forget(name)
 }
 
 // isUnchanged reports whether a managed object's event shows no drift: the

@@ -96,6 +96,13 @@ func (c *ServingCerts) setNext(name string, t time.Time) {
 	c.next[name] = t
 }
 
+// forget drops what is known of name's certificates (it is gone).
+func (c *ServingCerts) forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.next, name)
+}
+
 // certsDue reports whether the BundleDeployment's certificates are due
 // (their revision must be rendered again); if they are due later, the
 // reconcile comes back then.
