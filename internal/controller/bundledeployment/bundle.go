@@ -43,7 +43,7 @@ func (r *Reconciler) useBundle(ctx context.Context, s *scope, b *v1alpha2.Bundle
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonBundleNotOwned, "Install", "%v", err)
 		s.requeueWithin(notOwnedRecheck)
 		if st := r.state(s.bd.Name); st != nil && st.bundle != "" && st.bundle == s.bd.Status.ActiveBundle {
-			return false, r.correctDrift(ctx, s, st)
+			return false, s.keepCorrected(st)
 		}
 		return false, nil
 	}

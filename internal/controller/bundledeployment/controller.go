@@ -266,6 +266,9 @@ type scope struct {
 	review *v1alpha2.BundleDeploymentReview
 	// rolloutStarted is set when this reconcile made a new revision active.
 	rolloutStarted bool
+	// correct is the revision applied that an earlier step decided to keep
+	// as it was applied; the drift step corrects its drift.
+	correct *appliedState
 	// health is the health step's verdict on the active revision, nil
 	// when it judged none.
 	health *healthFacts

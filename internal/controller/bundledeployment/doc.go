@@ -11,8 +11,8 @@
 // (fairness.go, inFlight). The reconcile (controller.go, reconcile) reads
 // the BundleDeployment into a scope (controller.go, scope: what this
 // reconcile observed and decided) and runs these steps in order (steps.go);
-// a step that returns false ends the list, but for health, which runs
-// whenever the install identity is known:
+// a step that returns false ends the list, but for drift and health, which
+// run whenever the install identity is known:
 //
 //	step            function        file          what it does
 //	authorize       authorize       authorize.go  the requester may act as the install identity, use the class and what the spec names
@@ -26,9 +26,12 @@
 //	install         install         install.go    renders (or takes the plan createBundle rendered, planOf), reviews a new
 //	                                              revision and holds it for approval (gate, gate.go: spec.upgrade.approval,
 //	                                              status.review), checks (preflight, preflight.go; CRD upgrade safety,
-//	                                              crdsafety.go), applies and prunes the revision (applyRevision), or corrects
-//	                                              drift of the revision applied (correctDrift, drift.go); a rollback keeps a CRD whose earlier definition cannot
-//	                                              serve what is stored, or holds (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
+//	                                              crdsafety.go), applies and prunes the revision (applyRevision), or keeps
+//	                                              the revision applied as it is (keepCorrected); a rollback keeps a CRD
+//	                                              whose earlier definition cannot serve what is stored, or holds
+//	                                              (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
+//	drift           driftStep       drift.go      corrects the drift of the revision an earlier step kept (correctDrift): the
+//	                                              installed one, when the newest is installed, held, waiting or refused
 //	health          checkHealth     health.go     judges the newest revision's health; rolls back one that misses its progress deadline
 //	history         cleanupHistory  history.go    deletes Bundles beyond revisionHistoryLimit
 //

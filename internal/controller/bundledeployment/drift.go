@@ -67,6 +67,14 @@ func (r *Reconciler) enqueue(name string) {
 	r.queue.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
 }
 
+// keepCorrected records that the revision applied, st, is kept as it was
+// applied: the drift step corrects its drift (correctDrift). It returns
+// nil, for the steps that end with it.
+func (s *scope) keepCorrected(st *appliedState) error {
+	s.correct = st
+	return nil
+}
+
 // correctDrift re-applies objects of the applied revision that were deleted
 // or changed by someone else.
 func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedState) error {

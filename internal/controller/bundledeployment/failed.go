@@ -83,7 +83,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 		// Meanwhile the revision installed before is kept as it was
 		// applied.
 		if st := r.state(s.bd.Name); st != nil && st.bundle == s.bd.Status.ActiveBundle {
-			return r.correctDrift(ctx, s, st)
+			return s.keepCorrected(st)
 		}
 		return nil
 	case verdictWaitForHandOff:

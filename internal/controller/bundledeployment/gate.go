@@ -222,7 +222,7 @@ func (r *Reconciler) keepActive(ctx context.Context, s *scope, st *appliedState,
 	case active == "":
 		return nil
 	case st != nil && st.bundle == active:
-		return r.correctDrift(ctx, s, st)
+		return s.keepCorrected(st)
 	}
 	ref, err := r.revisionOf(ctx, s, active)
 	if err != nil {

@@ -91,7 +91,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 			return false, nil
 		}
 		if st != nil && st.bundle == active {
-			return false, r.correctDrift(ctx, s, st)
+			return false, s.keepCorrected(st)
 		}
 		if active == s.revision {
 			return false, nil // applied by an earlier process; nothing known to correct yet
@@ -112,7 +112,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	}
 
 	if st != nil && st.bundle == s.revision && st.digest == s.digest && !r.skippedNowServed(s, st) {
-		return true, r.correctDrift(ctx, s, st)
+		return true, s.keepCorrected(st)
 	}
 	if err := r.checkProbes(s.bd); err != nil {
 		// A probe that cannot run (too expensive, or invalid) would only
@@ -120,7 +120,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		// The spec must change; what is installed stays corrected.
 		s.installErr = err
 		if st != nil && st.bundle != "" {
-			return false, r.correctDrift(ctx, s, st)
+			return false, s.keepCorrected(st)
 		}
 		return false, nil
 	}

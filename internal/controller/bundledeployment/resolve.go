@@ -77,7 +77,7 @@ func (r *Reconciler) resolveValues(ctx context.Context, s *scope) error {
 	}
 	s.installErr = err
 	if st := r.state(s.bd.Name); st != nil && st.bundle != "" {
-		return r.correctDrift(ctx, s, st)
+		return s.keepCorrected(st)
 	}
 	return nil
 }

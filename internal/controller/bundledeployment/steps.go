@@ -28,6 +28,7 @@ func (r *Reconciler) steps() []step {
 		{name: "content", run: r.ensureContent},
 		{name: "record", run: r.createBundle},
 		{name: "install", run: r.install},
+		{name: "drift", run: r.driftStep, always: true},
 		{name: "health", run: r.healthStep, always: true},
 		{name: "history", run: r.cleanupHistory},
 	}
@@ -50,6 +51,17 @@ func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
 		}
 	}
 	return nil
+}
+
+// driftStep corrects the drift of the revision an earlier step decided to
+// keep as it was applied (scope.keepCorrected): the installed one, when
+// the newest is installed already, held, waiting or refused. It never
+// ends the list.
+func (r *Reconciler) driftStep(ctx context.Context, s *scope) (bool, error) {
+	if s.correct == nil {
+		return true, nil
+	}
+	return true, r.correctDrift(ctx, s, s.correct)
 }
 
 // healthStep judges the newest revision's health (checkHealth); it never
