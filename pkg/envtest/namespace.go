@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,15 +21,26 @@ func (corev1Namespace) object(name string) *corev1.Namespace {
 // one test. envtest has no namespace controller, so it is not deleted.
 func (e *Env) Namespace(t testing.TB, prefix string) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%06d", prefix, rand.IntN(1000000))
+	name := UniqueName(prefix)
 	if err := e.Client.Create(context.Background(), corev1Namespace{}.object(name)); err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}
 	return name
 }
 
-// UniqueName returns prefix plus a random suffix, for cluster-scoped test
-// objects.
+// UniqueName returns prefix plus a six-digit suffix, for test objects.
+// The suffixes of one process never repeat (they count on from a random
+// start, up to a million names): random suffixes repeated, one in about
+// fifty runs of a package that names a few hundred objects ("already
+// exists"). Processes that share an API server start at random points,
+// so their ranges seldom meet.
 func UniqueName(prefix string) string {
-	return fmt.Sprintf("%s-%06d", prefix, rand.IntN(1000000))
+	return fmt.Sprintf("%s-%06d", prefix, (uniqueStart+uniqueNext.Add(1))%1000000)
 }
+
+var (
+	// uniqueStart is where this process's suffixes start.
+	uniqueStart = uint64(rand.IntN(1000000))
+	// uniqueNext counts the names handed out.
+	uniqueNext atomic.Uint64
+)
