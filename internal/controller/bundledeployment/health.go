@@ -76,7 +76,8 @@ func progressDeadline(bd *v1alpha2.BundleDeployment) time.Duration {
 }
 
 // checkHealth judges the active revision with the built-in and user probes
-// and drives Healthy and Progressing. A revision that is not healthy within
+// and records its verdict in the scope (healthFacts: computeStatus makes
+// Healthy and Progressing of it). A revision that is not healthy within
 // the progress deadline has failed: upgrade.onFailure Rollback re-applies
 // the last healthy revision, Hold leaves it in place; either way it is not
 // retried until the spec or the retry annotation changes.
