@@ -29,14 +29,20 @@ func (e *Env) Namespace(t testing.TB, prefix string) string {
 }
 
 // UniqueName returns prefix plus a six-digit suffix, for test objects.
-// The suffixes of one process never repeat (they count on from a random
-// start, up to a million names): random suffixes repeated, one in about
-// fifty runs of a package that names a few hundred objects ("already
-// exists"). Processes that share an API server start at random points,
-// so their ranges seldom meet.
+// The suffixes of one process never repeat for a million names: the n-th
+// is a random start plus n steps of uniqueStep, which shares no factor
+// with a million. (Random suffixes repeated, one in about fifty runs of a
+// package that names a few hundred objects: "already exists".) One name
+// does not share a leading part with the next, as counting by one would
+// (helpers that cut a name short must not make two alike), and processes
+// that share an API server start at random points.
 func UniqueName(prefix string) string {
-	return fmt.Sprintf("%s-%06d", prefix, (uniqueStart+uniqueNext.Add(1))%1000000)
+	return fmt.Sprintf("%s-%06d", prefix, (uniqueStart+uniqueNext.Add(1)*uniqueStep)%1000000)
 }
+
+// uniqueStep is the stride of UniqueName's suffixes: a prime, so every
+// suffix comes once in a million names.
+const uniqueStep = 7919
 
 var (
 	// uniqueStart is where this process's suffixes start.

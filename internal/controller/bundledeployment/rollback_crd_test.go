@@ -61,7 +61,7 @@ func gizmo(t *testing.T) (plural, kind string, crd func(versions ...string) stri
 	plural = envtest.UniqueName("gizmos")
 	kind = "G" + strings.ReplaceAll(plural[len("gizmos-"):], "-", "")
 	return plural, kind, func(versions ...string) string {
-		return fmt.Sprintf(gizmoCRD, plural, kind, plural[:len(plural)-1], strings.Join(versions, ""))
+		return fmt.Sprintf(gizmoCRD, plural, kind, strings.ToLower(kind), strings.Join(versions, ""))
 	}
 }
 
