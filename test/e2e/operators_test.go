@@ -204,7 +204,7 @@ func checkWebhook(t *testing.T, w *unstructured.Unstructured, name, service, ns 
 	}
 	for _, h := range hooks {
 		hook, _ := h.(map[string]any)
-		svc, _, _ := unstructured.NestedStringMap(hook, "clientConfig", "service")
+		svc, _, _ := unstructured.NestedMap(hook, "clientConfig", "service")
 		if svc["name"] != service || svc["namespace"] != ns {
 			t.Fatalf("%s %s calls %v, want Service %s/%s", w.GetKind(), name, svc, ns, service)
 		}
