@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -312,4 +313,64 @@ func serveServiceMonitors(t *testing.T) {
 		list.SetGroupVersionKind(schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitorList"})
 		return suite.client.List(ctx, list)
 	})
+}
+
+// TestWebhookDeploymentNotAvailable installs node-maintenance-operator
+// with its webhook's Deployment pinned to a node that does not exist: the
+// webhook configuration is installed but its Deployment never becomes
+// Available, so the BundleDeployment is neither Healthy nor Ready, and
+// says which Deployment. The published bundle, which schedules, makes it
+// Healthy.
+func TestWebhookDeploymentNotAvailable(t *testing.T) {
+	ctx := context.Background()
+	host := startRegistry(t)
+	op := realOperators[0]
+	files := dirFiles(t, fixture("test", "e2e", "testdata", "operators", op.name, op.to), "")
+	const csv = "manifests/node-maintenance-operator.clusterserviceversion.yaml"
+	const at = "                priorityClassName: system-cluster-critical\n"
+	if !strings.Contains(files[csv], at) {
+		t.Fatalf("%s has no line %q to pin the pods before", csv, at)
+	}
+	pinned := map[string]string{}
+	maps.Copy(pinned, files)
+	pinned[csv] = strings.Replace(files[csv], at, "                nodeSelector:\n                  e2e.rukpak.io/no-such-node: \"true\"\n"+at, 1)
+	stuck := host + "/operators/" + op.name + ":pinned"
+	pushImage(t, stuck, pinned)
+	good := host + "/operators/" + op.name + ":" + op.to
+	pushImage(t, good, files)
+
+	name, ns := envtest.UniqueName("stuck"), envtest.UniqueName("stuck")
+	createFormatBD(t, name, v1alpha2.ClassRegistry, ns, stuck, nil)
+	t.Cleanup(func() { deleteBD(t, name) })
+	var healthy *metav1.Condition
+	envtest.Eventually(t, corpusDeadline, func() error {
+		bd := getBD(t, name)
+		healthy = meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeHealthy)
+		if healthy == nil || healthy.Status != metav1.ConditionFalse || healthy.ObservedGeneration != bd.Generation {
+			return fmt.Errorf("Healthy = %+v, want False", healthy)
+		}
+		return nil
+	})
+	if !strings.Contains(healthy.Message, op.deployment) {
+		t.Fatalf("Healthy message %q does not name Deployment %s", healthy.Message, op.deployment)
+	}
+	w := &unstructured.Unstructured{}
+	w.SetGroupVersionKind(schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"})
+	if err := suite.client.Get(ctx, client.ObjectKey{Name: ns + "-" + op.validating[0]}, w); err != nil {
+		t.Fatalf("the webhook configuration is installed regardless: %v", err)
+	}
+	bd := getBD(t, name)
+	if c := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeReady); c == nil || c.Status == metav1.ConditionTrue {
+		t.Fatalf("Ready = %+v while the webhook's Deployment is not Available", c)
+	}
+	d := &appsv1.Deployment{}
+	if err := suite.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: op.deployment}, d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Status.AvailableReplicas != 0 {
+		t.Fatalf("Deployment %s: %d available; the test needs it unavailable", op.deployment, d.Status.AvailableReplicas)
+	}
+
+	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) { s.Sources[0].Image.Ref = good })
+	waitReady(t, name, ns)
 }
