@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -110,6 +112,7 @@ func testRealOperator(t *testing.T, host string, op realOperator) {
 	waitReady(t, name, ns)
 	first := getBD(t, name)
 	cert := checkCerts(t, op, ns, nil)
+	generatedRBAC := rbacNames(t, first)
 
 	// The next published version: Ready on a new revision, its image
 	// rolled out, the certificate kept (made once, not re-rendered).
@@ -126,9 +129,45 @@ func testRealOperator(t *testing.T, host string, op realOperator) {
 		t.Fatalf("Deployment %s runs %s after the upgrade, want %s", op.deployment, img, op.image)
 	}
 	checkCerts(t, op, ns, cert)
+	// The roles and bindings generated for the old CSV (named after it)
+	// are pruned; the bundle's own ClusterRole stays.
+	envtest.Eventually(t, corpusDeadline, func() error {
+		now := rbacNames(t, first)
+		for id := range generatedRBAC {
+			if now[id] && csvGenerated.MatchString(id) {
+				return fmt.Errorf("%s of version %s is still there after the upgrade", id, op.from)
+			}
+		}
+		return nil
+	})
 
 	deleteBD(t, name)
 	checkNothingLeft(t, op, first, ns)
+}
+
+// csvGenerated matches the names of roles and bindings generated from a
+// CSV: "<csv>-<serviceaccount>-<hash>".
+var csvGenerated = regexp.MustCompile(`-[0-9a-f]{10}$`)
+
+// rbacNames returns "Kind namespace/name" of every Role, RoleBinding,
+// ClusterRole and ClusterRoleBinding labelled for bd.
+func rbacNames(t *testing.T, bd *v1alpha2.BundleDeployment) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	for _, kind := range []string{"RoleList", "RoleBindingList", "ClusterRoleList", "ClusterRoleBindingList"} {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: kind})
+		if err := suite.client.List(context.Background(), list, client.MatchingLabels{v1alpha2.LabelOwnerUID: string(bd.UID)}); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range list.Items {
+			names[strings.TrimSuffix(kind, "List")+" "+client.ObjectKeyFromObject(&o).String()] = true
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("no RBAC labelled for %s", bd.Name)
+	}
+	return names
 }
 
 // getBD reads BundleDeployment name.
@@ -359,9 +398,14 @@ func TestWebhookDeploymentNotAvailable(t *testing.T) {
 	if err := suite.client.Get(ctx, client.ObjectKey{Name: ns + "-" + op.validating[0]}, w); err != nil {
 		t.Fatalf("the webhook configuration is installed regardless: %v", err)
 	}
-	bd := getBD(t, name)
-	if c := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeReady); c == nil || c.Status == metav1.ConditionTrue {
-		t.Fatalf("Ready = %+v while the webhook's Deployment is not Available", c)
+	// It stays so (the Deployment cannot become Available).
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		bd := getBD(t, name)
+		for _, typ := range []string{v1alpha2.TypeHealthy, v1alpha2.TypeReady} {
+			if c := meta.FindStatusCondition(bd.Status.Conditions, typ); c == nil || c.Status == metav1.ConditionTrue {
+				t.Fatalf("%s = %+v while the webhook's Deployment is not Available", typ, c)
+			}
+		}
 	}
 	d := &appsv1.Deployment{}
 	if err := suite.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: op.deployment}, d); err != nil {
