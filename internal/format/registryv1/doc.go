@@ -75,8 +75,9 @@
 //
 // Manifests other than the CSV pass through unchanged, namespace included:
 // the apply engine places namespaced objects without a namespace in the
-// install namespace. A generated object that a manifest also defines is
-// invalid content. The pod templates get olm.operatorNamespace (the
+// install namespace. A generated Service or certificate Secret replaces a
+// manifest of the same name (as OLM replaces it); any other generated
+// object that a manifest also defines is invalid content. The pod templates get olm.operatorNamespace (the
 // install namespace) as in OLM, but not olm.operatorGroup: there is no
 // OperatorGroup. spec.relatedImages and bundle properties
 // (metadata/properties.yaml, olm.maxOpenShiftVersion and the like) are
