@@ -301,3 +301,25 @@ type: kubernetes.io/tls
 		}
 	}
 }
+
+// TestObjectsCSVOfAnyAPIVersion: the CSV is found by kind, as OLM finds
+// it; the community catalog publishes bundles whose CSV has another
+// apiVersion (service-binding-operator 1.4.0, k8gb 0.11.4).
+func TestObjectsCSVOfAnyAPIVersion(t *testing.T) {
+	want, err := convert(csvBundle(testCSV{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, apiVersion := range []string{"binding.operators.coreos.com/v1alpha1", "v1alpha1"} {
+		t.Run(apiVersion, func(t *testing.T) {
+			csv := strings.Replace(testCSV{}.yaml(), "apiVersion: operators.coreos.com/v1alpha1", "apiVersion: "+apiVersion, 1)
+			got, err := convert(bundleFS(map[string]string{"manifests/csv.yaml": csv}))
+			if err != nil {
+				t.Fatalf("Objects() error = %v", err)
+			}
+			if !reflect.DeepEqual(ids(got), ids(want)) {
+				t.Fatalf("objects = %v, want %v", ids(got), ids(want))
+			}
+		})
+	}
+}
