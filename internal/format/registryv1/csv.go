@@ -19,11 +19,13 @@ import (
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
-// The ClusterServiceVersion's group and kind.
-const (
-	csvGroup = "operators.coreos.com"
-	csvKind  = "ClusterServiceVersion"
-)
+// csvKind is the ClusterServiceVersion's kind. Its group is
+// operators.coreos.com, but the CSV is found by kind alone, as OLM finds
+// it: the community catalog publishes bundles whose CSV has another
+// apiVersion (service-binding-operator 1.4.0:
+// binding.operators.coreos.com/v1alpha1, rewritten by kustomize;
+// k8gb and universal-crossplane: v1alpha1, with no group).
+const csvKind = "ClusterServiceVersion"
 
 // deploymentStrategy is the only install strategy OLM defines, and the only
 // one this format implements.
@@ -147,7 +149,7 @@ type crdDescription struct {
 func splitCSV(objs []*unstructured.Unstructured, dir string) (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	var csvs, rest []*unstructured.Unstructured
 	for _, o := range objs {
-		if o.GetKind() == csvKind && o.GroupVersionKind().Group == csvGroup {
+		if o.GetKind() == csvKind {
 			csvs = append(csvs, o)
 			continue
 		}
@@ -156,7 +158,7 @@ func splitCSV(objs []*unstructured.Unstructured, dir string) (*unstructured.Unst
 	switch len(csvs) {
 	case 0:
 		return nil, nil, failure.New(v1alpha2.ReasonInvalidContent,
-			"bundle has no %s (%s) in %s/: a registry+v1 bundle has exactly one", csvKind, csvGroup, dir)
+			"bundle has no %s in %s/: a registry+v1 bundle has exactly one", csvKind, dir)
 	case 1:
 		return csvs[0], rest, nil
 	}

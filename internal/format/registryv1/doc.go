@@ -22,8 +22,9 @@
 //     (package plain: same files, limits, checks and messages). plain+v0
 //     is shown that directory alone, so nothing else of the bundle is read
 //     and a kustomization at the bundle root is not built.
-//  4. Split out the one CSV (group operators.coreos.com) and decode the
-//     fields this format uses; a field of the wrong type is invalid content.
+//  4. Split out the one CSV (found by kind, whatever its apiVersion, as
+//     OLM finds it) and decode the fields this format uses; a field of the
+//     wrong type is invalid content.
 //  5. Refuse what is not implemented (UnsupportedFeature), rather than
 //     install the operator without it: an install strategy other than
 //     "deployment" and dependencies in metadata/dependencies.yaml. Required CRDs and
@@ -75,8 +76,9 @@
 //
 // Manifests other than the CSV pass through unchanged, namespace included:
 // the apply engine places namespaced objects without a namespace in the
-// install namespace. A generated object that a manifest also defines is
-// invalid content. The pod templates get olm.operatorNamespace (the
+// install namespace. A generated Service or certificate Secret replaces a
+// manifest of the same name (as OLM replaces it); any other generated
+// object that a manifest also defines is invalid content. The pod templates get olm.operatorNamespace (the
 // install namespace) as in OLM, but not olm.operatorGroup: there is no
 // OperatorGroup. spec.relatedImages and bundle properties
 // (metadata/properties.yaml, olm.maxOpenShiftVersion and the like) are

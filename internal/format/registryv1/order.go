@@ -25,11 +25,18 @@ func keyOf(o *unstructured.Unstructured, installNamespace string) format.ObjectK
 // APIs, the CSV's Deployments, then the webhook configurations and
 // APIServices that call them. Manifests of the kinds of the
 // first groups come before the generated ones of that kind, and manifests
-// keep file order within a group. A generated object that a manifest also
-// defines is an InvalidContent failure.
+// keep file order within a group. A generated Service or certificate
+// Secret replaces a manifest of the same name, as OLM replaces it when it
+// installs the CSV (bundles built with kubebuilder often ship the webhook
+// Service under the name OLM generates); any other generated object that a
+// manifest also defines is an InvalidContent failure.
 func order(manifests []*unstructured.Unstructured, gen *generated, dir, csvName, installNamespace string) ([]*unstructured.Unstructured, error) {
 	groups := [][]*unstructured.Unstructured{
 		nil, gen.serviceAccounts, gen.clusterRoles, gen.clusterRoleBindings, gen.roles, gen.roleBindings, gen.services, gen.deployments, gen.callers,
+	}
+	replaced := map[format.ObjectKey]bool{}
+	for _, o := range gen.services {
+		replaced[keyOf(o, installNamespace)] = true
 	}
 	fromManifests := map[format.ObjectKey]bool{}
 	for _, o := range manifests {
@@ -37,7 +44,7 @@ func order(manifests []*unstructured.Unstructured, gen *generated, dir, csvName,
 	}
 	for _, group := range groups {
 		for _, o := range group {
-			if key := keyOf(o, installNamespace); fromManifests[key] {
+			if key := keyOf(o, installNamespace); fromManifests[key] && !replaced[key] {
 				return nil, failure.New(v1alpha2.ReasonInvalidContent,
 					"object %s is defined twice: in %s/ and by %s %s", key, dir, csvKind, csvName)
 			}
@@ -45,6 +52,9 @@ func order(manifests []*unstructured.Unstructured, gen *generated, dir, csvName,
 	}
 	byGroup := make([][]*unstructured.Unstructured, len(groups))
 	for _, o := range manifests {
+		if replaced[keyOf(o, installNamespace)] {
+			continue
+		}
 		g := rank(o)
 		byGroup[g] = append(byGroup[g], o)
 	}

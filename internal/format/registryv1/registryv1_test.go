@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -243,5 +247,79 @@ func TestObjectsCanceled(t *testing.T) {
 	_, err := New().Objects(ctx, csvBundle(testCSV{}), format.Config{InstallNamespace: "ns"})
 	if !errors.Is(err, context.Canceled) || failure.As(err) != nil {
 		t.Fatalf("error = %v, want context.Canceled, not a terminal failure", err)
+	}
+}
+
+// TestObjectsShippedWebhookService: a bundle that ships the webhook
+// Service under the name OLM generates (<deployment>-service, as
+// opentelemetry-operator and kubernetes-imagepuller-operator in the
+// community catalog do) installs as OLM leaves it: the generated Service
+// replaces the shipped one, and everything else is as without it. A
+// shipped certificate Secret of the generated name is replaced too.
+func TestObjectsShippedWebhookService(t *testing.T) {
+	dir := filepath.Join("testdata", "bundles", "webhook-operator")
+	base := fstest.MapFS{}
+	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(os.DirFS(dir), p)
+		base[p] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := convert(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped := maps.Clone(base)
+	shipped["manifests/webhook-service.yaml"] = &fstest.MapFile{Data: []byte(`apiVersion: v1
+kind: Service
+metadata:
+  name: webhook-operator-controller-manager-service
+spec:
+  ports: [{port: 443, protocol: TCP, targetPort: 9443}]
+  selector: {control-plane: controller-manager}
+`)}
+	shipped["manifests/webhook-cert.yaml"] = &fstest.MapFile{Data: []byte(`apiVersion: v1
+kind: Secret
+metadata: {name: webhook-operator-controller-manager-service-cert, namespace: ns}
+type: kubernetes.io/tls
+`)}
+	got, err := convert(shipped)
+	if err != nil {
+		t.Fatalf("Objects() error = %v, want the shipped Service and Secret replaced", err)
+	}
+	if !reflect.DeepEqual(ids(got), ids(want)) {
+		t.Fatalf("objects = %v, want %v", ids(got), ids(want))
+	}
+	for i := range got {
+		if !reflect.DeepEqual(got[i].Object, want[i].Object) {
+			t.Fatalf("%s differs from the bundle without the shipped objects:\n%v\nwant\n%v", ids(got)[i], got[i].Object, want[i].Object)
+		}
+	}
+}
+
+// TestObjectsCSVOfAnyAPIVersion: the CSV is found by kind, as OLM finds
+// it; the community catalog publishes bundles whose CSV has another
+// apiVersion (service-binding-operator 1.4.0, k8gb 0.11.4).
+func TestObjectsCSVOfAnyAPIVersion(t *testing.T) {
+	want, err := convert(csvBundle(testCSV{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, apiVersion := range []string{"binding.operators.coreos.com/v1alpha1", "v1alpha1"} {
+		t.Run(apiVersion, func(t *testing.T) {
+			csv := strings.Replace(testCSV{}.yaml(), "apiVersion: operators.coreos.com/v1alpha1", "apiVersion: "+apiVersion, 1)
+			got, err := convert(bundleFS(map[string]string{"manifests/csv.yaml": csv}))
+			if err != nil {
+				t.Fatalf("Objects() error = %v", err)
+			}
+			if !reflect.DeepEqual(ids(got), ids(want)) {
+				t.Fatalf("objects = %v, want %v", ids(got), ids(want))
+			}
+		})
 	}
 }
