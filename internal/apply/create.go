@@ -184,8 +184,18 @@ func (e *Engine) takeOverCreated(ctx context.Context, it item) error {
 }
 
 // resourceOf returns the metadata client of it's resource (in its
-// namespace, for a namespaced kind) and the resource.
+// namespace, for a namespaced kind) and the resource. A kind the cluster
+// served when the plan was prepared is written to the resource and scope
+// the RESTMapper gave then (Prepare placed the object by that scope); a
+// kind that a CRD of the bundle defines is looked up now, once the CRD is
+// established.
 func (e *Engine) resourceOf(it item) (metadata.ResourceInterface, schema.GroupVersionResource, error) {
+	if !it.needsCRD && it.resource.Resource != "" {
+		if it.id.Namespace != "" {
+			return e.meta.Resource(it.resource).Namespace(it.id.Namespace), it.resource, nil
+		}
+		return e.meta.Resource(it.resource), it.resource, nil
+	}
 	gvk := it.obj.GroupVersionKind()
 	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
