@@ -95,6 +95,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	notRender := labels.NewSelector().Add(*render)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
+		MapperProvider:          newMapper,
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		PprofBindAddress:        opts.PprofBindAddress,
 		Metrics:                 metricsOptions(opts),
