@@ -183,7 +183,11 @@ func (e *Engine) takeOverCreated(ctx context.Context, it item) error {
 }
 
 // resourceOf returns the metadata client of it's resource (in its
-// namespace, for a namespaced kind) and the resource.
+// namespace, for a namespaced kind) and the resource: those Prepare found,
+// from the RESTMapper for a kind the cluster served then, from the
+// bundle's CRD for a kind the bundle defines. Nothing asks the RESTMapper
+// again, so a kind whose CRD is Established is written even while
+// discovery does not show it yet.
 func (e *Engine) resourceOf(it item) (metadata.ResourceInterface, schema.GroupVersionResource, error) {
 	ri := e.meta.Resource(it.resource)
 	if it.id.Namespace != "" {

@@ -19,8 +19,15 @@ const maxDecoded = 64 << 20
 const keepField = "keep"
 
 // gzipWriters reuses compressors: each one allocates about a megabyte of
-// state, and inventories are encoded on every install.
-var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
+// state, and inventories are encoded on every install. They compress at
+// gzip.BestSpeed: an inventory (IDs and hashes) shrinks about as much as at
+// the default level (7 % larger at 10,000 objects) in half the time (most
+// of the default level's time for an install's 10 objects is resetting its
+// hash tables). BenchmarkEncode measures both.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // a valid level: no error
+	return zw
+}}
 
 // encode writes ids one per line as group|version|kind|namespace|name,
 // followed by |hash|resourceVersion|generation for an ID with a record in
@@ -33,21 +40,22 @@ func encode(ids []ID, recs map[ID]Record) ([]byte, error) {
 	defer gzipWriters.Put(zw)
 	zw.Reset(&buf)
 	w := bufio.NewWriter(zw)
+	var line []byte
 	for _, id := range ids {
-		if _, err := fmt.Fprintf(w, "%s|%s|%s|%s|%s", id.Group, id.Version, id.Kind, id.Namespace, id.Name); err != nil {
-			return nil, fmt.Errorf("encoding inventory: %w", err)
-		}
+		line = append(line[:0], id.Group...)
+		line = append(append(line, '|'), id.Version...)
+		line = append(append(line, '|'), id.Kind...)
+		line = append(append(line, '|'), id.Namespace...)
+		line = append(append(line, '|'), id.Name...)
 		if rec, ok := recs[id.Key()]; ok && rec.valid() {
-			if _, err := fmt.Fprintf(w, "|%s|%s|%d", rec.Hash, rec.ResourceVersion, rec.Generation); err != nil {
-				return nil, fmt.Errorf("encoding inventory: %w", err)
-			}
+			line = append(append(line, '|'), rec.Hash...)
+			line = append(append(line, '|'), rec.ResourceVersion...)
+			line = strconv.AppendInt(append(line, '|'), rec.Generation, 10)
 			if rec.Keep {
-				if _, err := w.WriteString("|" + keepField); err != nil {
-					return nil, fmt.Errorf("encoding inventory: %w", err)
-				}
+				line = append(append(line, '|'), keepField...)
 			}
 		}
-		if err := w.WriteByte('\n'); err != nil {
+		if _, err := w.Write(append(line, '\n')); err != nil {
 			return nil, fmt.Errorf("encoding inventory: %w", err)
 		}
 	}

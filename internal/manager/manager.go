@@ -95,6 +95,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	notRender := labels.NewSelector().Add(*render)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
+		MapperProvider:          newMapper,
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		PprofBindAddress:        opts.PprofBindAddress,
 		Metrics:                 metricsOptions(opts),
@@ -208,8 +209,12 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	// Every event fits the API server's limit: a longer note is cut (the
 	// full one is logged) instead of refused and lost.
 	recorder := message.NewRecorder(mgr.GetEventRecorder("rukpak"), mgr.GetLogger().WithName("events"))
+	bdClient, err := bundlesIndexed(mgr, mgr.GetClient())
+	if err != nil {
+		return nil, err
+	}
 	bdr := &bundledeployment.Reconciler{
-		Client:       mgr.GetClient(),
+		Client:       bdClient,
 		Provisioners: provisioners,
 		Sources:      sources,
 		Unpacker:     unpacker,

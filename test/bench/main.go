@@ -44,6 +44,7 @@ type config struct {
 	stateDir, binDir                          string
 	keep                                      bool
 	pprof                                     string
+	profileSeconds                            int
 	managerArgs                               []string
 	applyConcurrency                          int
 	churn                                     int
@@ -75,6 +76,7 @@ func main() {
 		return nil
 	})
 	flag.StringVar(&c.pprof, "pprof", "", "serve the manager's pprof profiles on this address (e.g. 127.0.0.1:6065)")
+	flag.IntVar(&c.profileSeconds, "profile-seconds", 8, "with -pprof: how many seconds of the install to profile, from the moment every BundleDeployment is created")
 	flag.IntVar(&c.churn, "churn", 0, "instead: create and delete this many BundleDeployments, each as its own ServiceAccount, and compare the manager's memory before and after")
 	flag.IntVar(&c.churnRounds, "churn-rounds", 1, "with -churn: how many times to create and delete them")
 	flag.DurationVar(&c.churnSettle, "churn-settle", 2*time.Minute, "with -churn: how long the manager is left alone before each measurement (idle connections close after 90s)")
@@ -226,9 +228,9 @@ func run(c config) error {
 		return fmt.Errorf("creating BundleDeployments: %w", err)
 	}
 	created := time.Since(start)
-	// 8 seconds of the install, from the moment every BundleDeployment
-	// is created.
-	profiled := profileInstall(ctx, c, cs, 8, "install")
+	// -profile-seconds (8) of the install, from the moment every
+	// BundleDeployment is created.
+	profiled := profileInstall(ctx, c, cs, c.profileSeconds, "install")
 	if err := waitInstalled(ctx, k, c.bundles, 30*time.Minute); err != nil {
 		return err
 	}

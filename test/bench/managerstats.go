@@ -152,10 +152,24 @@ func cpuProfile(ctx context.Context, addr string, seconds int, path string) erro
 	return nil
 }
 
+// allocsProfile saves the manager's allocations over the next seconds
+// (a delta of its allocs profile) at path.
+func allocsProfile(ctx context.Context, addr string, seconds int, path string) error {
+	p, err := getPprof(ctx, addr, fmt.Sprintf("allocs?seconds=%d", seconds))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, []byte(p), 0o644); err != nil {
+		return fmt.Errorf("saving the allocation profile: %w", err)
+	}
+	fmt.Printf("manager allocation profile of %ds saved to %s\n", seconds, path)
+	return nil
+}
+
 // profileInstall, with -pprof, saves CPU profiles of the manager and of
 // the API server over the next seconds (<prefix>-manager.pprof,
-// <prefix>-apiserver.pprof in the state
-// directory). The channel reports once both are saved (at once without
+// <prefix>-apiserver.pprof in the state directory), and the manager's
+// allocations over the same seconds (<prefix>-manager-allocs.pprof). The channel reports once both are saved (at once without
 // -pprof).
 func profileInstall(ctx context.Context, c config, cs kubernetes.Interface, seconds int, prefix string) <-chan error {
 	done := make(chan error, 1)
@@ -164,9 +178,12 @@ func profileInstall(ctx context.Context, c config, cs kubernetes.Interface, seco
 		return done
 	}
 	go func() {
-		manager := make(chan error, 1)
+		manager, allocs := make(chan error, 1), make(chan error, 1)
 		go func() {
 			manager <- cpuProfile(ctx, c.pprof, seconds, filepath.Join(c.stateDir, prefix+"-manager.pprof"))
+		}()
+		go func() {
+			allocs <- allocsProfile(ctx, c.pprof, seconds, filepath.Join(c.stateDir, prefix+"-manager-allocs.pprof"))
 		}()
 		p, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
 			Param("seconds", fmt.Sprint(seconds)).Timeout(time.Minute).DoRaw(ctx)
@@ -177,6 +194,9 @@ func profileInstall(ctx context.Context, c config, cs kubernetes.Interface, seco
 		}
 		if merr := <-manager; err == nil {
 			err = merr
+		}
+		if aerr := <-allocs; err == nil {
+			err = aerr
 		}
 		if err != nil {
 			err = fmt.Errorf("profiling the install: %w", err)
