@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -160,16 +159,7 @@ func (e *Engine) dryRunOne(ctx context.Context, p *Plan, it item, missingNS map[
 // liveObject reads the whole object id names; nil when it does not exist
 // or its kind is not served.
 func (e *Engine) liveObject(ctx context.Context, id inventory.ID) (*unstructured.Unstructured, error) {
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(id.GroupVersionKind())
-	err := e.live().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
-	switch {
-	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("getting %s: %w", id, err)
-	}
-	return obj, nil
+	return getLive(ctx, e, id, &unstructured.Unstructured{})
 }
 
 // Prunable returns, in ids' order, the objects of ids that Prune with the

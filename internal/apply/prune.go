@@ -128,14 +128,21 @@ func (e *Engine) ownedBy(obj metav1.Object, owner string, uid types.UID) bool {
 // read returns id's metadata, or nil when it is gone or its kind is no
 // longer served.
 func (e *Engine) read(ctx context.Context, id inventory.ID) (*metav1.PartialObjectMetadata, error) {
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(id.GroupVersionKind())
+	return getLive(ctx, e, id, &metav1.PartialObjectMetadata{})
+}
+
+// getLive reads id into obj (its metadata, or the whole object) as the
+// engine's identity; nil when it does not exist or its kind is not
+// served.
+func getLive[T client.Object](ctx context.Context, e *Engine, id inventory.ID, obj T) (T, error) {
+	var none T
+	obj.GetObjectKind().SetGroupVersionKind(id.GroupVersionKind())
 	err := e.live().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
 	switch {
 	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
-		return nil, nil
+		return none, nil
 	case err != nil:
-		return nil, fmt.Errorf("getting %s: %w", id, err)
+		return none, fmt.Errorf("getting %s: %w", id, err)
 	}
 	return obj, nil
 }
