@@ -209,12 +209,8 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	// Every event fits the API server's limit: a longer note is cut (the
 	// full one is logged) instead of refused and lost.
 	recorder := message.NewRecorder(mgr.GetEventRecorder("rukpak"), mgr.GetLogger().WithName("events"))
-	bdClient, err := bundlesIndexed(mgr, mgr.GetClient())
-	if err != nil {
-		return nil, err
-	}
 	bdr := &bundledeployment.Reconciler{
-		Client:       bdClient,
+		Client:       mgr.GetClient(),
 		Provisioners: provisioners,
 		Sources:      sources,
 		Unpacker:     unpacker,

@@ -162,6 +162,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha2.BundleDeployment{}, indexClass, classIndex); err != nil {
 		return fmt.Errorf("indexing BundleDeployments by class: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha2.Bundle{}, indexBundles, bundlesIndex); err != nil {
+		return fmt.Errorf("indexing Bundles by BundleDeployment: %w", err)
+	}
 	r.mem = newMemory()
 	reconciles := r.TenantReconciles
 	if reconciles < 1 {

@@ -136,12 +136,12 @@ func (r *Reconciler) deletionBlocked(ctx context.Context, bd *v1alpha2.BundleDep
 // deleteBundles deletes the Bundles bd controls (by UID); a Bundle only
 // labelled for it is someone else's and stays.
 func (r *Reconciler) deleteBundles(ctx context.Context, bd *v1alpha2.BundleDeployment) error {
-	list := &v1alpha2.BundleList{}
-	if err := r.Client.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: bd.Name}); err != nil {
-		return fmt.Errorf("listing Bundles: %w", err)
+	bundles, err := r.bundlesLabelled(ctx, bd.Name)
+	if err != nil {
+		return err
 	}
-	for i := range list.Items {
-		b := &list.Items[i]
+	for i := range bundles {
+		b := &bundles[i]
 		if !ownership.Controlled(bd, b) || !b.DeletionTimestamp.IsZero() {
 			continue
 		}

@@ -16,9 +16,9 @@ import (
 // revisionHistoryLimit, oldest first; the active and the newest revision are
 // always kept.
 func (r *Reconciler) cleanupHistory(ctx context.Context, s *scope) (bool, error) {
-	list := &v1alpha2.BundleList{}
-	if err := r.Client.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: s.bd.Name}); err != nil {
-		return false, fmt.Errorf("listing Bundles: %w", err)
+	bundles, err := r.bundlesLabelled(ctx, s.bd.Name)
+	if err != nil {
+		return false, err
 	}
 	limit := int(ptr.Deref(s.bd.Spec.RevisionHistoryLimit, 3))
 	keep := map[string]bool{s.bd.Status.ActiveBundle: true, s.bd.Status.LastHealthyBundle: true, s.revision: true}
@@ -28,7 +28,7 @@ func (r *Reconciler) cleanupHistory(ctx context.Context, s *scope) (bool, error)
 		keep[st.bundle] = true
 	}
 	var old []v1alpha2.Bundle
-	for _, b := range list.Items {
+	for _, b := range bundles {
 		// Only Bundles this BundleDeployment controls are its history; a
 		// Bundle someone else labelled is not deleted.
 		if !keep[b.Name] && b.DeletionTimestamp.IsZero() && ownership.Controlled(s.bd, &b) {

@@ -394,13 +394,13 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 // many times while nothing is installed (each refused by the preflight,
 // say), and rendering them all would cost the manager that many renders.
 func (r *Reconciler) earlierRevisionIDs(ctx context.Context, s *scope, current string) ([]inventory.ID, error) {
-	list := &v1alpha2.BundleList{}
-	if err := r.Client.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: s.bd.Name}); err != nil {
-		return nil, fmt.Errorf("listing Bundles: %w", err)
+	bundles, err := r.bundlesLabelled(ctx, s.bd.Name)
+	if err != nil {
+		return nil, err
 	}
 	var earlier []*v1alpha2.Bundle
-	for i := range list.Items {
-		if b := &list.Items[i]; b.Name != current && ownership.Controlled(s.bd, b) {
+	for i := range bundles {
+		if b := &bundles[i]; b.Name != current && ownership.Controlled(s.bd, b) {
 			earlier = append(earlier, b)
 		}
 	}

@@ -128,9 +128,9 @@ func (r *Reconciler) planOf(ctx context.Context, s *scope, ref revisionRef) (*ap
 // ownership.NextRevisionNumber), from its Bundles in the cache and the
 // number this process handed out last.
 func (r *Reconciler) nextRevisionNumber(ctx context.Context, bd *v1alpha2.BundleDeployment) (int, error) {
-	list := &v1alpha2.BundleList{}
-	if err := r.Client.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: bd.Name}); err != nil {
-		return 0, fmt.Errorf("listing Bundles to number the revision: %w", err)
+	bundles, err := r.bundlesLabelled(ctx, bd.Name)
+	if err != nil {
+		return 0, fmt.Errorf("numbering the revision: %w", err)
 	}
-	return ownership.NextRevisionNumber(bd, list.Items, r.bundleWriters(), r.mem.revisionNumber(bd.Name)), nil
+	return ownership.NextRevisionNumber(bd, bundles, r.bundleWriters(), r.mem.revisionNumber(bd.Name)), nil
 }
