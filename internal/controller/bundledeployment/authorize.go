@@ -31,8 +31,8 @@ func (r *Reconciler) authorize(ctx context.Context, s *scope) (bool, error) {
 	}
 	bd := s.bd
 	memo := approvedRequester{generation: bd.Generation, user: bd.Annotations[v1alpha2.AnnotationRequestedBy], groups: bd.Annotations[v1alpha2.AnnotationRequestedByGroups]}
-	prev, ok := r.mem.approval(bd.Name)
-	if ok && prev.generation == memo.generation && prev.user == memo.user && prev.groups == memo.groups && time.Since(prev.at) < r.approvalTTL() {
+	prev := s.mem.approval
+	if prev != nil && prev.generation == memo.generation && prev.user == memo.user && prev.groups == memo.groups && time.Since(prev.at) < r.approvalTTL() {
 		return true, nil
 	}
 	if err := r.Approval.Check(ctx, bd); err != nil {
@@ -44,7 +44,7 @@ func (r *Reconciler) authorize(ctx context.Context, s *scope) (bool, error) {
 		return false, nil
 	}
 	memo.at = time.Now()
-	r.mem.setApproval(bd.Name, memo)
+	s.mem.approval = &memo
 	return true, nil
 }
 

@@ -244,6 +244,9 @@ func (r *Reconciler) metadataFor(id identity.Identity) (metadata.Interface, erro
 type scope struct {
 	bd   *v1alpha2.BundleDeployment
 	prov provisioner.Provisioner
+	// mem is what this process remembers of the BundleDeployment (see
+	// memory): loaded when the reconcile starts, saved when it ends.
+	mem *remembered
 	// as is who the BundleDeployment's objects are read and written as.
 	as *actor
 
@@ -392,7 +395,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, bd *v1alph
 
 	// The cache may not show the status this process wrote last.
 	r.catchUpStatus(bd)
-	s := &scope{bd: bd, prov: prov, written: bd.Status.DeepCopy()}
+	s := &scope{bd: bd, prov: prov, mem: r.mem.load(bd.Name), written: bd.Status.DeepCopy()}
+	// Saved after the status is written and before the events of this
+	// reconcile's writes are judged against what it applied (judgeHeld).
+	defer r.mem.save(bd.Name, s.mem)
 	defer func() {
 		if superseded() {
 			// What it found is about a spec (or a life) that is gone.

@@ -56,7 +56,7 @@ func (r *Reconciler) checkCRDUpgrades(ctx context.Context, s *scope, plan *apply
 		if err != nil {
 			return fmt.Errorf("getting installed CRD %s: %w", next.Name, err)
 		}
-		if theirs, err := r.refusedAsCollision(ctx, bd, installed); err != nil {
+		if theirs, err := r.refusedAsCollision(ctx, s, installed); err != nil {
 			return err
 		} else if theirs {
 			// Not this BundleDeployment's to upgrade: the collision check
@@ -100,10 +100,13 @@ func findingIDs(findings []crdsafety.Finding) []string {
 // BundleDeployment manages it, none released it, and bd's
 // collisionProtection does not adopt it. Such a CRD is not compared for
 // upgrade safety; in any doubt it is.
-func (r *Reconciler) refusedAsCollision(ctx context.Context, bd *v1alpha2.BundleDeployment, installed *apiextensionsv1.CustomResourceDefinition) (bool, error) {
+func (r *Reconciler) refusedAsCollision(ctx context.Context, s *scope, installed *apiextensionsv1.CustomResourceDefinition) (bool, error) {
+	bd := s.bd
 	id := inventory.ID{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: installed.Name}
-	if _, ok := r.mem.appliedObject(bd.Name, id); ok {
-		return false, nil
+	if st := s.mem.applied; st != nil {
+		if _, ok := r.mem.lookup(st, id); ok {
+			return false, nil
+		}
 	}
 	own, err := r.Inventory.Load(ctx, inventoryOf(bd))
 	if err != nil {

@@ -77,18 +77,24 @@
 //
 // # Memory
 //
-// What this process knows beyond the API server — the state last applied,
-// objects other BundleDeployments wait for (claims: the apply engine
-// returns them in its Collision error, apply.Error.Held, and claimHeld
-// records them), failed revisions, retries (counted by a workqueue rate
-// limiter), requesters found allowed, identities in use — lives in one
-// type, memory (memory.go), one record per BundleDeployment under one
-// lock. memory.go says how long each part lives. All of it may be lost:
-// after a restart it is rebuilt from the status and the inventories
-// (applied.go reads the inventory's records; a failed revision is
-// status.failedBundle). Watches
-// of managed objects (objectwatch) and the health cache (healthmemo.go)
-// are rebuilt on the first reconcile of each BundleDeployment. A hook wait
+// What this process knows beyond the API server lives in one type,
+// memory (memory.go), which says how long each part lives. What it knows
+// of one BundleDeployment — the state last applied, its failed revision
+// and retries, the requester found allowed, health verdicts, the last
+// revision number handed out, a held revision's review — is one record,
+// remembered: the reconcile loads it into its scope (scope.mem), its
+// steps read and change it there without a lock, and the reconcile saves
+// it when it ends, before the events of its own writes are judged. What
+// other goroutines read while reconciles run stays in memory, under its
+// lock: the objects a saved record says were applied (drift events), the
+// identities in use, the status written that the cache has not shown
+// yet, claims (objects other BundleDeployments wait for: the apply
+// engine returns them in its Collision error, apply.Error.Held, and
+// claimHeld records them) and the retries' workqueue rate limiter. All of
+// it may be lost: after a restart it is rebuilt from the status and the
+// inventories (applied.go reads the inventory's records; a failed
+// revision is status.failedBundle). Watches of managed objects
+// (objectwatch) and the health verdicts (healthmemo.go) are rebuilt on the first reconcile of each BundleDeployment. A hook wait
 // in progress (detach.go) is not kept: after a restart the revision is
 // applied again and its hooks run again.
 //

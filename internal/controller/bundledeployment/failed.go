@@ -27,8 +27,8 @@ type failedRevision struct {
 func (r *Reconciler) heldBack(s *scope) bool {
 	bd := s.bd
 	f := failedRevision{bundle: bd.Status.FailedBundle, retry: bd.Status.FailedRetry, generation: bd.Status.FailedGeneration}
-	if m, ok := r.mem.failedRevision(bd.Name); ok && m.generation >= f.generation {
-		f = m
+	if m := s.mem.failed; m != nil && m.generation >= f.generation {
+		f = *m
 	}
 	if f.bundle == "" || f.bundle != s.revision || bd.Annotations[v1alpha2.AnnotationRetry] != f.retry || bd.Generation > f.generation {
 		return false
@@ -43,17 +43,20 @@ func (r *Reconciler) heldBack(s *scope) bool {
 
 // markFailed records that revision failed, and why, for the
 // BundleDeployment's current generation and retry annotation.
-func (r *Reconciler) markFailed(bd *v1alpha2.BundleDeployment, revision string, why error) {
+func (r *Reconciler) markFailed(s *scope, revision string, why error) {
+	bd := s.bd
 	bd.Status.FailedBundle = revision
 	bd.Status.FailedRetry = bd.Annotations[v1alpha2.AnnotationRetry]
 	bd.Status.FailedGeneration = bd.Generation
-	r.mem.setFailed(bd.Name, failedRevision{bundle: revision, retry: bd.Status.FailedRetry, generation: bd.Generation, err: why})
+	s.mem.failed = &failedRevision{bundle: revision, retry: bd.Status.FailedRetry, generation: bd.Generation, err: why}
 }
 
-// clearFailed forgets a failed revision that became healthy or installed.
-func (r *Reconciler) clearFailed(bd *v1alpha2.BundleDeployment) {
-	bd.Status.FailedBundle, bd.Status.FailedRetry, bd.Status.FailedGeneration = "", "", 0
-	r.mem.clearFailed(bd.Name)
+// clearFailed forgets a failed revision that became healthy or
+// installed, and its retries.
+func (r *Reconciler) clearFailed(s *scope) {
+	s.bd.Status.FailedBundle, s.bd.Status.FailedRetry, s.bd.Status.FailedGeneration = "", "", 0
+	s.mem.failed = nil
+	r.mem.forgetRetry(s.bd.Name, s.mem)
 }
 
 // installFailed acts on what a failed install means (decideFailure). A
@@ -78,11 +81,11 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 			s.requeueWithin(adminRecheck(s.bd, err))
 		} else {
 			// At once, too, when a CRD or APIService changes.
-			s.requeueWithin(r.nextRetry(s.bd.Name, s.revision))
+			s.requeueWithin(r.mem.nextRetry(s.bd.Name, s.mem, s.revision))
 		}
 		// Meanwhile the revision installed before is kept as it was
 		// applied.
-		if st := r.state(s.bd.Name); st != nil && st.bundle == s.bd.Status.ActiveBundle {
+		if st := s.mem.applied; st != nil && st.bundle == s.bd.Status.ActiveBundle {
 			return s.keepCorrected(st)
 		}
 		return nil
@@ -109,7 +112,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 			return rbErr
 		}
 	}
-	r.markFailed(s.bd, s.revision, s.installErr)
+	r.markFailed(s, s.revision, s.installErr)
 	s.decide(s.revision, outcome, err.Error())
 	return nil
 }

@@ -47,7 +47,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	}
 	// A revision held before, against the same active one, keeps its
 	// review: it is rendered again only once it may be applied.
-	rev := r.mem.review(s.bd.Name, ref.bundle, active)
+	rev := s.mem.reviewOf(ref.bundle, active)
 	if rev == nil {
 		var plan *apply.Plan
 		plan, err = r.planOf(ctx, s, ref)
@@ -74,7 +74,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	}
 	s.review = &v1alpha2.BundleDeploymentReview{Revision: ref.bundle, ActiveRevision: active, Approved: true, Review: *rev}
 	if !holds(policy, rev, active != "") {
-		r.mem.setReview(s.bd.Name, "", "", nil)
+		s.mem.setReview("", "", nil)
 		return false, nil
 	}
 	by, refused, err := r.approvedBy(ctx, s.bd, ref.bundle)
@@ -83,10 +83,10 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	}
 	if by != "" {
 		s.review.ApprovedBy = by
-		r.mem.setReview(s.bd.Name, "", "", nil)
+		s.mem.setReview("", "", nil)
 		return false, nil
 	}
-	r.mem.setReview(s.bd.Name, ref.bundle, active, rev)
+	s.mem.setReview(ref.bundle, active, rev)
 	s.rendered = nil
 	s.review.Approved = false
 	r.announceAwaiting(s, ref.bundle, rev)

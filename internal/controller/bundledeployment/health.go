@@ -84,7 +84,7 @@ func progressDeadline(bd *v1alpha2.BundleDeployment) time.Duration {
 func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 	bd := s.bd
 	active := bd.Status.ActiveBundle
-	st := r.state(bd.Name)
+	st := s.mem.applied
 	if active == "" || st == nil || st.bundle != active {
 		return nil
 	}
@@ -115,7 +115,7 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 	for _, id := range relevantIDs {
 		a := r.mem.object(st, id)
 		if seen, ok := r.watches.Get(watchKey(s.as.id, id, a.resource), id.Namespace, id.Name); ok {
-			if u, ok := r.mem.verdict(bd.Name, checker, id, seen.GetResourceVersion()); ok {
+			if u, ok := s.mem.verdict(checker, id, seen.GetResourceVersion()); ok {
 				memo[id] = healthVerdict{rv: seen.GetResourceVersion(), unhealthy: u}
 				if u != nil {
 					verdicts[id] = *u
@@ -144,7 +144,7 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	r.mem.setVerdicts(bd.Name, checker, memo)
+	s.mem.setVerdicts(checker, memo)
 	relevant := len(relevantIDs)
 	var unhealthy []health.Unhealthy
 	for _, id := range relevantIDs {
@@ -176,7 +176,7 @@ func (r *Reconciler) healthy(s *scope, relevant int) {
 		s.decide(active, v1alpha2.OutcomeHealthy, "")
 	}
 	if bd.Status.FailedBundle == active {
-		r.clearFailed(bd)
+		r.clearFailed(s)
 	}
 	if relevant > 0 {
 		s.requeueWithin(settledRecheck)
@@ -209,7 +209,7 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope) error {
 	h.rollout, h.why = rolloutFailed, why
 	target := bd.Status.LastHealthyBundle
 	if onFailure(bd) != v1alpha2.OnFailureRollback || target == "" || target == active {
-		r.markFailed(bd, active, failure.New(v1alpha2.ReasonProgressDeadlineExceeded, "%s; left in place (upgrade.onFailure)", why))
+		r.markFailed(s, active, failure.New(v1alpha2.ReasonProgressDeadlineExceeded, "%s; left in place (upgrade.onFailure)", why))
 		r.Recorder.Eventf(bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonProgressDeadlineExceeded, "Health", "%s; left in place", why)
 		s.decide(active, v1alpha2.OutcomeFailed, why)
 		return nil
@@ -223,7 +223,7 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope) error {
 		// resources unservable (RollbackUnsafe, keepCRDs): left in
 		// place, and said why.
 		s.installErr = fmt.Errorf("%s; not rolled back: %w", why, err)
-		r.markFailed(bd, active, s.installErr)
+		r.markFailed(s, active, s.installErr)
 		r.Recorder.Eventf(bd, nil, corev1.EventTypeWarning, failure.Reason(err, v1alpha2.ReasonBundleNotOwned), "Health", "%v", s.installErr)
 		s.decide(active, v1alpha2.OutcomeFailed, s.installErr.Error())
 		return nil
@@ -231,7 +231,7 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope) error {
 	s.decide(active, v1alpha2.OutcomeRolledBack, why)
 	metrics.RollbacksTotal.WithLabelValues(metrics.Class(bd.Spec.ProvisionerClassName), v1alpha2.ReasonProgressDeadlineExceeded).Inc()
 	s.rolledBack = failure.New(v1alpha2.ReasonRolledBack, "%s; rolled back to revision %s%s", why, target, keptNote(s.keptCRDs))
-	r.markFailed(bd, active, s.rolledBack)
+	r.markFailed(s, active, s.rolledBack)
 	s.requeueWithin(time.Second)
 	return nil
 }

@@ -21,28 +21,3 @@ type healthMemo struct {
 	checker *health.Checker
 	byID    map[inventory.ID]healthVerdict
 }
-
-// verdict returns the verdict name's last health check, made with
-// checker, gave id at resourceVersion rv.
-func (m *memory) verdict(name string, checker *health.Checker, id inventory.ID, rv string) (*health.Unhealthy, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r := m.of(name)
-	if r == nil || r.verdicts == nil || r.verdicts.checker != checker || rv == "" {
-		return nil, false
-	}
-	memo := r.verdicts
-	v, ok := memo.byID[id]
-	if !ok || v.rv != rv {
-		return nil, false
-	}
-	return v.unhealthy, true
-}
-
-// setVerdicts records the verdicts of name's health check with checker,
-// replacing the last one's.
-func (m *memory) setVerdicts(name string, checker *health.Checker, byID map[inventory.ID]healthVerdict) {
-	m.mu.Lock()
-	m.record(name).verdicts = &healthMemo{checker: checker, byID: byID}
-	m.mu.Unlock()
-}

@@ -22,7 +22,7 @@ func (r *Reconciler) cleanupHistory(ctx context.Context, s *scope) (bool, error)
 	}
 	limit := int(ptr.Deref(s.bd.Spec.RevisionHistoryLimit, 3))
 	keep := map[string]bool{s.bd.Status.ActiveBundle: true, s.bd.Status.LastHealthyBundle: true, s.revision: true}
-	if st := r.state(s.bd.Name); st != nil {
+	if st := s.mem.applied; st != nil {
 		// Status can be written by others: what this process applied is
 		// kept whatever status says.
 		keep[st.bundle] = true

@@ -78,7 +78,7 @@ type revisionRef struct {
 // spec names another one or the retry annotation changes; meanwhile the
 // active revision is kept in place.
 func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
-	st := r.state(s.bd.Name)
+	st := s.mem.applied
 	if st != nil {
 		// What this process applied last is the truth; the cached status
 		// may lag behind its own last update.
@@ -163,7 +163,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	s.bd.Status.InstalledObjects = int32(res.objects)
 	if s.bd.Status.FailedBundle == s.bundle.Name {
 		// Retried and installed: judged by health from here on.
-		r.clearFailed(s.bd)
+		r.clearFailed(s)
 	}
 	return true, nil
 }
@@ -354,7 +354,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			next.objects[e.ID] = appliedObject{resource: e.Resource, hash: e.Hash, hook: true}
 		}
 	}
-	r.setState(s.bd.Name, next)
+	s.mem.applied = next
 	if err := r.watches.Ensure(s.bd.Name, watchKeys(s.as.id, plan.Resources())); err != nil {
 		return nil, fmt.Errorf("watching managed objects: %w", err)
 	}
@@ -552,10 +552,6 @@ func union(a, b []inventory.ID) []inventory.ID {
 func deleteCRDs(bd *v1alpha2.BundleDeployment) bool {
 	return bd.Spec.DeletionPolicy != nil && bd.Spec.DeletionPolicy.CRDs == v1alpha2.CRDDeletionPolicyDelete
 }
-
-func (r *Reconciler) state(name string) *appliedState { return r.mem.appliedState(name) }
-
-func (r *Reconciler) setState(name string, st *appliedState) { r.mem.setApplied(name, st) }
 
 // forgetOtherUID forgets what this process knows of a BundleDeployment of
 // bd's name that had another UID (deleted, and created again before this

@@ -9,27 +9,36 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/health"
 	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/internal/inventory"
 )
 
 // memory is what this process knows of the BundleDeployments it
 // reconciles beyond what the API server says. It has one owner, the
-// Reconciler, and one lock: reconciles of different BundleDeployments run
-// at once, and drift events read it from the watch goroutines, so every
-// access goes through its methods.
+// Reconciler, and one lock.
 //
 // What it holds, and its lifetime:
 //
-//   - per BundleDeployment, one remembered record (below), made by the
-//     first reconcile that records anything and dropped by forget when the
-//     BundleDeployment is gone (or replaced by one of another UID);
-//   - claims: objects a BundleDeployment was refused because another one
-//     holds them (claimHeld), dropped when the holder hands them over
-//     (release) or the claimant is deleted (dropClaims);
-//   - retries: the workqueue rate limiter counting retries of a revision
-//     that failed for a reason the world can fix, forgotten on an install,
-//     a new revision or forget.
+//   - per BundleDeployment, one remembered record (below): loaded into the
+//     scope when a reconcile starts (load), read and changed there by the
+//     steps alone, and saved when the reconcile ends (save), before the
+//     events of its own writes are judged (echoes). Reconciles of one
+//     BundleDeployment never overlap (the workqueue runs one at a time,
+//     and a detached one turns the others away), so nothing saved is lost.
+//     Made by the first save, dropped by forget when the BundleDeployment
+//     is gone (or replaced by one of another UID);
+//   - what other goroutines read while reconciles run, each under the
+//     lock: the objects a saved record says were applied (drift events
+//     and the apply's collision check read them), the install identity
+//     each BundleDeployment uses (its clients go when none does), the
+//     status this process wrote that the cache has not shown yet (the
+//     BundleDeployment informer drops it), claims (objects a
+//     BundleDeployment was refused because another one holds them,
+//     claimHeld; dropped when the holder hands them over, release, or the
+//     claimant is deleted, dropClaims), and the workqueue rate limiter
+//     counting the retries of a revision that failed for a reason the
+//     world can fix.
 //
 // None of it survives a restart, and none of it has to: the API server
 // says enough to rebuild it, at the cost of reads. What was applied is
@@ -43,8 +52,15 @@ import (
 // until the cache shows it (ownstatus.go).
 type memory struct {
 	mu sync.Mutex
-	// bds are the records of the BundleDeployments, by name.
-	bds map[string]*remembered
+	// saved are the records of the BundleDeployments, by name, as their
+	// last reconcile saved them.
+	saved map[string]*remembered
+	// identities are the install identities the BundleDeployments use, by
+	// name.
+	identities map[string]identity.Identity
+	// own is the status this process wrote to each BundleDeployment, by
+	// name, that the cache has not shown yet (see ownStatus).
+	own map[string]ownStatus
 	// claims are objects (by inventory.ID.Key) that a BundleDeployment was
 	// refused because another one manages them: the claimant's name.
 	claims map[inventory.ID]string
@@ -54,9 +70,13 @@ type memory struct {
 	retries workqueue.TypedRateLimiter[retryKey]
 }
 
-// remembered is what this process knows of one BundleDeployment.
+// remembered is what this process knows of one BundleDeployment, in the
+// scope of its reconcile (scope.mem) and between reconciles (memory.saved).
+// While a reconcile has it, only that reconcile's steps use it: no lock.
 type remembered struct {
-	// applied is what was last applied.
+	// applied is what was last applied. Its objects are read by drift
+	// events once saved: they are read and changed under memory's lock
+	// (memory.object, memory.reapplied, memory.records).
 	applied *appliedState
 	// failed is the failed revision this process recorded (see
 	// Reconciler.heldBack).
@@ -65,18 +85,12 @@ type remembered struct {
 	retrying string
 	// approval is the requester last found allowed.
 	approval *approvedRequester
-	// identity is the install identity in use, when hasIdentity.
-	identity    identity.Identity
-	hasIdentity bool
 	// verdicts are the last health check's verdicts.
 	verdicts *healthMemo
 	// number is the revision number last handed out: a Bundle just
 	// created may not be in the cache yet when the next revision is
 	// numbered.
 	number int
-	// own is the status this process wrote that the cache has not shown
-	// yet (see ownStatus).
-	own *ownStatus
 	// review is the last review of a held revision: a held revision is
 	// not rendered and reviewed again on every reconcile while it and the
 	// active revision stay the same.
@@ -91,71 +105,87 @@ type reviewMemo struct {
 
 func newMemory() *memory {
 	return &memory{
-		bds:     map[string]*remembered{},
-		claims:  map[inventory.ID]string{},
-		retries: workqueue.NewTypedItemExponentialFailureRateLimiter[retryKey](retryBase, retryMax),
+		saved:      map[string]*remembered{},
+		identities: map[string]identity.Identity{},
+		own:        map[string]ownStatus{},
+		claims:     map[inventory.ID]string{},
+		retries:    workqueue.NewTypedItemExponentialFailureRateLimiter[retryKey](retryBase, retryMax),
 	}
 }
 
-// of returns name's record, nil when there is none; the caller holds mu.
-func (m *memory) of(name string) *remembered { return m.bds[name] }
-
-// record returns name's record, made if there is none; the caller holds
-// mu.
-func (m *memory) record(name string) *remembered {
-	r := m.bds[name]
-	if r == nil {
-		r = &remembered{}
-		m.bds[name] = r
-	}
-	return r
-}
-
-// review returns the review remembered for revision against active.
-func (m *memory) review(name, revision, active string) *v1alpha2.RevisionReview {
+// load returns a copy of name's saved record (an empty one when there is
+// none), for a reconcile's scope.
+func (m *memory) load(name string) *remembered {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r := m.of(name); r != nil && r.review != nil && r.review.revision == revision && r.review.active == active {
+	if r := m.saved[name]; r != nil {
+		c := *r
+		return &c
+	}
+	return &remembered{}
+}
+
+// save keeps rec as name's record, when a reconcile ends.
+func (m *memory) save(name string, rec *remembered) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if *rec == (remembered{}) {
+		delete(m.saved, name)
+		return
+	}
+	c := *rec
+	m.saved[name] = &c
+}
+
+// reviewOf returns the review remembered for revision against active.
+func (r *remembered) reviewOf(revision, active string) *v1alpha2.RevisionReview {
+	if r.review != nil && r.review.revision == revision && r.review.active == active {
 		return r.review.review
 	}
 	return nil
 }
 
 // setReview remembers the review of a held revision; nil forgets it.
-func (m *memory) setReview(name, revision, active string, rev *v1alpha2.RevisionReview) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+func (r *remembered) setReview(revision, active string, rev *v1alpha2.RevisionReview) {
 	if rev == nil {
-		if r := m.of(name); r != nil {
-			r.review = nil
-		}
+		r.review = nil
 		return
 	}
-	m.record(name).review = &reviewMemo{revision: revision, active: active, review: rev}
+	r.review = &reviewMemo{revision: revision, active: active, review: rev}
 }
 
-// appliedState returns what was last applied for name, or nil.
-func (m *memory) appliedState(name string) *appliedState {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r := m.of(name); r != nil {
-		return r.applied
+// verdict returns the verdict the last health check, made with checker,
+// gave id at resourceVersion rv.
+func (r *remembered) verdict(checker *health.Checker, id inventory.ID, rv string) (*health.Unhealthy, bool) {
+	if r.verdicts == nil || r.verdicts.checker != checker || rv == "" {
+		return nil, false
 	}
-	return nil
+	v, ok := r.verdicts.byID[id]
+	if !ok || v.rv != rv {
+		return nil, false
+	}
+	return v.unhealthy, true
 }
 
-// setApplied records st as what was last applied for name.
-func (m *memory) setApplied(name string, st *appliedState) {
-	m.mu.Lock()
-	m.record(name).applied = st
-	m.mu.Unlock()
+// setVerdicts records the verdicts of a health check with checker,
+// replacing the last one's.
+func (r *remembered) setVerdicts(checker *health.Checker, byID map[inventory.ID]healthVerdict) {
+	r.verdicts = &healthMemo{checker: checker, byID: byID}
 }
 
 // object returns what st says was applied of id.
 func (m *memory) object(st *appliedState, id inventory.ID) appliedObject {
+	a, _ := m.lookup(st, id)
+	return a
+}
+
+// lookup returns what st says was applied of id, and whether it says id
+// was applied.
+func (m *memory) lookup(st *appliedState, id inventory.ID) (appliedObject, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return st.objects[id]
+	a, ok := st.objects[id]
+	return a, ok
 }
 
 // reapplied records what a drift correction wrote to st's objects and
@@ -180,11 +210,12 @@ func (m *memory) records(st *appliedState) map[inventory.ID]inventory.Record {
 	return records(st.objects)
 }
 
-// appliedObject returns what BundleDeployment owner last applied of id.
+// appliedObject returns what BundleDeployment owner's saved record says
+// was applied of id.
 func (m *memory) appliedObject(owner string, id inventory.ID) (appliedObject, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.of(owner)
+	r := m.saved[owner]
 	if r == nil || r.applied == nil {
 		return appliedObject{}, false
 	}
@@ -197,7 +228,7 @@ func (m *memory) appliedObject(owner string, id inventory.ID) (appliedObject, bo
 func (m *memory) otherUID(name string, uid types.UID) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.of(name)
+	r := m.saved[name]
 	return r != nil && r.applied != nil && r.applied.uid != uid
 }
 
@@ -207,32 +238,14 @@ func (m *memory) otherUID(name string, uid types.UID) bool {
 func (m *memory) forget(name string) (unused identity.Identity, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.of(name)
-	if r == nil {
-		return identity.Identity{}, false
+	if r := m.saved[name]; r != nil {
+		m.forgetRetry(name, r)
 	}
-	m.forgetRetries(name)
-	delete(m.bds, name)
-	return r.identity, r.hasIdentity && !m.identityInUse(r.identity)
-}
-
-// revisionNumber returns the revision number last handed out for name, 0
-// for none.
-func (m *memory) revisionNumber(name string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r := m.of(name); r != nil {
-		return r.number
-	}
-	return 0
-}
-
-// setRevisionNumber records n as the revision number last handed out for
-// name.
-func (m *memory) setRevisionNumber(name string, n int) {
-	m.mu.Lock()
-	m.record(name).number = n
-	m.mu.Unlock()
+	delete(m.saved, name)
+	delete(m.own, name)
+	id, had := m.identities[name]
+	delete(m.identities, name)
+	return id, had && !m.identityInUse(id)
 }
 
 // ownStatus returns the status this process last wrote to name, while the
@@ -240,16 +253,14 @@ func (m *memory) setRevisionNumber(name string, n int) {
 func (m *memory) ownStatus(name string) (ownStatus, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r := m.of(name); r != nil && r.own != nil {
-		return *r.own, true
-	}
-	return ownStatus{}, false
+	o, ok := m.own[name]
+	return o, ok
 }
 
 // setOwnStatus records o as the status this process last wrote to name.
 func (m *memory) setOwnStatus(name string, o ownStatus) {
 	m.mu.Lock()
-	m.record(name).own = &o
+	m.own[name] = o
 	m.mu.Unlock()
 }
 
@@ -257,65 +268,29 @@ func (m *memory) setOwnStatus(name string, o ownStatus) {
 // made version rv was the last: the cache shows rv (or a later version).
 func (m *memory) dropOwnStatus(name, rv string) {
 	m.mu.Lock()
-	if r := m.of(name); r != nil && r.own != nil && r.own.rv == rv {
-		r.own = nil
+	if o, ok := m.own[name]; ok && o.rv == rv {
+		delete(m.own, name)
 	}
 	m.mu.Unlock()
 }
 
-// failedRevision returns the failed revision recorded for name.
-func (m *memory) failedRevision(name string) (failedRevision, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r := m.of(name); r != nil && r.failed != nil {
-		return *r.failed, true
+// nextRetry counts one more retry of the revision of name (whose record is
+// rec) and returns when to try again: retryBase, doubled at every retry up
+// to retryMax. A new revision starts from the first.
+func (m *memory) nextRetry(name string, rec *remembered, revision string) time.Duration {
+	if rec.retrying != "" && rec.retrying != revision {
+		m.retries.Forget(retryKey{name: name, revision: rec.retrying})
 	}
-	return failedRevision{}, false
-}
-
-// setFailed records f as name's failed revision.
-func (m *memory) setFailed(name string, f failedRevision) {
-	m.mu.Lock()
-	m.record(name).failed = &f
-	m.mu.Unlock()
-}
-
-// clearFailed forgets name's failed revision and its retries.
-func (m *memory) clearFailed(name string) {
-	m.mu.Lock()
-	if r := m.of(name); r != nil {
-		r.failed = nil
-	}
-	m.forgetRetries(name)
-	m.mu.Unlock()
-}
-
-// nextRetry counts one more retry of name's revision and returns when to
-// try again: retryBase, doubled at every retry up to retryMax. A new
-// revision starts from the first.
-func (m *memory) nextRetry(name, revision string) time.Duration {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r := m.record(name)
-	if r.retrying != "" && r.retrying != revision {
-		m.retries.Forget(retryKey{name: name, revision: r.retrying})
-	}
-	r.retrying = revision
+	rec.retrying = revision
 	return m.retries.When(retryKey{name: name, revision: revision})
 }
 
-// resetRetries forgets the retries of name (installed, or gone).
-func (m *memory) resetRetries(name string) {
-	m.mu.Lock()
-	m.forgetRetries(name)
-	m.mu.Unlock()
-}
-
-// forgetRetries forgets the retries of name; the caller holds mu.
-func (m *memory) forgetRetries(name string) {
-	if r := m.of(name); r != nil && r.retrying != "" {
-		m.retries.Forget(retryKey{name: name, revision: r.retrying})
-		r.retrying = ""
+// forgetRetry forgets the retries of name (whose record is rec): its
+// revision installed, became healthy, or it is gone.
+func (m *memory) forgetRetry(name string, rec *remembered) {
+	if rec.retrying != "" {
+		m.retries.Forget(retryKey{name: name, revision: rec.retrying})
+		rec.retrying = ""
 	}
 }
 
@@ -364,39 +339,21 @@ func (m *memory) dropClaims(name string) {
 	}
 }
 
-// approval returns the requester of name last found allowed.
-func (m *memory) approval(name string) (approvedRequester, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r := m.of(name); r != nil && r.approval != nil {
-		return *r.approval, true
-	}
-	return approvedRequester{}, false
-}
-
-// setApproval records a as name's requester found allowed.
-func (m *memory) setApproval(name string, a approvedRequester) {
-	m.mu.Lock()
-	m.record(name).approval = &a
-	m.mu.Unlock()
-}
-
 // useIdentity records that name installs as id and returns the identity
 // it used before when no BundleDeployment uses that one any more.
 func (m *memory) useIdentity(name string, id identity.Identity) (unused identity.Identity, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.record(name)
-	prev, had := r.identity, r.hasIdentity
-	r.identity, r.hasIdentity = id, true
+	prev, had := m.identities[name]
+	m.identities[name] = id
 	return prev, had && prev != id && !m.identityInUse(prev)
 }
 
 // identityInUse reports whether a BundleDeployment installs as id; the
 // caller holds mu.
 func (m *memory) identityInUse(id identity.Identity) bool {
-	for _, r := range m.bds {
-		if r.hasIdentity && r.identity == id {
+	for _, used := range m.identities {
+		if used == id {
 			return true
 		}
 	}

@@ -14,8 +14,9 @@ import (
 )
 
 // TestMemoryUnderConcurrentReconciles drives every method of memory from
-// many goroutines at once, as concurrent reconciles and drift events do;
-// run with -race (make test does) it shows that all access is locked.
+// many goroutines at once, as concurrent reconciles (each loading, changing
+// and saving its own BundleDeployment's record) and drift events do; run
+// with -race (make test does) it shows that all shared access is locked.
 func TestMemoryUnderConcurrentReconciles(t *testing.T) {
 	m := newMemory()
 	id := func(i int) inventory.ID {
@@ -26,30 +27,35 @@ func TestMemoryUnderConcurrentReconciles(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			name := fmt.Sprint("bd", g%3)
+			// Reconciles of one BundleDeployment never overlap: each
+			// goroutine reconciles its own, and reads the others' as
+			// drift events do.
+			name, other := fmt.Sprint("bd", g), fmt.Sprint("bd", (g+1)%8)
 			for i := range 200 {
-				st := &appliedState{bundle: "r", objects: map[inventory.ID]appliedObject{id(i): {rv: "1"}}}
-				m.setApplied(name, st)
-				if cur := m.appliedState(name); cur != nil {
-					_ = m.object(cur, id(i))
-					m.reapplied(cur, &apply.ChangeSet{Entries: []apply.Change{{ID: id(i), Action: apply.Configured, ResourceVersion: "2"}}})
+				rec := m.load(name)
+				if rec.applied == nil || i%7 == 0 {
+					rec.applied = &appliedState{bundle: "r", objects: map[inventory.ID]appliedObject{id(i): {rv: "1"}}}
 				}
-				m.appliedObject(name, id(i))
-				m.otherUID(name, "uid")
+				_ = m.object(rec.applied, id(i))
+				m.reapplied(rec.applied, &apply.ChangeSet{Entries: []apply.Change{{ID: id(i), Action: apply.Configured, ResourceVersion: "2"}}})
+				_ = m.records(rec.applied)
+				rec.failed = &failedRevision{bundle: "r", generation: int64(i)}
+				m.nextRetry(name, rec, "r")
+				rec.approval = &approvedRequester{generation: int64(i)}
+				rec.setVerdicts(nil, map[inventory.ID]healthVerdict{id(i): {rv: fmt.Sprint(i)}})
+				rec.verdict(nil, id(i), fmt.Sprint(i))
+				m.save(name, rec)
+				m.appliedObject(other, id(i))
+				m.otherUID(other, "uid")
 				m.claim(id(i), name)
 				m.claimedByOther(name, id(i+1))
 				m.release(&apply.ChangeSet{Entries: []apply.Change{{ID: id(i), Action: apply.Skipped}}}, "bd9")
-				m.setFailed(name, failedRevision{bundle: "r", generation: int64(i)})
-				m.failedRevision(name)
-				m.nextRetry(name, "r")
-				m.setApproval(name, approvedRequester{generation: int64(i)})
-				m.approval(name)
 				m.useIdentity(name, identity.Identity{Namespace: "ns", Name: fmt.Sprint("sa", i%2)})
-				m.setVerdicts(name, nil, map[inventory.ID]healthVerdict{id(i): {rv: fmt.Sprint(i)}})
-				m.verdict(name, nil, id(i), fmt.Sprint(i))
+				m.setOwnStatus(name, ownStatus{rv: fmt.Sprint(i)})
+				m.ownStatus(other)
+				m.dropOwnStatus(other, fmt.Sprint(i))
 				if i%50 == 0 {
-					m.clearFailed(name)
-					m.resetRetries(name)
+					m.forgetRetry(name, rec)
 					m.dropClaims(name)
 					m.forget(name)
 				}
@@ -57,6 +63,50 @@ func TestMemoryUnderConcurrentReconciles(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestMemoryLoadSave: a reconcile works on a copy of its BundleDeployment's
+// record; what it changes is seen by others (drift events, the next
+// reconcile) once it saves it, an empty record is not kept, and forget
+// drops the record and the status written.
+func TestMemoryLoadSave(t *testing.T) {
+	m := newMemory()
+	cm := inventory.ID{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "a"}
+	rec := m.load("bd")
+	if *rec != (remembered{}) {
+		t.Fatalf("first load = %+v, want an empty record", *rec)
+	}
+	rec.applied = &appliedState{uid: "u1", bundle: "r1", objects: map[inventory.ID]appliedObject{cm: {rv: "7"}}}
+	rec.number = 1
+	if _, ok := m.appliedObject("bd", cm); ok {
+		t.Fatal("a drift event saw what the reconcile applied before it saved it")
+	}
+	if got := m.load("bd"); got.number != 0 {
+		t.Fatal("another load saw an unsaved change")
+	}
+	m.save("bd", rec)
+	rec.number = 5 // the saved record is a copy too
+	if a, ok := m.appliedObject("bd", cm); !ok || a.rv != "7" {
+		t.Fatalf("appliedObject after save = %+v, %v; want rv 7", a, ok)
+	}
+	if got := m.load("bd"); got.number != 1 || got.applied.bundle != "r1" {
+		t.Fatalf("next load = %+v, want the saved record", *got)
+	}
+	if !m.otherUID("bd", "u2") || m.otherUID("bd", "u1") {
+		t.Fatal("otherUID does not compare with the saved record's UID")
+	}
+	m.save("empty", &remembered{})
+	if _, ok := m.saved["empty"]; ok {
+		t.Fatal("an empty record was kept")
+	}
+	m.setOwnStatus("bd", ownStatus{rv: "9"})
+	m.forget("bd")
+	if got := m.load("bd"); *got != (remembered{}) {
+		t.Fatalf("load after forget = %+v, want an empty record", *got)
+	}
+	if _, ok := m.ownStatus("bd"); ok {
+		t.Fatal("the status written was kept after forget")
+	}
 }
 
 func TestMemoryIdentitiesInUse(t *testing.T) {
@@ -93,7 +143,7 @@ func TestMemoryIdentitiesInUse(t *testing.T) {
 // same resourceVersion, judged by the same checker; a check replaces the
 // last one's verdicts, and forgetting the BundleDeployment drops them.
 func TestHealthVerdicts(t *testing.T) {
-	m := newMemory()
+	rec := &remembered{}
 	probes := health.NewCache(0)
 	c1, err := probes.Checker(nil)
 	if err != nil {
@@ -106,64 +156,78 @@ func TestHealthVerdicts(t *testing.T) {
 	a := inventory.ID{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "ns", Name: "a"}
 	b := inventory.ID{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "ns", Name: "b"}
 	bad := &health.Unhealthy{Object: b.String(), Reason: "not available"}
-	m.setVerdicts("bd", c1, map[inventory.ID]healthVerdict{a: {rv: "10"}, b: {rv: "11", unhealthy: bad}})
+	rec.setVerdicts(c1, map[inventory.ID]healthVerdict{a: {rv: "10"}, b: {rv: "11", unhealthy: bad}})
 	tests := []struct {
 		name    string
-		bd      string
 		checker *health.Checker
 		id      inventory.ID
 		rv      string
 		want    *health.Unhealthy
 		wantOK  bool
 	}{
-		{"healthy at the same resourceVersion", "bd", c1, a, "10", nil, true},
-		{"unhealthy at the same resourceVersion", "bd", c1, b, "11", bad, true},
-		{"changed since", "bd", c1, a, "12", nil, false},
-		{"no resourceVersion", "bd", c1, a, "", nil, false},
-		{"other probes", "bd", c2, a, "10", nil, false},
-		{"another BundleDeployment", "other", c1, a, "10", nil, false},
+		{"healthy at the same resourceVersion", c1, a, "10", nil, true},
+		{"unhealthy at the same resourceVersion", c1, b, "11", bad, true},
+		{"changed since", c1, a, "12", nil, false},
+		{"no resourceVersion", c1, a, "", nil, false},
+		{"other probes", c2, a, "10", nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := m.verdict(tt.bd, tt.checker, tt.id, tt.rv)
+			got, ok := rec.verdict(tt.checker, tt.id, tt.rv)
 			if ok != tt.wantOK || got != tt.want {
 				t.Fatalf("verdict = %v, %v; want %v, %v", got, ok, tt.want, tt.wantOK)
 			}
 		})
 	}
-	m.setVerdicts("bd", c1, map[inventory.ID]healthVerdict{b: {rv: "11", unhealthy: bad}})
-	if _, ok := m.verdict("bd", c1, a, "10"); ok {
+	rec.setVerdicts(c1, map[inventory.ID]healthVerdict{b: {rv: "11", unhealthy: bad}})
+	if _, ok := rec.verdict(c1, a, "10"); ok {
 		t.Fatal("a verdict the last check did not make was kept")
 	}
+	m := newMemory()
+	m.save("bd", rec)
 	m.forget("bd")
-	if _, ok := m.verdict("bd", c1, b, "11"); ok {
+	if _, ok := m.load("bd").verdict(c1, b, "11"); ok {
 		t.Fatal("verdicts kept after forget")
 	}
 }
 
 // Retries of a revision back off from retryBase, doubling up to retryMax;
-// another revision, an install (resetRetries) or forgetting the
-// BundleDeployment starts again from the first.
+// another revision, an install or a healthy revision (clearFailed:
+// forgetRetry) or forgetting the BundleDeployment starts again from the
+// first.
 func TestRetryBackoff(t *testing.T) {
 	m := newMemory()
+	recs := map[string]*remembered{}
+	rec := func(name string) *remembered {
+		if recs[name] == nil {
+			recs[name] = m.load(name)
+		}
+		return recs[name]
+	}
+	next := func(name, revision string) time.Duration { return m.nextRetry(name, rec(name), revision) }
 	steps := []struct {
 		do   func() time.Duration
 		want time.Duration
 	}{
-		{func() time.Duration { return m.nextRetry("a", "r1") }, time.Second},
-		{func() time.Duration { return m.nextRetry("a", "r1") }, 2 * time.Second},
-		{func() time.Duration { return m.nextRetry("a", "r1") }, 4 * time.Second},
-		{func() time.Duration { return m.nextRetry("b", "r1") }, time.Second},
-		{func() time.Duration { return m.nextRetry("a", "r2") }, time.Second},
-		{func() time.Duration { return m.nextRetry("a", "r2") }, 2 * time.Second},
-		{func() time.Duration { m.resetRetries("a"); return m.nextRetry("a", "r2") }, time.Second},
-		{func() time.Duration { m.clearFailed("a"); return m.nextRetry("a", "r2") }, time.Second},
-		{func() time.Duration { m.forget("b"); return m.nextRetry("b", "r1") }, time.Second},
+		{func() time.Duration { return next("a", "r1") }, time.Second},
+		{func() time.Duration { return next("a", "r1") }, 2 * time.Second},
+		{func() time.Duration { return next("a", "r1") }, 4 * time.Second},
+		{func() time.Duration { return next("b", "r1") }, time.Second},
+		{func() time.Duration { return next("a", "r2") }, time.Second},
+		{func() time.Duration { return next("a", "r2") }, 2 * time.Second},
+		{func() time.Duration { m.forgetRetry("a", rec("a")); return next("a", "r2") }, time.Second},
+		{func() time.Duration {
+			// Saved by its reconcile, then the BundleDeployment is gone.
+			m.save("b", rec("b"))
+			m.forget("b")
+			delete(recs, "b")
+			return next("b", "r1")
+		}, time.Second},
 		{func() time.Duration {
 			for range 10 {
-				m.nextRetry("c", "r1")
+				next("c", "r1")
 			}
-			return m.nextRetry("c", "r1")
+			return next("c", "r1")
 		}, retryMax},
 	}
 	for i, st := range steps {
@@ -172,9 +236,9 @@ func TestRetryBackoff(t *testing.T) {
 		}
 	}
 	// An earlier revision's count is not kept once another is retried.
-	m.nextRetry("d", "r1")
-	m.nextRetry("d", "r2")
-	if got := m.nextRetry("d", "r1"); got != time.Second {
+	next("d", "r1")
+	next("d", "r2")
+	if got := next("d", "r1"); got != time.Second {
 		t.Errorf("back to r1: next retry in %s, want %s", got, time.Second)
 	}
 	if n := m.retries.NumRequeues(retryKey{name: "d", revision: "r2"}); n != 0 {

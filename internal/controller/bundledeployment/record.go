@@ -41,7 +41,7 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 	if s.bundle != nil {
 		return true, nil
 	}
-	number, err := r.nextRevisionNumber(ctx, s.bd)
+	number, err := r.nextRevisionNumber(ctx, s)
 	if err != nil {
 		s.unpackErr = err
 		return false, err
@@ -93,7 +93,7 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 		s.unpackErr = fmt.Errorf("creating Bundle %s: %w", s.revision, err)
 		return false, s.unpackErr
 	}
-	r.mem.setRevisionNumber(s.bd.Name, number)
+	s.mem.number = number
 	s.bundle = b
 	s.created = true
 	if s.unkept != nil {
@@ -127,10 +127,11 @@ func (r *Reconciler) planOf(ctx context.Context, s *scope, ref revisionRef) (*ap
 // nextRevisionNumber is the number of bd's next revision (see
 // ownership.NextRevisionNumber), from its Bundles in the cache and the
 // number this process handed out last.
-func (r *Reconciler) nextRevisionNumber(ctx context.Context, bd *v1alpha2.BundleDeployment) (int, error) {
+func (r *Reconciler) nextRevisionNumber(ctx context.Context, s *scope) (int, error) {
+	bd := s.bd
 	bundles, err := r.bundlesLabelled(ctx, bd.Name)
 	if err != nil {
 		return 0, fmt.Errorf("numbering the revision: %w", err)
 	}
-	return ownership.NextRevisionNumber(bd, bundles, r.bundleWriters(), r.mem.revisionNumber(bd.Name)), nil
+	return ownership.NextRevisionNumber(bd, bundles, r.bundleWriters(), s.mem.number), nil
 }

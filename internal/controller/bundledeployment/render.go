@@ -152,7 +152,7 @@ func (r *Reconciler) keepRender(ctx context.Context, s *scope, b *v1alpha2.Bundl
 // wasApplied reports whether revision name was applied before, so that a
 // kept render of it should exist.
 func (r *Reconciler) wasApplied(s *scope, name string) bool {
-	if st := r.state(s.bd.Name); st != nil && st.bundle == name {
+	if st := s.mem.applied; st != nil && st.bundle == name {
 		return true
 	}
 	return name == s.bd.Status.ActiveBundle || name == s.bd.Status.LastHealthyBundle

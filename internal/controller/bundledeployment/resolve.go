@@ -76,7 +76,7 @@ func (r *Reconciler) resolveValues(ctx context.Context, s *scope) error {
 		return err
 	}
 	s.installErr = err
-	if st := r.state(s.bd.Name); st != nil && st.bundle != "" {
+	if st := s.mem.applied; st != nil && st.bundle != "" {
 		return s.keepCorrected(st)
 	}
 	return nil

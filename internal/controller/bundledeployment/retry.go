@@ -28,15 +28,6 @@ type retryKey struct {
 	name, revision string
 }
 
-// nextRetry counts one more retry of bd's revision and returns when to try
-// again; a new revision starts from the first.
-func (r *Reconciler) nextRetry(bd string, revision string) time.Duration {
-	return r.mem.nextRetry(bd, revision)
-}
-
-// resetRetries forgets the retries of bd (installed, or gone).
-func (r *Reconciler) resetRetries(bd string) { r.mem.resetRetries(bd) }
-
 // waitingForKinds returns the BundleDeployments whose newest revision
 // waits for a kind to be served (Installed=False, UnknownKind): a CRD or
 // APIService that changed may be the one they need.

@@ -50,7 +50,7 @@ func (r *Reconciler) rollback(ctx context.Context, s *scope, target string) erro
 	if err != nil {
 		return fmt.Errorf("rolling back to %s: %w", target, err)
 	}
-	res, err := r.applyRevision(ctx, s, r.state(s.bd.Name), ref)
+	res, err := r.applyRevision(ctx, s, s.mem.applied, ref)
 	if err != nil {
 		return fmt.Errorf("rolling back to %s: %w", target, err)
 	}

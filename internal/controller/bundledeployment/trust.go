@@ -27,7 +27,7 @@ import (
 // exist (history removed it) is left: it is checked again if it comes
 // back.
 func (r *Reconciler) trustStatus(ctx context.Context, s *scope) (bool, error) {
-	st := r.state(s.bd.Name)
+	st := s.mem.applied
 	fields := []struct {
 		name  string
 		value *string
