@@ -62,7 +62,7 @@ check_tiers() {
   if [ -n "$leaked" ]; then
     echo "hack/test.sh: the unit tier would start an API server: test files without" >&2
     echo "the build tag integration import pkg/envtest in these packages; give the" >&2
-    echo "files that need it //go:build integration (README.md: Tests):" >&2
+    echo "files that need it //go:build integration (README.md: Quickstart):" >&2
     echo "$leaked" | sed 's/^/  /' >&2
     return 1
   fi
