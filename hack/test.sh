@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # Runs one tier of the tests (see `make help` and README.md):
-#   unit         the test files without the build tag integration, of
-#                packages outside test/: tests that need no API server.
-#                By default the
-#                fast tier to run between edits: go test -short, without
-#                the race detector, from test binaries kept in
-#                .local/test/unit (hack/testrun: only those whose inputs
-#                changed are linked again). With UNIT_SHORT empty (make
-#                test): in full, with the race detector, by go test.
+#   unit         packages outside test/, built without the build tag
+#                integration: the tests that need no API server. By
+#                default the fast tier to run between edits: go test
+#                -short, without the race detector, from test binaries
+#                kept in .local/test/unit (hack/testrun: only those whose
+#                inputs changed are linked again). With UNIT_SHORT empty
+#                (make test): in full, with the race detector, by go test.
 #   integration  packages whose tests start an API server (pkg/envtest),
-#                built with -tags integration (their pure tests run again
-#                with them), and the appspec provisioner's module
-#   check        only the check below, that no test is left out of a tier
-# Test files that need an API server carry //go:build integration: a
-# package may have tests in both tiers (internal/controller/bundledeployment:
-# its table tests in unit, the rest in integration). Every tier first
-# checks that the unit tier's test binaries do not import pkg/envtest
-# (they would start no API server, or start one in the fast tier), and
-# that every package with tagged test files is in the integration tier
-# (or its tagged tests would run nowhere).
+#                built with -tags integration (their untagged tests run
+#                again there), and the appspec provisioner's module
 #   e2e          test/...: the local cluster, HA, restarts, upgrades
+#   check        only the check below (make lint runs it)
+# Test files that need an API server start with //go:build integration,
+# so a package may have tests in both tiers: in
+# internal/controller/bundledeployment, the table tests run in unit, the
+# reconcile tests in integration. Every tier first checks that no test
+# binary of the unit tier imports pkg/envtest (an untagged file that
+# should be tagged: the fast tier would start an API server), and that
+# every package with tagged test files is in the integration tier (else
+# those tests would run in no tier).
 # Packages of NO_RACE_PKGS run without the race detector, every other one
 # with it. Each tier writes the events of `go test -json` to
 # test-results/TIER.json and prints a line per package, the output of
