@@ -41,12 +41,16 @@ fmt: ## Run gofmt.
 	gofmt -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet.
+# Without the tag: what the unit tier builds; with it: the test files that
+# need an API server too (README.md: Tests).
+vet: ## Run go vet, without and with the build tag integration.
 	go vet ./...
+	go vet -tags integration ./...
 
 .PHONY: lint
-lint: vet ## Check formatting and vet.
+lint: vet ## Check formatting, vet, and that each test runs in a tier (hack/test.sh check).
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+	hack/test.sh check
 
 ##@ Build
 
@@ -94,7 +98,7 @@ test-unit: ## The fast tier: tests that need no API server, -short, no race; tes
 	hack/test.sh unit
 
 .PHONY: test-integration
-test-integration: cluster-bins ## Tests against a real API server (envtest) and the appspec provisioner's module, with the race detector.
+test-integration: cluster-bins ## Tests against a real API server (envtest; go test -tags integration) and the appspec provisioner's module, with the race detector.
 	hack/test.sh integration
 
 .PHONY: test-e2e

@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
 # Runs one tier of the tests (see `make help` and README.md):
-#   unit         packages whose tests need no API server. By default the
-#                fast tier to run between edits: go test -short, without
-#                the race detector, from test binaries kept in
-#                .local/test/unit (hack/testrun: only those whose inputs
-#                changed are linked again). With UNIT_SHORT empty (make
-#                test): in full, with the race detector, by go test.
+#   unit         packages outside test/, built without the build tag
+#                integration: the tests that need no API server. By
+#                default the fast tier to run between edits: go test
+#                -short, without the race detector, from test binaries
+#                kept in .local/test/unit (hack/testrun: only those whose
+#                inputs changed are linked again). With UNIT_SHORT empty
+#                (make test): in full, with the race detector, by go test.
 #   integration  packages whose tests start an API server (pkg/envtest),
-#                and the appspec provisioner's module
+#                built with -tags integration (their untagged tests run
+#                again there), and the appspec provisioner's module
 #   e2e          test/...: the local cluster, HA, restarts, upgrades
+#   check        only the check below (make lint runs it)
+# Test files that need an API server start with //go:build integration,
+# so a package may have tests in both tiers: in
+# internal/controller/bundledeployment, the table tests run in unit, the
+# reconcile tests in integration. Every tier first checks that no test
+# binary of the unit tier imports pkg/envtest (an untagged file that
+# should be tagged: the fast tier would start an API server), and that
+# every package with tagged test files is in the integration tier (else
+# those tests would run in no tier).
 # Packages of NO_RACE_PKGS run without the race detector, every other one
 # with it. Each tier writes the events of `go test -json` to
 # test-results/TIER.json and prints a line per package, the output of
@@ -21,20 +32,68 @@ cd "$(dirname "$0")/.."
 tier=$1
 flags=(${GO_TEST_FLAGS:--count=1 -timeout=60m})
 module=github.com/rukpak/rukpak
+
+# envtest_pkgs lists the packages outside test/ whose test binaries, built
+# with the go build flags given ("-tags integration" or none), import
+# pkg/envtest (directly or not): those start an API server.
+envtest_pkgs() {
+  local deps
+  deps=$(go list "$@" -test -f '{{.ImportPath}} {{join .Deps " "}}' ./...)
+  echo "$deps" |
+    awk -v e="$module/pkg/envtest" '$1 ~ /\.test$/ {for (i = 2; i <= NF; i++) if ($i == e) {print substr($1, 1, length($1) - 5); next}}' |
+    { grep -v "^$module/test/" || true; } | sort
+}
+
+# tagged_pkgs lists the packages outside test/ that have test files only
+# -tags integration builds.
+tagged_pkgs() {
+  local untagged tagged
+  untagged=$(go list -f '{{.ImportPath}} {{.TestGoFiles}} {{.XTestGoFiles}}' ./...)
+  tagged=$(go list -tags integration -f '{{.ImportPath}} {{.TestGoFiles}} {{.XTestGoFiles}}' ./...)
+  comm -13 <(echo "$untagged" | sort) <(echo "$tagged" | sort) |
+    cut -d' ' -f1 | { grep -v "^$module/test/" || true; } | sort
+}
+
+# check_tiers fails, naming the packages, when a test would start an API
+# server in the unit tier or would run in no tier.
+check_tiers() {
+  local leaked tagged integration lost
+  leaked=$(envtest_pkgs)
+  if [ -n "$leaked" ]; then
+    echo "hack/test.sh: the unit tier would start an API server: test files without" >&2
+    echo "the build tag integration import pkg/envtest in these packages; give the" >&2
+    echo "files that need it //go:build integration (README.md: Quickstart):" >&2
+    echo "$leaked" | sed 's/^/  /' >&2
+    return 1
+  fi
+  tagged=$(tagged_pkgs)
+  integration=$(envtest_pkgs -tags integration)
+  lost=$(comm -23 <(echo "$tagged") <(echo "$integration"))
+  if [ -n "$lost" ]; then
+    echo "hack/test.sh: these packages have test files tagged integration but no" >&2
+    echo "test of theirs imports pkg/envtest, so the integration tier leaves them" >&2
+    echo "out and no tier runs those tests; untag them:" >&2
+    echo "$lost" | sed 's/^/  /' >&2
+    return 1
+  fi
+}
+
+check_tiers
+if [ "$tier" = check ]; then
+  exit 0
+fi
 mkdir -p test-results
 tools=.local/test
 go build -o $tools/testreport ./hack/testreport
 run=(go test -json)
-
-# Packages whose tests import pkg/envtest start an API server.
-envtest_pkgs() {
-  go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... |
-    awk -v e="$module/pkg/envtest" '{for (i = 2; i <= NF; i++) if ($i == e) {print $1; next}}'
-}
-
 case $tier in
 unit)
-  pkgs=$(comm -23 <(go list ./... | grep -v "^$module/test/" | sort) <(envtest_pkgs | sort))
+  # Every package outside test/ but those whose test files are all tagged
+  # (check_tiers: none of them imports pkg/envtest without the tag).
+  all=$(go list ./... | grep -v "^$module/test/" | sort)
+  untagged=$(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./... | sort)
+  tagged=$(tagged_pkgs)
+  pkgs=$(comm -23 <(echo "$all") <(comm -23 <(echo "$tagged") <(echo "$untagged")))
   if [ "${UNIT_SHORT-1}" = 1 ]; then
     # The fast tier: -short, and without the race detector (which makes
     # these tests 5 to 10 times slower); make test runs them in full.
@@ -54,13 +113,14 @@ unit)
   fi
   ;;
 integration)
-  pkgs=$(envtest_pkgs | grep -v "^$module/test/")
+  pkgs=$(envtest_pkgs -tags integration)
+  flags+=(-tags=integration)
   ;;
 e2e)
   pkgs=$(go list ./test/...)
   ;;
 *)
-  echo "usage: $0 unit|integration|e2e" >&2
+  echo "usage: $0 unit|integration|e2e|check" >&2
   exit 2
   ;;
 esac

@@ -1,3 +1,5 @@
+//go:build integration
+
 package v1alpha2_test
 
 import (

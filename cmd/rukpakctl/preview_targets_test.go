@@ -1,10 +1,11 @@
+//go:build integration
+
 package main
 
 import (
 	"reflect"
 	"testing"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -75,36 +76,6 @@ func TestToTargets(t *testing.T) {
 			}
 			if !reflect.DeepEqual(guessed, tt.wantGuessed) {
 				t.Errorf("guessed = %q, want %q", guessed, tt.wantGuessed)
-			}
-		})
-	}
-}
-
-func TestRuleStatus(t *testing.T) {
-	required := permissions.Rule{Namespace: "a", PolicyRule: rbacv1.PolicyRule{
-		APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: permissions.Verbs}}
-	rule := func(resources []string, verbs ...string) permissions.Rule {
-		return permissions.Rule{Namespace: "a", PolicyRule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: resources, Verbs: verbs}}
-	}
-	tests := []struct {
-		name    string
-		missing []permissions.Rule
-		want    string
-	}{
-		{name: "nothing missing", want: "OK"},
-		{name: "another namespace", missing: []permissions.Rule{{Namespace: "b", PolicyRule: required.PolicyRule}}, want: "OK"},
-		{name: "everything missing", missing: []permissions.Rule{rule([]string{"configmaps", "secrets"}, permissions.Verbs...)}, want: "MISSING"},
-		{name: "some verbs of one resource",
-			missing: []permissions.Rule{rule([]string{"secrets"}, "create", "list", "watch")},
-			want:    "MISSING secrets: create,list,watch"},
-		{name: "all of one resource",
-			missing: []permissions.Rule{rule([]string{"secrets"}, permissions.Verbs...)},
-			want:    "MISSING secrets: create,delete,get,list,patch,watch"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := ruleStatus(required, lackedVerbs(tt.missing)); got != tt.want {
-				t.Errorf("ruleStatus = %q, want %q", got, tt.want)
 			}
 		})
 	}

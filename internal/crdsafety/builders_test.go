@@ -193,3 +193,12 @@ func widget(apiVersion, ns, name, specJSON string) unstructured.Unstructured {
 	}
 	return u
 }
+
+// ids are the IDs of findings.
+func ids(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.ID())
+	}
+	return out
+}

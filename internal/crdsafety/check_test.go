@@ -1,3 +1,5 @@
+//go:build integration
+
 package crdsafety
 
 import (
@@ -246,13 +248,4 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
-}
-
-// ids are the IDs of findings.
-func ids(fs []Finding) []string {
-	var out []string
-	for _, f := range fs {
-		out = append(out, f.ID())
-	}
-	return out
 }

@@ -1,3 +1,5 @@
+//go:build integration
+
 package git
 
 import (
@@ -16,16 +18,11 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/pkg/envtest"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 var env *envtest.Env
 
 func TestMain(m *testing.M) { envtest.Run(m, &env) }
-
-// transient as a wanted reason means an error that is not a terminal
-// failure.
-const transient = "(transient)"
 
 // The content of the fixture's commits.
 var (
@@ -134,22 +131,6 @@ func (f *fixture) sshAuth(knownHosts string) *v1alpha2.GitAuth {
 		data[KnownHostsKey] = knownHosts
 	}
 	return &v1alpha2.GitAuth{Secret: *f.secret(data)}
-}
-
-// checkFailure checks that err is a failure with reason (or a transient
-// error, for the reason transient) whose message contains msg.
-func checkFailure(t *testing.T, op string, err error, reason, msg string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("%s succeeded, want a %s failure", op, reason)
-	}
-	got := failure.Reason(err, transient)
-	if got != reason {
-		t.Fatalf("%s reason = %q, want %q (error %v)", op, got, reason, err)
-	}
-	if !strings.Contains(err.Error(), msg) {
-		t.Fatalf("%s error %q does not contain %q", op, err, msg)
-	}
 }
 
 // readFiles returns the content of every file under root by slash path,

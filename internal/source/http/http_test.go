@@ -1,3 +1,5 @@
+//go:build integration
+
 package http
 
 import (
@@ -10,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/archive"
@@ -30,8 +34,6 @@ const transient = "transient"
 // failure reason, or transient; msg is part of the error message, with
 // {url} standing for the archive's URL and {sha} for its sha256.
 type want struct{ reason, msg string }
-
-const zeroSHA = "0000000000000000000000000000000000000000000000000000000000000000"
 
 func TestSource(t *testing.T) {
 	files := map[string]string{"manifests/a.yaml": "kind: A", "README": "hi"}
@@ -222,4 +224,19 @@ func check(t *testing.T, op string, err error, w want, expand func(string) strin
 		t.Fatalf("%s error = %q, want it to contain %q", op, err, expand(w.msg))
 	}
 	return false
+}
+
+// createSecret creates a Secret with data in rukpak-system and returns its
+// name.
+func createSecret(t *testing.T, data map[string][]byte) string {
+	t.Helper()
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("http"), Namespace: v1alpha2.SystemNamespace},
+		Data:       data,
+	}
+	if err := env.Client.Create(context.Background(), s); err != nil {
+		t.Fatalf("creating Secret: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), s) })
+	return s.Name
 }

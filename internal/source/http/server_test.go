@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/pem"
@@ -16,12 +15,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
 // server is an HTTP(S) server on loopback that counts its requests.
@@ -149,17 +142,5 @@ func sum(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// createSecret creates a Secret with data in rukpak-system and returns its
-// name.
-func createSecret(t *testing.T, data map[string][]byte) string {
-	t.Helper()
-	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("http"), Namespace: v1alpha2.SystemNamespace},
-		Data:       data,
-	}
-	if err := env.Client.Create(context.Background(), s); err != nil {
-		t.Fatalf("creating Secret: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), s) })
-	return s.Name
-}
+// zeroSHA is a sha256 that no archive of the tests has.
+const zeroSHA = "0000000000000000000000000000000000000000000000000000000000000000"
