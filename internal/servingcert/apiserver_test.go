@@ -112,11 +112,11 @@ func TestAPIServerCallsWebhooks(t *testing.T) {
 			default:
 			}
 			if err := createGadget(ctx, c, "during-"+strconv.Itoa(i), false); err != nil {
-				failed.Store(err)
+				failed.Store(fmt.Errorf("%s: creating Gadget during-%d: %w", time.Now().Format(time.StampMilli), i, err))
 				return
 			}
 			if err := getV2(ctx, c, "ok"); err != nil {
-				failed.Store(err)
+				failed.Store(fmt.Errorf("%s: reading Gadget ok as v2: %w", time.Now().Format(time.StampMilli), err))
 				return
 			}
 		}
@@ -132,7 +132,7 @@ func TestAPIServerCallsWebhooks(t *testing.T) {
 		t.Fatalf("phase 1: renewed %v, serving certificate changed: %v", res.Renewed, srv.current() != before)
 	}
 	waitCABundles(t, ctx, c, 2)
-	t.Log("phase 1 applied")
+	t.Logf("%s: phase 1 applied", time.Now().Format(time.StampMilli))
 	// Phase 2: once trusted for the overlap, the new CA signs a new
 	// serving certificate.
 	envtest.Eventually(t, 30*time.Second, func() error {
@@ -141,9 +141,13 @@ func TestAPIServerCallsWebhooks(t *testing.T) {
 		}
 		return nil
 	})
-	t.Log("phase 2 applied")
+	t.Logf("%s: phase 2 applied", time.Now().Format(time.StampMilli))
 	// Let calls reach the new certificate.
 	envtest.Eventually(t, 30*time.Second, func() error {
+		if err, _ := failed.Load().(error); err != nil {
+			// The calls stopped: none will reach it.
+			t.Fatalf("a call failed during the rotation: %v", err)
+		}
 		if n := srv.servedNew.Load(); n < 5 {
 			return fmt.Errorf("%d calls served with the new certificate", n)
 		}
@@ -328,9 +332,11 @@ type webhookServer struct {
 	cert      atomic.Pointer[tls.Certificate]
 	first     atomic.Pointer[tls.Certificate]
 	servedNew atomic.Int64
+	// renewed is set once the certificate changed: every response then
+	// asks the client to close its connection (see startWebhookServer).
+	renewed atomic.Bool
 	// handshakeErrors counts TLS handshakes that failed.
 	handshakeErrors atomic.Int64
-	hs              *http.Server
 }
 
 func (s *webhookServer) current() *tls.Certificate { return s.cert.Load() }
@@ -348,7 +354,7 @@ func (s *webhookServer) load(t *testing.T, data map[string][]byte) {
 	if !s.first.CompareAndSwap(nil, &kp) {
 		// A new certificate: new connections from now on, so that the
 		// API server meets it (it reuses connections otherwise).
-		s.hs.SetKeepAlivesEnabled(false)
+		s.renewed.Store(true)
 	}
 	s.cert.Store(&kp)
 }
@@ -379,7 +385,20 @@ func startWebhookServer(t *testing.T, ip string) *webhookServer {
 	}))
 	mux.HandleFunc("/mutate-webhook-example-com-v1-gadget", s.admit(func(map[string]any) *metav1.Status { return nil }))
 	mux.HandleFunc("/convert", s.convert)
-	hs := &http.Server{Handler: mux, TLSConfig: &tls.Config{
+	// The API server's webhook clients speak HTTP/1.1. Once the
+	// certificate changed, each response says Connection: close, so the
+	// client's next call opens a connection that meets the new
+	// certificate. Closing idle connections from this side instead
+	// (http.Server.SetKeepAlivesEnabled(false)) races with a call the
+	// client is just sending on one: it fails with EOF or a broken pipe,
+	// and a POST is not retried.
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.renewed.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		mux.ServeHTTP(w, r)
+	})
+	hs := &http.Server{Handler: handler, TLSConfig: &tls.Config{
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 			cur := s.cert.Load()
 			if cur != s.first.Load() {
@@ -395,7 +414,6 @@ func startWebhookServer(t *testing.T, ip string) *webhookServer {
 		t.Logf("webhook server: %s", p)
 		return len(p), nil
 	}), "", 0)
-	s.hs = hs
 	go func() { _ = hs.ServeTLS(l, "", "") }()
 	t.Cleanup(func() { _ = hs.Close() })
 	return s
