@@ -54,26 +54,30 @@ tagged_pkgs() {
     cut -d' ' -f1 | { grep -v "^$module/test/" || true; } | sort
 }
 
+# tier_error prints its first arguments as lines of an error and the
+# packages of its last, indented, to stderr.
+tier_error() {
+  local pkgs=${!#}
+  printf 'hack/test.sh: %s\n' "${@:1:$#-1}" | sed '2,$s/^hack\/test.sh: //' >&2
+  echo "$pkgs" | sed 's/^/  /' >&2
+}
+
 # check_tiers fails, naming the packages, when a test would start an API
 # server in the unit tier or would run in no tier.
 check_tiers() {
-  local leaked tagged integration lost
+  local leaked lost
   leaked=$(envtest_pkgs)
   if [ -n "$leaked" ]; then
-    echo "hack/test.sh: the unit tier would start an API server: test files without" >&2
-    echo "the build tag integration import pkg/envtest in these packages; give the" >&2
-    echo "files that need it //go:build integration (README.md: Quickstart):" >&2
-    echo "$leaked" | sed 's/^/  /' >&2
+    tier_error "the unit tier would start an API server: test files without" \
+      "the build tag integration import pkg/envtest in these packages; give the" \
+      "files that need it //go:build integration (README.md: Quickstart):" "$leaked"
     return 1
   fi
-  tagged=$(tagged_pkgs)
-  integration=$(envtest_pkgs -tags integration)
-  lost=$(comm -23 <(echo "$tagged") <(echo "$integration"))
+  lost=$(comm -23 <(tagged_pkgs) <(envtest_pkgs -tags integration))
   if [ -n "$lost" ]; then
-    echo "hack/test.sh: these packages have test files tagged integration but no" >&2
-    echo "test of theirs imports pkg/envtest, so the integration tier leaves them" >&2
-    echo "out and no tier runs those tests; untag them:" >&2
-    echo "$lost" | sed 's/^/  /' >&2
+    tier_error "these packages have test files tagged integration but no" \
+      "test of theirs imports pkg/envtest, so the integration tier leaves them" \
+      "out and no tier runs those tests; untag them:" "$lost"
     return 1
   fi
 }
