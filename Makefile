@@ -42,7 +42,7 @@ fmt: ## Run gofmt.
 
 .PHONY: vet
 # Without the tag: what the unit tier builds; with it: the test files that
-# need an API server too (README.md: Tests).
+# need an API server too (docs/development.md: Test tiers).
 vet: ## Run go vet, without and with the build tag integration.
 	go vet ./...
 	go vet -tags integration ./...
@@ -94,7 +94,7 @@ test: build cluster-bins lint ## Run all tests: unit (in full: also what -short 
 	hack/test.sh e2e
 
 .PHONY: test-unit
-test-unit: ## The fast tier: tests that need no API server, -short, no race; test binaries kept in .local/test/unit (README: Quickstart).
+test-unit: ## The fast tier: tests that need no API server, -short, no race; test binaries kept in .local/test/unit (docs/development.md).
 	hack/test.sh unit
 
 .PHONY: test-integration

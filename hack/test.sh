@@ -70,7 +70,7 @@ check_tiers() {
   if [ -n "$leaked" ]; then
     tier_error "the unit tier would start an API server: test files without" \
       "the build tag integration import pkg/envtest in these packages; give the" \
-      "files that need it //go:build integration (README.md: Quickstart):" "$leaked"
+      "files that need it //go:build integration (docs/development.md: The build tag):" "$leaked"
     return 1
   fi
   lost=$(comm -23 <(tagged_pkgs) <(envtest_pkgs -tags integration))
