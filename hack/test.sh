@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs one tier of the tests (see `make help` and README.md):
+# Runs one tier of the tests (see `make help` and docs/development.md):
 #   unit         packages outside test/, built without the build tag
 #                integration: the tests that need no API server. By
 #                default the fast tier to run between edits: go test
