@@ -19,7 +19,7 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 	fs.StringVar(&opts.CRDWebhookBindAddress, "crd-webhook-bind-address", opts.CRDWebhookBindAddress, "host:port of the webhook that applies CRD upgrade safety to direct edits of managed CRDs; empty turns it off")
 	fs.StringVar(&opts.CRDWebhookService, "crd-webhook-service", opts.CRDWebhookService, "Service in rukpak-system through which the API server calls the CRD webhook; empty: it calls --crd-webhook-bind-address")
 	quantityVar(fs, &opts.Render.Memory, "render-memory", "memory one rendering child process may use, as a quantity (default %s); a bundle over it fails with ResourceLimit")
-	fs.DurationVar(&opts.Render.Timeout, "render-timeout", opts.Render.Timeout, "how long rendering one bundle (Helm, kustomize, manifests) may take in its child process; a bundle over it fails with ResourceLimit")
+	fs.DurationVar(&opts.Render.Timeout, "render-timeout", opts.Render.Timeout, "CPU time rendering one bundle (Helm, kustomize, manifests) may use in its child process (by the clock it may take ten times that); a bundle over it fails with ResourceLimit")
 	fs.IntVar(&opts.Render.Concurrency, "render-concurrency", opts.Render.Concurrency, "renders run at once (each in a child process of at most --render-memory, but for small plain bundles); more renders wait, whatever they render and why (first install, drift correction, content that rendered before)")
 	// 0, whatever opts hold: the default follows --render-concurrency.
 	fs.IntVar(&opts.Render.TenantConcurrency, "tenant-render-concurrency", 0, "renders of one tenant run at once (default half of --render-concurrency, at least 1); a tenant waiting for its own slots holds none of the others'")

@@ -33,10 +33,12 @@
 //     A job that needs something only the parent has (a *Need) sends what
 //     it needs, as JSON, and the parent's Run returns that *Need.
 //  5. The parent reads at most Limits.MaxOutputBytes of output, kills the
-//     whole process group at Limits.Timeout, and turns a child that died
-//     or was killed into a *failure.Error with reason ResourceLimit whose
-//     message names the limit ("rendering chart x exceeded the memory
-//     limit of 512 MiB", "... did not finish within 30s").
+//     whole process group once the child has used Limits.Timeout of CPU
+//     time (or taken ten times that by the clock), and turns a child that
+//     died or was killed into a *failure.Error with reason ResourceLimit
+//     whose message names the limit ("rendering chart x exceeded the
+//     memory limit of 512 MiB", "... did not finish within 30s of CPU
+//     time").
 //
 // A child may Describe what it is doing (say, which chart it renders), so
 // that the parent names it if the child dies.

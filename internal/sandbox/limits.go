@@ -13,7 +13,7 @@ import (
 const (
 	// DefaultMemory is the memory a child may use: 512 MiB.
 	DefaultMemory int64 = 512 << 20
-	// DefaultTimeout is how long a child may run.
+	// DefaultTimeout is how much CPU time a child may use.
 	DefaultTimeout = 30 * time.Second
 	// DefaultConcurrency is how many children run at once.
 	DefaultConcurrency = 4
@@ -37,8 +37,9 @@ type Limits struct {
 	// Memory is the most memory, in bytes, the child's heap and data may
 	// take (RLIMIT_DATA).
 	Memory int64
-	// Timeout is how long the child may run before its process group is
-	// killed.
+	// Timeout is how much CPU time the child may use before its process
+	// group is killed; by the clock it may take wallFactor times that
+	// (see cpu.go), or Timeout where CPU time cannot be metered.
 	Timeout time.Duration
 	// Concurrency is how many children of one Runner run at once; others
 	// wait for a slot.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -127,10 +128,12 @@ func (r *Runner) Run(ctx context.Context, c Call) error {
 type result struct {
 	// waitErr is what Wait returned.
 	waitErr error
-	// timedOut is set when the child was killed at the deadline,
-	// overflowed when it wrote more than MaxOutputBytes.
-	timedOut, overflowed bool
-	stdout               []byte
+	// timedOut is set when the child was killed for the time it took:
+	// cpuTimedOut when it used Limits.Timeout of CPU time, else at the
+	// wall-clock deadline. overflowed is set when it wrote more than
+	// MaxOutputBytes.
+	timedOut, cpuTimedOut, overflowed bool
+	stdout                            []byte
 	// what is the last thing the child said it does; stderr the start of
 	// the rest of its stderr.
 	what, stderr string
@@ -141,7 +144,7 @@ type result struct {
 
 // start runs the child to its end.
 func (r *Runner) start(ctx context.Context, job string, in []byte, tenantName string) (*result, error) {
-	runCtx, cancel := context.WithTimeout(ctx, r.limits.Timeout)
+	runCtx, cancel := context.WithTimeout(ctx, wallTimeout(r.limits.Timeout))
 	defer cancel()
 	cmd := exec.Command(r.exe)
 	cmd.Env = r.env(job, tenantName)
@@ -159,11 +162,24 @@ func (r *Runner) start(ctx context.Context, job string, in []byte, tenantName st
 	kill := func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 	stdout.onOverflow = kill
 	done := make(chan struct{})
+	var cpuOut atomic.Bool
 	go func() {
-		select {
-		case <-runCtx.Done():
-			kill()
-		case <-done:
+		tick := time.NewTicker(cpuPollInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				kill()
+				return
+			case <-done:
+				return
+			case <-tick.C:
+				if used, ok := cpuTime(pgid); ok && used >= r.limits.Timeout {
+					cpuOut.Store(true)
+					kill()
+					return
+				}
+			}
 		}
 	}()
 	waitErr := cmd.Wait()
@@ -171,14 +187,15 @@ func (r *Runner) start(ctx context.Context, job string, in []byte, tenantName st
 	// Whatever the child left behind in its group goes with it.
 	kill()
 	return &result{
-		waitErr:    waitErr,
-		timedOut:   errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil,
-		overflowed: stdout.overflowed(),
-		stdout:     stdout.Bytes(),
-		what:       stderr.doing(),
-		stderr:     stderr.start(),
-		took:       time.Since(begin),
-		maxRSS:     peakRSS(cmd.ProcessState),
+		waitErr:     waitErr,
+		timedOut:    cpuOut.Load() || errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil,
+		cpuTimedOut: cpuOut.Load(),
+		overflowed:  stdout.overflowed(),
+		stdout:      stdout.Bytes(),
+		what:        stderr.doing(),
+		stderr:      stderr.start(),
+		took:        time.Since(begin),
+		maxRSS:      peakRSS(cmd.ProcessState),
 	}, nil
 }
 
@@ -192,7 +209,7 @@ func (r *Runner) env(job, tenantName string) []string {
 		envJob + "=" + job,
 		EnvTenant + "=" + tenantName,
 		envMemory + "=" + strconv.FormatInt(r.limits.Memory, 10),
-		envTimeout + "=" + r.limits.Timeout.String(),
+		envTimeout + "=" + wallTimeout(r.limits.Timeout).String(),
 		"TMPDIR=" + os.TempDir(),
 		// A fatal error prints its message, not every goroutine.
 		"GOTRACEBACK=none",
@@ -202,8 +219,10 @@ func (r *Runner) env(job, tenantName string) []string {
 // verdict returns the error of a child that did not end normally, or nil.
 func (r *Runner) verdict(ctx context.Context, c Call, res *result) error {
 	switch {
+	case res.cpuTimedOut:
+		return failure.New(v1alpha2.ReasonResourceLimit, "%s did not finish within %s of CPU time", c.What, r.limits.Timeout)
 	case res.timedOut:
-		return failure.New(v1alpha2.ReasonResourceLimit, "%s did not finish within %s", c.What, r.limits.Timeout)
+		return failure.New(v1alpha2.ReasonResourceLimit, "%s did not finish within %s", c.What, wallTimeout(r.limits.Timeout))
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s: %w", c.What, ctx.Err())
 	case res.overflowed:
