@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -74,10 +75,18 @@ func renderAttack(class string, files map[string]string, reason string, want ...
 		name := envtest.UniqueName("render")
 		team.create(t, team.bd(name, class, treeSource(t, files)))
 		return func(t *testing.T) {
+			// A render that loops is stopped once it used renderTimeout
+			// of CPU time; at a lower priority than everything else on a
+			// busy machine, that may take up to ten times as long.
+			waitConditionWithin(t, 10*renderTimeout+30*time.Second, name, v1alpha2.TypeInstalled, metav1.ConditionFalse, reason)
 			conditionMessage(t, name, v1alpha2.TypeInstalled, reason, want...)
 		}
 	}
 }
+
+// renderTimeout is the CPU time the suite's manager gives one render
+// (--render-timeout).
+const renderTimeout = 5 * time.Second
 
 // kustomizeCopyBomb is a kustomization whose JSON patch copies a list into
 // itself 40 times: 2^40 copies of a string. In the manager's own process

@@ -92,8 +92,10 @@ func rukpakctl(args ...string) (string, error) {
 			// A stalled source ends sooner than the default 5m (the
 			// hostile corpus has one).
 			"--manager-arg=--source-timeout=15s",
-			// A template that loops ends sooner than the default 30s.
-			"--manager-arg=--render-timeout=10s",
+			// A template that loops ends sooner than the default 30s
+			// of CPU time; the memory bombs of the hostile corpus run
+			// into their memory limit within 3 s of CPU time.
+			"--manager-arg=--render-timeout="+renderTimeout.String(),
 			// A team fills its share of the content store sooner than
 			// the default 2.5Gi (hostile_quota_test.go).
 			"--manager-arg=--tenant-store-quota="+tenantStoreQuota)

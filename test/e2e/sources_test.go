@@ -205,8 +205,14 @@ func updateSpec(t *testing.T, name string, mutate func(*v1alpha2.BundleDeploymen
 
 func waitCondition(t *testing.T, name, typ string, status metav1.ConditionStatus, reason string) *v1alpha2.BundleDeployment {
 	t.Helper()
+	return waitConditionWithin(t, 30*time.Second, name, typ, status, reason)
+}
+
+// waitConditionWithin is waitCondition with a deadline of its own.
+func waitConditionWithin(t *testing.T, deadline time.Duration, name, typ string, status metav1.ConditionStatus, reason string) *v1alpha2.BundleDeployment {
+	t.Helper()
 	bd := &v1alpha2.BundleDeployment{}
-	envtest.Eventually(t, 30*time.Second, func() error {
+	envtest.Eventually(t, deadline, func() error {
 		if err := suite.client.Get(context.Background(), client.ObjectKey{Name: name}, bd); err != nil {
 			return err
 		}
