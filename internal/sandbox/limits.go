@@ -38,9 +38,11 @@ type Limits struct {
 	// take (RLIMIT_DATA).
 	Memory int64
 	// Timeout is how much CPU time the child may use before its process
-	// group is killed; by the clock it may take wallFactor times that
-	// (see cpu.go), or Timeout where CPU time cannot be metered.
+	// group is killed (see cpu.go).
 	Timeout time.Duration
+	// WallTimeout is how long the child may take by the clock; 0 means
+	// wallFactor times Timeout where CPU time is metered, else Timeout.
+	WallTimeout time.Duration
 	// Concurrency is how many children of one Runner run at once; others
 	// wait for a slot.
 	Concurrency int
@@ -57,6 +59,7 @@ func DefaultLimits() Limits {
 	return Limits{
 		Memory:            DefaultMemory,
 		Timeout:           DefaultTimeout,
+		WallTimeout:       wallTimeout(DefaultTimeout),
 		Concurrency:       DefaultConcurrency,
 		TenantConcurrency: DefaultTenantConcurrency(DefaultConcurrency),
 		MaxOutputBytes:    DefaultMaxOutputBytes,
@@ -68,6 +71,7 @@ func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
 	l.Memory = max(limits.PositiveOr(l.Memory, d.Memory), minMemory)
 	l.Timeout = limits.PositiveOr(l.Timeout, d.Timeout)
+	l.WallTimeout = limits.PositiveOr(l.WallTimeout, wallTimeout(l.Timeout))
 	l.Concurrency = limits.PositiveOr(l.Concurrency, d.Concurrency)
 	// The tenant's share defaults from, and never exceeds, the
 	// concurrency actually used.

@@ -17,27 +17,32 @@ func TestLimitsWithDefaults(t *testing.T) {
 		{
 			name: "set fields kept",
 			in:   Limits{Memory: 1 << 30, Timeout: time.Minute, Concurrency: 8, TenantConcurrency: 3, MaxOutputBytes: 1 << 20},
-			want: Limits{Memory: 1 << 30, Timeout: time.Minute, Concurrency: 8, TenantConcurrency: 3, MaxOutputBytes: 1 << 20},
+			want: Limits{Memory: 1 << 30, Timeout: time.Minute, WallTimeout: 10 * time.Minute, Concurrency: 8, TenantConcurrency: 3, MaxOutputBytes: 1 << 20},
+		},
+		{
+			name: "wall-clock deadline kept",
+			in:   Limits{Timeout: time.Minute, WallTimeout: time.Hour},
+			want: Limits{Memory: d.Memory, Timeout: time.Minute, WallTimeout: time.Hour, Concurrency: d.Concurrency, TenantConcurrency: d.TenantConcurrency, MaxOutputBytes: d.MaxOutputBytes},
 		},
 		{
 			name: "memory below the minimum raised to it",
 			in:   Limits{Memory: 1 << 20},
-			want: Limits{Memory: minMemory, Timeout: d.Timeout, Concurrency: d.Concurrency, TenantConcurrency: d.TenantConcurrency, MaxOutputBytes: d.MaxOutputBytes},
+			want: Limits{Memory: minMemory, Timeout: d.Timeout, WallTimeout: d.WallTimeout, Concurrency: d.Concurrency, TenantConcurrency: d.TenantConcurrency, MaxOutputBytes: d.MaxOutputBytes},
 		},
 		{
 			name: "tenant share defaults from the concurrency set",
 			in:   Limits{Concurrency: 10},
-			want: Limits{Memory: d.Memory, Timeout: d.Timeout, Concurrency: 10, TenantConcurrency: 5, MaxOutputBytes: d.MaxOutputBytes},
+			want: Limits{Memory: d.Memory, Timeout: d.Timeout, WallTimeout: d.WallTimeout, Concurrency: 10, TenantConcurrency: 5, MaxOutputBytes: d.MaxOutputBytes},
 		},
 		{
 			name: "tenant share of one slot is one",
 			in:   Limits{Concurrency: 1},
-			want: Limits{Memory: d.Memory, Timeout: d.Timeout, Concurrency: 1, TenantConcurrency: 1, MaxOutputBytes: d.MaxOutputBytes},
+			want: Limits{Memory: d.Memory, Timeout: d.Timeout, WallTimeout: d.WallTimeout, Concurrency: 1, TenantConcurrency: 1, MaxOutputBytes: d.MaxOutputBytes},
 		},
 		{
 			name: "tenant share capped at the concurrency",
 			in:   Limits{Concurrency: 2, TenantConcurrency: 9},
-			want: Limits{Memory: d.Memory, Timeout: d.Timeout, Concurrency: 2, TenantConcurrency: 2, MaxOutputBytes: d.MaxOutputBytes},
+			want: Limits{Memory: d.Memory, Timeout: d.Timeout, WallTimeout: d.WallTimeout, Concurrency: 2, TenantConcurrency: 2, MaxOutputBytes: d.MaxOutputBytes},
 		},
 	}
 	for _, tt := range tests {

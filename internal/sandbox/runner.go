@@ -144,7 +144,7 @@ type result struct {
 
 // start runs the child to its end.
 func (r *Runner) start(ctx context.Context, job string, in []byte, tenantName string) (*result, error) {
-	runCtx, cancel := context.WithTimeout(ctx, wallTimeout(r.limits.Timeout))
+	runCtx, cancel := context.WithTimeout(ctx, r.limits.WallTimeout)
 	defer cancel()
 	cmd := exec.Command(r.exe)
 	cmd.Env = r.env(job, tenantName)
@@ -209,7 +209,7 @@ func (r *Runner) env(job, tenantName string) []string {
 		envJob + "=" + job,
 		EnvTenant + "=" + tenantName,
 		envMemory + "=" + strconv.FormatInt(r.limits.Memory, 10),
-		envTimeout + "=" + wallTimeout(r.limits.Timeout).String(),
+		envTimeout + "=" + r.limits.WallTimeout.String(),
 		"TMPDIR=" + os.TempDir(),
 		// A fatal error prints its message, not every goroutine.
 		"GOTRACEBACK=none",
@@ -222,7 +222,7 @@ func (r *Runner) verdict(ctx context.Context, c Call, res *result) error {
 	case res.cpuTimedOut:
 		return failure.New(v1alpha2.ReasonResourceLimit, "%s did not finish within %s of CPU time", c.What, r.limits.Timeout)
 	case res.timedOut:
-		return failure.New(v1alpha2.ReasonResourceLimit, "%s did not finish within %s", c.What, wallTimeout(r.limits.Timeout))
+		return failure.New(v1alpha2.ReasonResourceLimit, "%s did not finish within %s", c.What, r.limits.WallTimeout)
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s: %w", c.What, ctx.Err())
 	case res.overflowed:

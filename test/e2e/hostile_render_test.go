@@ -86,7 +86,7 @@ func renderAttack(class string, files map[string]string, reason string, want ...
 
 // renderTimeout is the CPU time the suite's manager gives one render
 // (--render-timeout).
-const renderTimeout = 5 * time.Second
+const renderTimeout = 10 * time.Second
 
 // kustomizeCopyBomb is a kustomization whose JSON patch copies a list into
 // itself 40 times: 2^40 copies of a string. In the manager's own process

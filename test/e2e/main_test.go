@@ -94,7 +94,7 @@ func rukpakctl(args ...string) (string, error) {
 			"--manager-arg=--source-timeout=15s",
 			// A template that loops ends sooner than the default 30s
 			// of CPU time; the memory bombs of the hostile corpus run
-			// into their memory limit within 3 s of CPU time.
+			// into their memory limit well within 10 s of it.
 			"--manager-arg=--render-timeout="+renderTimeout.String(),
 			// A team fills its share of the content store sooner than
 			// the default 2.5Gi (hostile_quota_test.go).
