@@ -47,10 +47,22 @@ vet: ## Run go vet, without and with the build tag integration.
 	go vet ./...
 	go vet -tags integration ./...
 
-.PHONY: lint
-lint: vet ## Check formatting, vet, and that each test runs in a tier (hack/test.sh check).
+.PHONY: check
+check: vet ## Check formatting, vet, and that each test runs in a tier (hack/test.sh check); make test runs it.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	hack/test.sh check
+
+GOLANGCI_LINT_VERSION ?= v2.15.0
+GOLANGCI_LINT := $(BIN)/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
+
+$(GOLANGCI_LINT):
+	mkdir -p $(BIN)/tools/.build
+	cd $(BIN)/tools/.build && GOBIN=$(BIN)/tools/.build go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(BIN)/tools/.build/golangci-lint $@
+
+.PHONY: lint
+lint: check $(GOLANGCI_LINT) ## make check, then golangci-lint with the linters of .golangci.yml (built from its module into bin/tools once); CI runs it.
+	$(GOLANGCI_LINT) run ./...
 
 ##@ Build
 
@@ -88,7 +100,7 @@ run: build cluster-bins ## Start a local control plane with rukpak and install t
 export GO_TEST_FLAGS NO_RACE_PKGS
 
 .PHONY: test
-test: build cluster-bins lint ## Run all tests: unit (in full: also what -short leaves out), envtest integration and end to end, with the race detector; events in test-results/.
+test: build cluster-bins check ## Run all tests: unit (in full: also what -short leaves out), envtest integration and end to end, with the race detector; events in test-results/.
 	UNIT_SHORT= hack/test.sh unit
 	hack/test.sh integration
 	hack/test.sh e2e

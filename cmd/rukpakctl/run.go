@@ -284,7 +284,7 @@ func waitInstalled(ctx context.Context, c client.Client, name string, gen int64,
 	var failed, lastErr error
 	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		if lastErr = c.Get(ctx, client.ObjectKey{Name: name}, bd); lastErr != nil {
-			return false, nil // retried until the timeout, then reported
+			return false, nil //nolint:nilerr // retried until the timeout, then reported
 		}
 		for _, t := range []string{v1alpha2.TypeUnpacked, v1alpha2.TypeInstalled} {
 			cond := meta.FindStatusCondition(bd.Status.Conditions, t)

@@ -3,7 +3,7 @@ package apply
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,7 +31,7 @@ func isRole(it item) bool {
 // every rule of it (the escalation check), which is what binding it needs
 // too, and the role is written before the binding.
 func (e *Engine) roleOfPlanMissing(ctx context.Context, p *Plan, it item, err error) bool {
-	if !errors.IsNotFound(err) || it.id.Group != rbacGroup || (it.id.Kind != "RoleBinding" && it.id.Kind != "ClusterRoleBinding") {
+	if !apierrors.IsNotFound(err) || it.id.Group != rbacGroup || (it.id.Kind != "RoleBinding" && it.id.Kind != "ClusterRoleBinding") {
 		return false
 	}
 	kind, _, _ := unstructured.NestedString(it.obj.Object, "roleRef", "kind")
@@ -48,7 +48,7 @@ func (e *Engine) roleOfPlanMissing(ctx context.Context, p *Plan, it item, err er
 			role := &metav1.PartialObjectMetadata{}
 			role.SetGroupVersionKind(id.GroupVersionKind())
 			gerr := e.live().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, role)
-			return errors.IsNotFound(gerr)
+			return apierrors.IsNotFound(gerr)
 		}
 	}
 	return false

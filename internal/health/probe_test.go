@@ -300,5 +300,3 @@ func TestValueCost(t *testing.T) {
 		})
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -50,7 +50,7 @@ func init() {
 			for i := range b {
 				b[i] = byte(i)
 			}
-			kept = append(kept, b)
+			kept = append(kept, b) //nolint:staticcheck // kept alive on purpose: the child must run out of memory
 		}
 	})
 	ServeIfChild("test-huge", func(context.Context, json.RawMessage) (any, error) {
@@ -123,10 +123,11 @@ func init() {
 // overlap is what a test-overlap child saw alive at once.
 type overlap struct{ All, Tenant int }
 
+// recurse calls itself until the child's stack limit ends it.
 func recurse(n int) int {
 	var pad [256]byte
 	pad[n%256] = byte(n)
-	return recurse(n+1) + int(pad[0])
+	return recurse(n+1) + int(pad[0]) //nolint:staticcheck // recursing without end is the test
 }
 
 func newRunner(t *testing.T, l Limits) *Runner {

@@ -68,7 +68,7 @@ func (s *Store) Put(ctx context.Context, r io.Reader, digest, uploader string) e
 func (s *Store) reuse(ctx context.Context, digest, uploader string) (bool, error) {
 	m, err := s.manifest(ctx, digest)
 	if failure.As(err) != nil {
-		return false, nil // missing or unreadable: upload it again
+		return false, nil //nolint:nilerr // missing or unreadable: upload it again
 	}
 	if err != nil {
 		return false, err

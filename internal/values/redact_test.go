@@ -1,9 +1,6 @@
 package values
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -63,7 +60,7 @@ func TestRedactError(t *testing.T) {
 		t.Fatalf("RedactError of a plain error = %v", plain)
 	}
 	same := errors.New("nothing")
-	if RedactError(same, secrets) != same || RedactError(nil, secrets) != nil {
+	if RedactError(same, secrets) != same || RedactError(nil, secrets) != nil { //nolint:errorlint // the very error, not one that wraps it
 		t.Fatal("an error without secrets must be returned as is")
 	}
 }
@@ -75,14 +72,4 @@ func TestSecretFields(t *testing.T) {
 			t.Fatalf("secretFields = %q, want %q among them", got, w)
 		}
 	}
-}
-
-func digestOf(t *testing.T, vals map[string]any) string {
-	t.Helper()
-	b, err := json.Marshal(vals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }

@@ -207,7 +207,7 @@ func v1alpha1Gone(ctx context.Context, cs kubernetes.Interface) error {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case time.Now().After(deadline):
-			return fmt.Errorf("%s is still served a minute after the CRDs stopped serving it (last error: %v)", gv, err)
+			return fmt.Errorf("%s is still served a minute after the CRDs stopped serving it (last error: %w)", gv, err)
 		}
 	}
 }

@@ -122,7 +122,7 @@ func restartScenario(ctx context.Context, c config, cl *localcluster.Cluster, cs
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the restarted manager did not reconcile every BundleDeployment in 10 minutes (reconciles %v, queue %v, err %v)", total, depth, err)
+			return fmt.Errorf("the restarted manager did not reconcile every BundleDeployment in 10 minutes (reconciles %v, queue %v, err %w)", total, depth, err)
 		}
 	}
 	after, err := readRequestCounts(ctx, cs)

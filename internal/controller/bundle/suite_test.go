@@ -48,6 +48,8 @@ func run(m *testing.M) int {
 	go func() { done <- mgr.Start(ctx) }()
 	code := m.Run()
 	cancel()
-	<-done
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+	}
 	return code
 }

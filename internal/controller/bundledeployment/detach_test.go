@@ -3,7 +3,6 @@ package bundledeployment
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +119,7 @@ func TestRunDetachable(t *testing.T) {
 		r := newReconciler(2)
 		var freed int
 		_, err := r.runDetachable(ctx, "bd", worker(&freed), func(context.Context) (ctrl.Result, error) {
-			panic(fmt.Sprint("a bundle that breaks the reconcile"))
+			panic("a bundle that breaks the reconcile")
 		})
 		if err == nil || !strings.Contains(err.Error(), "panic: a bundle that breaks the reconcile") || freed != 1 {
 			t.Fatalf("err %v, worker freed %d times", err, freed)

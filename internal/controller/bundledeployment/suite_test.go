@@ -79,7 +79,9 @@ func TestMain(m *testing.M) {
 	go func() { done <- mgr.Start(ctx) }()
 	code := m.Run()
 	cancel()
-	<-done
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+	}
 	_ = env.Stop()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)

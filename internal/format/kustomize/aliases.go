@@ -40,7 +40,7 @@ func (c *checker) aliases(p string) error {
 			return nil
 		}
 		if err != nil {
-			return nil // not YAML kustomize can read either: it says so
+			return nil //nolint:nilerr // not YAML kustomize can read either: it says so
 		}
 		var v any
 		if err := yaml.Unmarshal(doc, &v); err != nil && strings.Contains(err.Error(), "excessive aliasing") {

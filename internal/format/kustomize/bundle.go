@@ -2,7 +2,6 @@ package kustomize
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -117,7 +116,7 @@ func (b *bundle) statLocked(p string) node {
 	case e.Type().IsRegular():
 		info, err := e.Info()
 		if err != nil {
-			b.fail(fmt.Errorf("reading %s: %w", p, err))
+			_ = b.fail(fmt.Errorf("reading %s: %w", p, err))
 			return node{}
 		}
 		return node{kind: regular, size: info.Size()}
@@ -145,7 +144,7 @@ func (b *bundle) listLocked(d string) map[string]fs.DirEntry {
 	}
 	entries, err := fs.ReadDir(b.fsys, d)
 	if err != nil {
-		b.fail(fmt.Errorf("reading directory %s: %w", d, err))
+		_ = b.fail(fmt.Errorf("reading directory %s: %w", d, err))
 	}
 	l := make(map[string]fs.DirEntry, len(entries))
 	names := make([]string, 0, len(entries))
@@ -166,12 +165,9 @@ func (b *bundle) isDir(p string) bool { return b.stat(p).kind == directory }
 // size returns the size of the regular file at p, 0 for anything else.
 func (b *bundle) size(p string) int64 { return b.stat(p).size }
 
-// errNotExist and errNotRegular are what reading a path that is not a
-// regular file returns; the refusal of the latter is kept (see err).
-var (
-	errNotExist   = fs.ErrNotExist
-	errNotRegular = errors.New("not a regular file")
-)
+// errNotExist is what reading a path that is not a regular file of the
+// bundle returns.
+var errNotExist = fs.ErrNotExist
 
 // read returns the content of the regular file at p, reading it the first
 // time within the limits.
@@ -183,7 +179,7 @@ func (b *bundle) read(p string) ([]byte, error) {
 		return data, nil
 	}
 	if err := b.ctx.Err(); err != nil {
-		b.fail(fmt.Errorf("reading bundle: %w", err))
+		_ = b.fail(fmt.Errorf("reading bundle: %w", err))
 		return nil, err
 	}
 	n := b.statLocked(p)

@@ -131,7 +131,7 @@ func (f fileSystem) Glob(pattern string) ([]string, error) {
 	names, err := f.ReadDir(dir)
 	if err != nil {
 		// No directory, no match, as with filepath.Glob.
-		return nil, nil
+		return nil, nil //nolint:nilerr // see above
 	}
 	var out []string
 	for _, n := range names {

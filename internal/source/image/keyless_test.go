@@ -421,8 +421,6 @@ func TestKeylessVerification(t *testing.T) {
 	}
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // TestClip: what is said about one signature is bounded, cut on a rune
 // boundary.
 func TestClip(t *testing.T) {
