@@ -107,11 +107,19 @@ func TestApprovalBindsToDigestNotName(t *testing.T) {
 	}
 	// R applied by this process: M is not taken for it.
 	st := &appliedState{bundle: nameR, spec: specR, digest: content}
-	if isApplied(st, nameR, refM) {
+	if isApplied(st, nameR, refM, false) {
 		t.Error("M is taken for the applied R")
 	}
-	if !isApplied(st, nameR, refR) {
+	if !isApplied(st, nameR, refR, false) {
 		t.Error("R is not taken for itself")
+	}
+	// After a restart (nothing applied by this process), a Bundle created
+	// under the active name now is another revision's.
+	if isApplied(nil, nameR, refM, true) {
+		t.Error("a Bundle created under the active revision's name is taken for it")
+	}
+	if !isApplied(nil, nameR, refR, false) {
+		t.Error("after a restart the active revision's own Bundle is not taken for it")
 	}
 	// A held status of R does not make M a revision held before.
 	written := &v1alpha2.BundleDeploymentStatus{Review: &v1alpha2.BundleDeploymentReview{Revision: nameR, Digest: digestR}}

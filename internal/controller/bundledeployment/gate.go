@@ -56,7 +56,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	}
 	active := s.bd.Status.ActiveBundle
 	prior := heldBefore(s.written)
-	if isApplied(st, active, ref) || (policy == v1alpha2.ApprovalAutomatic && active == "" && prior == nil) {
+	if isApplied(st, active, ref, s.created) || (policy == v1alpha2.ApprovalAutomatic && active == "" && prior == nil) {
 		return false, nil
 	}
 	rev, digest, err := r.reviewOf(ctx, s, st, ref)
@@ -139,13 +139,15 @@ func (r *Reconciler) reviewOf(ctx context.Context, s *scope, st *appliedState, r
 // applied it: by name, and, when this process applied it (st), by its
 // spec and content digests too, so that another revision under the same
 // name is not taken for it. After a restart the name finds the active
-// revision's Bundle, which holds exactly the pinned spec (useBundle).
-func isApplied(st *appliedState, active string, ref revisionRef) bool {
+// revision's Bundle, which holds exactly the pinned spec (useBundle) —
+// unless this reconcile created that Bundle (created): the active
+// revision's was gone, and the one under its name now is reviewed as new.
+func isApplied(st *appliedState, active string, ref revisionRef, created bool) bool {
 	if active == "" || active != ref.bundle {
 		return false
 	}
 	if st == nil || st.bundle != active {
-		return true
+		return !created
 	}
 	return st.spec == ref.spec && st.digest == ref.digest
 }
