@@ -85,6 +85,8 @@ var policyFiles = []string{
 	"policy/approval-mutating-binding.yaml",
 	"policy/approval-validating-policy.yaml",
 	"policy/approval-validating-binding.yaml",
+	"policy/approval-lowering-policy.yaml",
+	"policy/approval-lowering-binding.yaml",
 }
 
 // Policies decodes the admission policies of config/policy: the
@@ -92,7 +94,9 @@ var policyFiles = []string{
 // ValidatingAdmissionPolicy rukpak-install-authorization and its binding,
 // then the MutatingAdmissionPolicy rukpak-cleanup-finalizer and its binding,
 // then rukpak-approved-by and rukpak-approval-authorization (who approved
-// a revision, and that they may) and their bindings, in that order. They are returned as unstructured objects so that callers
+// a revision, and that they may) and their bindings, then
+// rukpak-approval-lowering (who may lower spec.upgrade.approval) and its
+// binding, in that order. They are returned as unstructured objects so that callers
 // install them as written, with server-side apply or create.
 func Policies() ([]*unstructured.Unstructured, error) {
 	objs := make([]*unstructured.Unstructured, 0, len(policyFiles))

@@ -29,6 +29,8 @@ func TestPolicies(t *testing.T) {
 		{"MutatingAdmissionPolicyBinding", "rukpak-approved-by"},
 		{"ValidatingAdmissionPolicy", "rukpak-approval-authorization"},
 		{"ValidatingAdmissionPolicyBinding", "rukpak-approval-authorization"},
+		{"ValidatingAdmissionPolicy", "rukpak-approval-lowering"},
+		{"ValidatingAdmissionPolicyBinding", "rukpak-approval-lowering"},
 	}
 	if len(objs) != len(want) {
 		t.Fatalf("got %d objects, want %d", len(objs), len(want))
@@ -84,6 +86,8 @@ func TestPolicies(t *testing.T) {
 		&admissionregistrationv1.MutatingAdmissionPolicyBinding{},
 		&admissionregistrationv1.ValidatingAdmissionPolicy{},
 		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
+		&admissionregistrationv1.ValidatingAdmissionPolicy{},
+		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
 	}
 	for i, obj := range objs {
 		data, err := yaml.Marshal(obj.Object)
@@ -119,7 +123,8 @@ func TestPolicies(t *testing.T) {
 			t.Errorf("the validating policy's matchCondition does not take changes of %s", field)
 		}
 	}
-	for _, p := range []*admissionregistrationv1.FailurePolicyType{vap.Spec.FailurePolicy, mp.Spec.FailurePolicy} {
+	lowering := typed[10].(*admissionregistrationv1.ValidatingAdmissionPolicy)
+	for _, p := range []*admissionregistrationv1.FailurePolicyType{vap.Spec.FailurePolicy, mp.Spec.FailurePolicy, lowering.Spec.FailurePolicy} {
 		if p == nil || *p != admissionregistrationv1.Fail {
 			t.Error("policies must fail closed (failurePolicy: Fail)")
 		}

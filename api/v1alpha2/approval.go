@@ -5,9 +5,13 @@ package v1alpha2
 // reason a revision waiting for approval is reported with.
 const (
 	// AnnotationApproveRevision on a BundleDeployment names the revision
-	// (its Bundle's name) an approver approves. It approves that revision
-	// only: a newer revision needs a new approval. rukpakctl approve sets
-	// it to status.review.revision.
+	// an approver approves by its approval digest ("sha256:<64 hex>",
+	// status.review.digest): a digest of the revision's pinned spec, its
+	// content and its rendered objects (ApprovalDigest), never its Bundle's
+	// name, which is a short hash that can collide. It approves that
+	// revision only: a newer revision, or another one under the same name,
+	// needs a new approval. rukpakctl approve sets it to
+	// status.review.digest.
 	AnnotationApproveRevision = "core.rukpak.io/approve-revision"
 	// AnnotationApprovedBy is the user who last set
 	// AnnotationApproveRevision. The MutatingAdmissionPolicy in
@@ -36,7 +40,11 @@ const (
 )
 
 // ApprovalPolicy decides which new revisions wait for an approval before
-// they are applied.
+// they are applied. The policies are ordered, Automatic < PowerGrowth <
+// Always: lowering a BundleDeployment's policy is itself an approval, so
+// admission refuses it to users who may not approve the BundleDeployment,
+// and a revision held under the higher policy stays held unless the user
+// who lowered it may approve (docs/security.md, "Approving upgrades").
 // +kubebuilder:validation:Enum=Automatic;PowerGrowth;Always
 type ApprovalPolicy string
 
@@ -50,6 +58,31 @@ const (
 	// until it is approved.
 	ApprovalAlways ApprovalPolicy = "Always"
 )
+
+// Rank orders the policies: 0 for Automatic (or an unknown value), 1 for
+// PowerGrowth, 2 for Always. A policy of higher rank holds every revision
+// one of lower rank holds.
+func (a ApprovalPolicy) Rank() int {
+	switch a {
+	case ApprovalPowerGrowth:
+		return 1
+	case ApprovalAlways:
+		return 2
+	}
+	return 0
+}
+
+// AtLeast returns the higher of a and floor (an empty value counts as
+// Automatic): the policy in force when floor is the minimum an admin set.
+func (a ApprovalPolicy) AtLeast(floor ApprovalPolicy) ApprovalPolicy {
+	if a == "" {
+		a = ApprovalAutomatic
+	}
+	if floor.Rank() > a.Rank() {
+		return floor
+	}
+	return a
+}
 
 // Approval returns p's approval policy; ApprovalAutomatic for a nil policy
 // or an empty field.
@@ -67,6 +100,17 @@ type BundleDeploymentReview struct {
 	// +required
 	// +kubebuilder:validation:MaxLength=253
 	Revision string `json:"revision"`
+
+	// digest is the reviewed revision's approval digest
+	// ("sha256:<64 hex>"): a digest of its pinned spec (class, sources,
+	// config, resolved values), its content and its rendered objects. An
+	// approval names this digest (annotation core.rukpak.io/approve-revision)
+	// and is valid for nothing else: not for another revision that has
+	// the same Bundle name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
+	Digest string `json:"digest,omitempty"`
 
 	// activeRevision is the Bundle it was compared with; empty for a first
 	// install.

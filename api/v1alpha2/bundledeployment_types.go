@@ -277,7 +277,10 @@ type UpgradePolicy struct {
 	// core.rukpak.io/approve-revision annotation, set by a user allowed
 	// verb approve on this BundleDeployment) before anything of them is
 	// written: Automatic (none), PowerGrowth (those whose review grows
-	// power) or Always (every one, the first install included).
+	// power) or Always (every one, the first install included). The
+	// class's minimumApproval is the lowest in force. Lowering it is an
+	// approval: only users allowed verb approve may, and a revision held
+	// before stays held unless the user who lowered it may approve.
 	// +optional
 	// +kubebuilder:default=Automatic
 	ApprovalPolicy ApprovalPolicy `json:"approval,omitempty"`

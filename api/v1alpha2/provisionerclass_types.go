@@ -41,6 +41,14 @@ type ProvisionerClassSpec struct {
 	// +kubebuilder:validation:MaxLength=1024
 	Description string `json:"description,omitempty"`
 
+	// minimumApproval is the lowest spec.upgrade.approval a
+	// BundleDeployment of this class runs under: one that asks for less
+	// (or for nothing) is held as if it asked for this. Tenants who may
+	// use a class cannot write it, so an admin sets here what tenants
+	// cannot lower. Automatic when empty.
+	// +optional
+	MinimumApproval ApprovalPolicy `json:"minimumApproval,omitempty"`
+
 	// parameters are provisioner-specific settings.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields

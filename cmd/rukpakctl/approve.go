@@ -88,6 +88,9 @@ func formatReview(bd *v1alpha2.BundleDeployment) string {
 	r := bd.Status.Review
 	var b strings.Builder
 	fmt.Fprintf(&b, "Revision:        %s\n", r.Revision)
+	if r.Digest != "" {
+		fmt.Fprintf(&b, "Digest:          %s\n", r.Digest)
+	}
 	active := r.ActiveRevision
 	if active == "" {
 		active = "(none: a first install)"
@@ -168,14 +171,17 @@ func newApproveCmd() *cobra.Command {
 		Long: `A revision held by spec.upgrade.approval (Installed: AwaitingApproval) is
 applied once approved. approve sets the annotation
 ` + v1alpha2.AnnotationApproveRevision + ` of BundleDeployment NAME to the
-revision awaiting approval (status.review.revision); admission records you as
-the approver, and you need verb "` + v1alpha2.VerbApprove + `" on bundledeployments NAME
-(group core.rukpak.io). The approval is of that revision only: a newer one
-needs a new approval. --revision makes sure you approve the revision you
-reviewed: approve refuses when another one awaits approval. With nothing
+approval digest of the revision awaiting approval (status.review.digest: a
+digest of its pinned spec, content and rendered objects); admission records
+you as the approver, and you need verb "` + v1alpha2.VerbApprove + `" on bundledeployments NAME
+(group core.rukpak.io). The approval is of that revision only: a newer one,
+or another one under the same name, needs a new approval. --revision makes
+sure you approve the revision you reviewed: give the digest rukpakctl review
+printed (or the Bundle name, which is checked too but may be shared by two
+revisions); approve refuses when another one awaits approval. With nothing
 awaiting approval it changes nothing.`,
 		Example: `  rukpakctl review my-operator
-  rukpakctl approve my-operator --revision my-operator-5d8f9c7b6`,
+  rukpakctl approve my-operator --revision sha256:4f1c…`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := f.client()
@@ -186,13 +192,13 @@ awaiting approval it changes nothing.`,
 		},
 	}
 	f.bind(cmd.Flags())
-	cmd.Flags().StringVar(&revision, "revision", "", "the revision (Bundle) you approve; refused if another one awaits approval")
+	cmd.Flags().StringVar(&revision, "revision", "", "the approval digest (sha256:…, from rukpakctl review) or Bundle of the revision you approve; refused if another one awaits approval")
 	return cmd
 }
 
 // approveRevision sets the approve-revision annotation of BundleDeployment
-// name to the revision awaiting approval, which must be want when want is
-// set.
+// name to the approval digest of the revision awaiting approval, which
+// must be want (its digest or Bundle) when want is set.
 func approveRevision(ctx context.Context, c client.Client, stdout, stderr io.Writer, name, want string) error {
 	bd := &v1alpha2.BundleDeployment{}
 	if err := c.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
@@ -202,8 +208,11 @@ func approveRevision(ctx context.Context, c client.Client, stdout, stderr io.Wri
 	if r == nil || r.Approved {
 		return fmt.Errorf("bd/%s: no revision awaits approval (see rukpakctl review %s)", name, name)
 	}
-	if want != "" && want != r.Revision {
-		return fmt.Errorf("bd/%s: revision %s awaits approval, not %s: review it with rukpakctl review %s", name, r.Revision, want, name)
+	if r.Digest == "" {
+		return fmt.Errorf("bd/%s: revision %s awaits approval but status.review has no digest to approve (the manager predates approvals by digest)", name, r.Revision)
+	}
+	if want != "" && want != r.Revision && want != r.Digest {
+		return fmt.Errorf("bd/%s: revision %s (%s) awaits approval, not %s: review it with rukpakctl review %s", name, r.Revision, r.Digest, want, name)
 	}
 	// approved-by is cleared as well, so that the patch changes the
 	// approval annotations even when approve-revision names the revision
@@ -214,7 +223,7 @@ func approveRevision(ctx context.Context, c client.Client, stdout, stderr io.Wri
 	// annotation keep the earlier approver.
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
 		"annotations": map[string]any{
-			v1alpha2.AnnotationApproveRevision:  r.Revision,
+			v1alpha2.AnnotationApproveRevision:  r.Digest,
 			v1alpha2.AnnotationApprovedBy:       nil,
 			v1alpha2.AnnotationApprovedByGroups: nil,
 		},
@@ -225,7 +234,7 @@ func approveRevision(ctx context.Context, c client.Client, stdout, stderr io.Wri
 	if err := c.Patch(ctx, bd, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("annotating BundleDeployment %s: %w", name, err)
 	}
-	fmt.Fprintf(stdout, "bd/%s: approved revision %s\n", name, r.Revision)
+	fmt.Fprintf(stdout, "bd/%s: approved revision %s (%s)\n", name, r.Revision, r.Digest)
 	if bd.Spec.Paused {
 		fmt.Fprintf(stderr, "warning: bd/%s is paused; the revision is applied when it is unpaused\n", name)
 	}

@@ -36,7 +36,8 @@ func TestApproveAndReview(t *testing.T) {
 	approver := envtest.UniqueName("approver")
 	grant(t, approver, rbacv1.PolicyRule{APIGroups: []string{v1alpha2.GroupVersion.Group}, Resources: []string{"bundledeployments"},
 		ResourceNames: []string{name}, Verbs: []string{"get", "patch", v1alpha2.VerbApprove}})
-	awaiting := &v1alpha2.BundleDeploymentReview{Revision: revs[1].Name, ActiveRevision: revs[0].Name,
+	digest := "sha256:" + strings.Repeat("4f", 32)
+	awaiting := &v1alpha2.BundleDeploymentReview{Revision: revs[1].Name, Digest: digest, ActiveRevision: revs[0].Name,
 		Review: v1alpha2.RevisionReview{GrowsPower: true, Summary: "User gate-user gains get secrets"}}
 	for _, tc := range []struct {
 		name       string
@@ -53,14 +54,15 @@ func TestApproveAndReview(t *testing.T) {
 		{name: "review nothing", args: []string{"review", name}, wantOut: "no revision reviewed"},
 		{name: "review awaiting", before: setReview(awaiting), args: []string{"review", name}, wantOut: "awaiting approval: rukpakctl approve " + name},
 		{name: "review yaml", args: []string{"review", name, "-o", "yaml"}, wantOut: "revision: " + revs[1].Name},
-		{name: "other revision", args: []string{"approve", name, "--revision", revs[0].Name}, wantErr: revs[1].Name + " awaits approval, not " + revs[0].Name},
-		{name: "approve", args: []string{"approve", name, "--revision", revs[1].Name}, wantOut: "approved revision " + revs[1].Name, wantMarked: revs[1].Name, wantBy: "admin"},
+		{name: "other revision", args: []string{"approve", name, "--revision", revs[0].Name}, wantErr: "awaits approval, not " + revs[0].Name},
+		{name: "other digest", args: []string{"approve", name, "--revision", "sha256:" + strings.Repeat("00", 32)}, wantErr: "awaits approval, not sha256:00"},
+		{name: "approve", args: []string{"approve", name, "--revision", digest}, wantOut: "approved revision " + revs[1].Name, wantMarked: digest, wantBy: "admin"},
 		// The admin's approval was not accepted (say, the admin asked for
 		// the revision and the manager requires a separate approver):
 		// another user approves the same revision, and admission records
 		// them, although approve-revision does not change.
 		{name: "approve the same revision as another user", args: []string{"approve", name}, as: approver,
-			wantOut: "approved revision " + revs[1].Name, wantMarked: revs[1].Name, wantBy: approver},
+			wantOut: "approved revision " + revs[1].Name, wantMarked: digest, wantBy: approver},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.before != nil {

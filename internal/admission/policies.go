@@ -42,6 +42,9 @@ const (
 	// ApprovalPolicyName refuses changes of the approval annotations by
 	// users who may not approve the BundleDeployment's revisions.
 	ApprovalPolicyName = "rukpak-approval-authorization"
+	// LoweringPolicyName refuses lowering spec.upgrade.approval by users
+	// who may not approve the BundleDeployment's revisions.
+	LoweringPolicyName = "rukpak-approval-lowering"
 )
 
 // The wait for the policies to be enforced.

@@ -230,6 +230,22 @@ func (c *Checker) CheckApprover(ctx context.Context, bd *v1alpha2.BundleDeployme
 		return failure.New(v1alpha2.ReasonNotAuthorized, "BundleDeployment %q has no %s annotation, so rukpak cannot tell who approved it: the admission policy rukpak-approved-by of config/policy is not installed",
 			bd.Name, v1alpha2.AnnotationApprovedBy)
 	}
+	return c.mayApprove(ctx, bd, user, groups,
+		fmt.Sprintf("who approved revision %s (annotation %s)", bd.Annotations[v1alpha2.AnnotationApproveRevision], v1alpha2.AnnotationApprovedBy))
+}
+
+// CheckMayApprove returns nil when user, of groups, may approve bd's
+// revisions (verb approve on bundledeployments named bd, group
+// core.rukpak.io): the test of a user who lowered bd's
+// spec.upgrade.approval, which is itself an approval. Otherwise a
+// *failure.Error with reason v1alpha2.ReasonNotAuthorized says who may
+// not and how to grant it. Members of system:masters are allowed without
+// a review.
+func (c *Checker) CheckMayApprove(ctx context.Context, bd *v1alpha2.BundleDeployment, user string, groups []string) error {
+	return c.mayApprove(ctx, bd, user, groups, fmt.Sprintf("who last changed its spec (annotation %s)", v1alpha2.AnnotationRequestedBy))
+}
+
+func (c *Checker) mayApprove(ctx context.Context, bd *v1alpha2.BundleDeployment, user string, groups []string, who string) error {
 	if slices.Contains(groups, mastersGroup) {
 		return nil
 	}
@@ -241,8 +257,8 @@ func (c *Checker) CheckApprover(ctx context.Context, bd *v1alpha2.BundleDeployme
 	}
 	if !allowed {
 		return failure.New(v1alpha2.ReasonNotAuthorized,
-			`user %q, who approved revision %s (annotation %s), may not approve revisions of BundleDeployment %q; grant it with a ClusterRole allowing verb %q on bundledeployments (apiGroups [%q]) with resourceNames [%q], bound to the user or one of their groups`,
-			user, bd.Annotations[v1alpha2.AnnotationApproveRevision], v1alpha2.AnnotationApprovedBy, bd.Name, v1alpha2.VerbApprove, v1alpha2.GroupVersion.Group, bd.Name)
+			`user %q, %s, may not approve revisions of BundleDeployment %q; grant it with a ClusterRole allowing verb %q on bundledeployments (apiGroups [%q]) with resourceNames [%q], bound to the user or one of their groups`,
+			user, who, bd.Name, v1alpha2.VerbApprove, v1alpha2.GroupVersion.Group, bd.Name)
 	}
 	return nil
 }

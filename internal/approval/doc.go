@@ -24,5 +24,11 @@
 //     uploaders the content server recorded (Uploaders), which no
 //     admission policy can read.
 //
+// Approvers are checked the same way: CheckApprover re-checks the user
+// admission recorded in the approved-by annotations, and CheckMayApprove
+// the user who last changed the spec when that change lowered
+// spec.upgrade.approval (a lowering is an approval; the admission policy
+// rukpak-approval-lowering refuses it to users who may not approve).
+//
 // docs/security.md describes the model for users.
 package approval

@@ -22,11 +22,23 @@ import (
 const hashLength = 10
 
 // RevisionName is the name of BundleDeployment bdName's revision of spec:
-// the name, '-', and a hash of everything that makes up a revision (class,
-// pinned sources, config and the digest of the resolved Helm values, so
-// that a change of a valuesFrom object is an upgrade). Anyone who can read
-// the sources can compute it, which is why a name proves nothing (Check).
+// the name, '-', and the first hashLength hex digits of SpecDigest. Anyone
+// who can read the sources can compute it, which is why a name proves
+// nothing (Check); and 40 bits can be made to collide, which is why a
+// name is never what an approval, a kept record or a memo of a revision
+// binds to: they bind to SpecDigest (and ApprovalDigest), in full.
 func RevisionName(bdName string, spec v1alpha2.BundleSpec, valuesDigest string) string {
+	return bdName + "-" + strings.TrimPrefix(SpecDigest(spec, valuesDigest), digestPrefix)[:hashLength]
+}
+
+// digestPrefix starts every digest this package returns.
+const digestPrefix = "sha256:"
+
+// SpecDigest is the full digest ("sha256:<64 hex>") of everything that
+// makes up a revision: class, pinned sources, config and the digest of
+// the resolved Helm values (so that a change of a valuesFrom object is an
+// upgrade).
+func SpecDigest(spec v1alpha2.BundleSpec, valuesDigest string) string {
 	b, _ := json.Marshal(struct {
 		Class   string                  `json:"class"`
 		Sources []v1alpha2.BundleSource `json:"sources"`
@@ -34,7 +46,38 @@ func RevisionName(bdName string, spec v1alpha2.BundleSpec, valuesDigest string) 
 		Values  string                  `json:"values,omitempty"`
 	}{spec.ProvisionerClassName, spec.Sources, spec.Config, valuesDigest})
 	sum := sha256.Sum256(b)
-	return bdName + "-" + hex.EncodeToString(sum[:])[:hashLength]
+	return digestPrefix + hex.EncodeToString(sum[:])
+}
+
+// ApprovalDigest is the digest an approval of a revision names
+// (v1alpha2.AnnotationApproveRevision, status.review.digest): of the
+// revision's SpecDigest, the digest of its unpacked content and the
+// digest of its rendered objects (ObjectsDigest), each in full. Two
+// revisions that differ in any of them differ here, whatever their names.
+func ApprovalDigest(specDigest, contentDigest, objectsDigest string) string {
+	b, _ := json.Marshal(struct {
+		Version string `json:"v"`
+		Spec    string `json:"spec"`
+		Content string `json:"content"`
+		Objects string `json:"objects"`
+	}{"rukpak.approval/v1", specDigest, contentDigest, objectsDigest})
+	sum := sha256.Sum256(b)
+	return digestPrefix + hex.EncodeToString(sum[:])
+}
+
+// ObjectsDigest is the full digest of rendered objects, in order: each
+// object's JSON (maps with sorted keys), length-prefixed.
+func ObjectsDigest(objs []map[string]any) (string, error) {
+	h := sha256.New()
+	for i, o := range objs {
+		b, err := json.Marshal(o)
+		if err != nil {
+			return "", fmt.Errorf("encoding rendered object %d: %w", i, err)
+		}
+		fmt.Fprintf(h, "%d\n", len(b))
+		h.Write(b)
+	}
+	return digestPrefix + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // IsRevisionName reports whether name has the form of a revision of the

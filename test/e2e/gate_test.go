@@ -233,7 +233,7 @@ func TestApprovalGateFormats(t *testing.T) {
 				s.Sources = gateSource(t, tc.format, params("v2", gateSecretsRule))
 			})
 			bd = waitAwaitingApproval(t, name, rev1)
-			rev2 := bd.Status.Review.Revision
+			rev2, digest2 := bd.Status.Review.Revision, bd.Status.Review.Digest
 			if bd.Status.ActiveBundle != rev1 {
 				t.Fatalf("active revision %s while %s is held, want %s", bd.Status.ActiveBundle, rev2, rev1)
 			}
@@ -406,15 +406,15 @@ func TestApprovalGateFormats(t *testing.T) {
 				s.Sources = gateSource(t, tc.format, params("v4", gateSecretsRule, gatePodsRule))
 			})
 			bd = waitAwaitingApproval(t, name, rev3)
-			if a := bd.Annotations[v1alpha2.AnnotationApproveRevision]; a != rev2 {
-				t.Errorf("%s = %q, want the approval of %s", v1alpha2.AnnotationApproveRevision, a, rev2)
+			if a := bd.Annotations[v1alpha2.AnnotationApproveRevision]; a != digest2 {
+				t.Errorf("%s = %q, want the approval of %s (%s)", v1alpha2.AnnotationApproveRevision, a, rev2, digest2)
 			}
 			if got := clusterRulesOf(t, name); bd.Status.ActiveBundle != rev3 || slices.Contains(got, "pods") {
 				t.Fatalf("revision %s applied on the approval of %s: active %s, rules %v", bd.Status.Review.Revision, rev2, bd.Status.ActiveBundle, got)
 			}
 			// Approving the earlier revision by name is refused by the CLI.
 			out, err := rukpakctl("approve", name, "--revision", rev2, "--kubeconfig", kubeconfigAs(t, approver))
-			if err == nil || !strings.Contains(out, "awaits approval, not "+rev2) {
+			if err == nil || !strings.Contains(out, "awaits approval, not "+rev2) || strings.Contains(out, "approved revision") {
 				t.Errorf("rukpakctl approve --revision %s while %s awaits approval: %v\n%s", rev2, bd.Status.Review.Revision, err, out)
 			}
 		})

@@ -252,7 +252,11 @@ type scope struct {
 
 	pinned   []v1alpha2.BundleSource
 	revision string
-	bundle   *v1alpha2.Bundle
+	// specDigest is the full digest of the revision's pinned spec
+	// (ownership.SpecDigest): what the revision is, where its name, a
+	// short hash, only finds its Bundle.
+	specDigest string
+	bundle     *v1alpha2.Bundle
 	// created is set when this reconcile created the revision's Bundle.
 	created bool
 	// rendered is the revision's plan, rendered when its Bundle was

@@ -93,7 +93,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if len(drifted) == 0 && !r.certsDue(s) {
 		return nil
 	}
-	plan, err := r.plan(ctx, s, revisionRef{bundle: st.bundle, digest: st.digest, config: st.config, values: st.values}, renderAndKeep)
+	plan, err := r.plan(ctx, s, revisionRef{bundle: st.bundle, spec: st.spec, digest: st.digest, config: st.config, values: st.values}, renderAndKeep)
 	if err != nil {
 		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
 	}

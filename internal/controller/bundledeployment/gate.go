@@ -2,17 +2,20 @@ package bundledeployment
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/approval"
 	"github.com/rukpak/rukpak/internal/metrics"
+	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/review"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
@@ -27,41 +30,43 @@ import (
 const reviewRecheck = time.Minute
 
 // gate decides, before anything of the new revision ref is written,
-// whether it may be applied (spec.upgrade.approval). It reviews the
-// revision (package review) when the policy is not Automatic or a
-// revision is active (upgrades are always reviewed, and the review shown
-// in status.review). A revision is held when the policy is Always, or
-// PowerGrowth and it is an upgrade whose review grows power, unless it is approved (see
-// approvedBy). A held revision writes nothing: the active revision stays
+// whether it may be applied (spec.upgrade.approval, at least the class's
+// spec.minimumApproval). It reviews the revision (package review) when
+// the policy is not Automatic, a revision is active (upgrades are always
+// reviewed, and the review shown in status.review) or a revision was held
+// before. A revision is held when the policy is Always, or PowerGrowth and
+// it is an upgrade whose review grows power, unless it is approved (see
+// approvedBy); and a revision held before under a higher policy stays held
+// after the policy was lowered, unless the user who lowered it may approve
+// (stillHeld). A held revision writes nothing: the active revision stays
 // installed and drift-corrected, Installed says AwaitingApproval, and an
-// event and a metric announce it once per revision. held is false when
-// the revision may be applied.
+// event and a metric announce it once per revision. held is false when the
+// revision may be applied.
+//
+// Everything the gate decides binds to the revision's approval digest
+// (ownership.ApprovalDigest: its full spec, content and rendered objects
+// digests), never to its name, a short hash that can be made to collide.
 //
 // While a revision is held every reconcile reviews it again: the cluster
 // it is compared with may change, and so may the approval.
 func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref revisionRef) (held bool, err error) {
-	policy := s.bd.Spec.Upgrade.Approval()
+	policy, err := r.policyOf(ctx, s.bd)
+	if err != nil {
+		return true, err
+	}
 	active := s.bd.Status.ActiveBundle
-	if active == ref.bundle || (policy == v1alpha2.ApprovalAutomatic && active == "") {
+	prior := heldBefore(s.written)
+	if isApplied(st, active, ref, s.created) || (policy == v1alpha2.ApprovalAutomatic && active == "" && prior == nil) {
 		return false, nil
 	}
-	// A revision held before, against the same active one, keeps its
-	// review: it is rendered again only once it may be applied.
-	rev := s.mem.reviewOf(ref.bundle, active)
-	if rev == nil {
-		var plan *apply.Plan
-		plan, err = r.planOf(ctx, s, ref)
-		// Taken again by applyRevision: the revision is rendered once.
-		s.rendered = &rendered{bundle: ref.bundle, digest: ref.digest, plan: plan, err: err}
-		if err != nil {
-			// Not reviewable because not renderable: the apply reports why.
-			return false, nil
-		}
-		rev, err = r.reviewRevision(ctx, s, st, plan.Objects())
+	rev, digest, err := r.reviewOf(ctx, s, st, ref)
+	if rev == nil && err == nil {
+		// Not reviewable because not renderable: the apply reports why.
+		return false, nil
 	}
 	if err != nil {
 		err = fmt.Errorf("reviewing revision %s: %w", ref.bundle, err)
-		if policy == v1alpha2.ApprovalAutomatic {
+		if policy == v1alpha2.ApprovalAutomatic && prior == nil {
 			r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonReviewFailed, "Review", "%v; applied without a review (spec.upgrade.approval is Automatic)", err)
 			return false, nil
 		}
@@ -72,25 +77,133 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 		return true, r.keepActive(ctx, s, st, failure.New(v1alpha2.ReasonReviewFailed,
 			"%v; not applied (spec.upgrade.approval %s holds a revision that cannot be reviewed), reviewed again within %s", err, policy, reviewRecheck))
 	}
-	s.review = &v1alpha2.BundleDeploymentReview{Revision: ref.bundle, ActiveRevision: active, Approved: true, Review: *rev}
+	s.review = &v1alpha2.BundleDeploymentReview{Revision: ref.bundle, Digest: digest, ActiveRevision: active, Approved: true, Review: *rev}
+	var lowered error
 	if !holds(policy, rev, active != "") {
-		s.mem.setReview("", "", nil)
-		return false, nil
+		if prior == nil || prior.Digest != digest {
+			s.mem.setReview("", "", "", nil)
+			return false, nil
+		}
+		by, why, err := r.loweredBy(ctx, s.bd)
+		if err != nil {
+			return true, err
+		}
+		if by != "" {
+			s.review.ApprovedBy = by
+			s.mem.setReview("", "", "", nil)
+			return false, nil
+		}
+		lowered = why
 	}
-	by, refused, err := r.approvedBy(ctx, s.bd, ref.bundle)
+	by, refused, err := r.approvedBy(ctx, s.bd, digest)
 	if err != nil {
 		return true, err
 	}
 	if by != "" {
 		s.review.ApprovedBy = by
-		s.mem.setReview("", "", nil)
+		s.mem.setReview("", "", "", nil)
 		return false, nil
 	}
-	s.mem.setReview(ref.bundle, active, rev)
+	s.mem.setReview(reviewKey(ref), active, digest, rev)
 	s.rendered = nil
 	s.review.Approved = false
-	r.announceAwaiting(s, ref.bundle, rev)
-	return true, r.keepActive(ctx, s, st, awaitingApproval(s.bd, policy, rev, refused))
+	r.announceAwaiting(s, digest, rev)
+	return true, r.keepActive(ctx, s, st, awaitingApproval(s.bd, policy, rev, lowered, refused))
+}
+
+// reviewKey is what a review of revision ref is remembered by: its full
+// spec and content digests.
+func reviewKey(ref revisionRef) string { return ref.spec + " " + ref.digest }
+
+// reviewOf returns the review of revision ref and its approval digest:
+// remembered, when the revision was held before against the same active
+// one (it is rendered again only once it may be applied), or rendered
+// and reviewed. rev is nil, with a nil error, when ref cannot be
+// rendered.
+func (r *Reconciler) reviewOf(ctx context.Context, s *scope, st *appliedState, ref revisionRef) (rev *v1alpha2.RevisionReview, digest string, err error) {
+	if rev, digest := s.mem.reviewOf(reviewKey(ref), s.bd.Status.ActiveBundle); rev != nil {
+		return rev, digest, nil
+	}
+	plan, objects, err := r.planAndDigestOf(ctx, s, ref)
+	// Taken again by applyRevision: the revision is rendered once.
+	s.rendered = &rendered{bundle: ref.bundle, spec: ref.spec, digest: ref.digest, objects: objects, plan: plan, err: err}
+	if err != nil {
+		return nil, "", nil
+	}
+	digest = ownership.ApprovalDigest(ref.spec, ref.digest, objects)
+	rev, err = r.reviewRevision(ctx, s, st, plan.Objects())
+	return rev, digest, err
+}
+
+// isApplied reports whether ref is the active revision as this process
+// applied it: by name, and, when this process applied it (st), by its
+// spec and content digests too, so that another revision under the same
+// name is not taken for it. After a restart the name finds the active
+// revision's Bundle, which holds exactly the pinned spec (useBundle) —
+// unless this reconcile created that Bundle (created): the active
+// revision's was gone, and the one under its name now is reviewed as new.
+func isApplied(st *appliedState, active string, ref revisionRef, created bool) bool {
+	if active == "" || active != ref.bundle {
+		return false
+	}
+	if st == nil || st.bundle != active {
+		return !created
+	}
+	return st.spec == ref.spec && st.digest == ref.digest
+}
+
+// policyOf is the approval policy bd's revisions are held under: its
+// spec.upgrade.approval, at least its class's spec.minimumApproval, the
+// floor an admin sets and tenants cannot lower.
+func (r *Reconciler) policyOf(ctx context.Context, bd *v1alpha2.BundleDeployment) (v1alpha2.ApprovalPolicy, error) {
+	policy := bd.Spec.Upgrade.Approval()
+	class := &v1alpha2.ProvisionerClass{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: bd.Spec.ProvisionerClassName}, class); err != nil {
+		return policy, fmt.Errorf("reading ProvisionerClass %s for its minimum approval policy: %w", bd.Spec.ProvisionerClassName, err)
+	}
+	return policy.AtLeast(class.Spec.MinimumApproval), nil
+}
+
+// heldBefore returns the review of the revision the status last written
+// says is held (not approved), nil when none is. Only the manager writes
+// status, so it says what the manager held.
+func heldBefore(written *v1alpha2.BundleDeploymentStatus) *v1alpha2.BundleDeploymentReview {
+	if written == nil || written.Review == nil || written.Review.Approved || written.Review.Digest == "" {
+		return nil
+	}
+	return written.Review
+}
+
+// loweredBy returns the user whose lowering of the policy lets a revision
+// held before through: the user who last changed bd's spec (the
+// requested-by annotations admission records; the lowering is a change of
+// the spec), when that user may approve bd (a SubjectAccessReview) and,
+// with SeparateApprover, never (the lowering cannot be told apart from
+// the request). Otherwise by is empty and why says why the revision stays
+// held. err is an error of the review itself.
+func (r *Reconciler) loweredBy(ctx context.Context, bd *v1alpha2.BundleDeployment) (by string, why, err error) {
+	user, groups, ok := approval.Requester(bd)
+	if !ok {
+		return "", errors.New("no one is recorded as having lowered spec.upgrade.approval"), nil
+	}
+	if r.SeparateApprover {
+		return "", fmt.Errorf("spec.upgrade.approval was lowered after the revision was held, and with --require-separate-approver a lowering by user %q, who last changed the spec, does not approve it", user), nil
+	}
+	if err := r.approvalChecker().CheckMayApprove(ctx, bd, user, groups); err != nil {
+		if failure.As(err) != nil {
+			return "", fmt.Errorf("spec.upgrade.approval was lowered after the revision was held, by user %q, who last changed the spec and may not approve it: %w", user, err), nil
+		}
+		return "", nil, fmt.Errorf("checking who lowered spec.upgrade.approval: %w", err)
+	}
+	return user, nil, nil
+}
+
+// approvalChecker is the Checker of approvers.
+func (r *Reconciler) approvalChecker() *approval.Checker {
+	if r.Approval != nil {
+		return r.Approval
+	}
+	return &approval.Checker{Reviews: r.Permissions.Reviews}
 }
 
 // holds reports whether policy holds a revision with review rev until it
@@ -108,10 +221,13 @@ func holds(policy v1alpha2.ApprovalPolicy, rev *v1alpha2.RevisionReview, upgrade
 }
 
 // awaitingApproval is the AwaitingApproval failure of a held revision:
-// what grew, how to approve it and, when an approval was given but not
-// accepted, why.
-func awaitingApproval(bd *v1alpha2.BundleDeployment, policy v1alpha2.ApprovalPolicy, rev *v1alpha2.RevisionReview, refused error) error {
+// what grew, how to approve it and, when the policy was lowered without
+// approving it or an approval was given but not accepted, why.
+func awaitingApproval(bd *v1alpha2.BundleDeployment, policy v1alpha2.ApprovalPolicy, rev *v1alpha2.RevisionReview, lowered, refused error) error {
 	msg := fmt.Sprintf("waits for approval (spec.upgrade.approval %s)", policy)
+	if lowered != nil {
+		msg = fmt.Sprintf("waits for the approval it was held for (spec.upgrade.approval is now %s): %v", policy, lowered)
+	}
 	if rev.Summary != "" {
 		msg += ": " + rev.Summary
 	}
@@ -132,7 +248,7 @@ func (r *Reconciler) reviewRevision(ctx context.Context, s *scope, st *appliedSt
 	if active := s.bd.Status.ActiveBundle; active != "" {
 		var aref revisionRef
 		if st != nil && st.bundle == active {
-			aref = revisionRef{bundle: st.bundle, digest: st.digest, config: st.config, values: st.values}
+			aref = revisionRef{bundle: st.bundle, spec: st.spec, digest: st.digest, config: st.config, values: st.values}
 		} else {
 			var err error
 			if aref, err = r.revisionOf(ctx, s, active); err != nil {
@@ -169,15 +285,17 @@ func (l splitLive) List(ctx context.Context, gvk schema.GroupVersionKind) ([]*un
 	return l.list.List(ctx, gvk)
 }
 
-// approvedBy returns the user whose approval lets revision through: the
-// approve-revision annotation names it, the approved-by user (recorded by
-// admission) may approve bd (verb approve, a SubjectAccessReview), and,
-// with SeparateApprover, is not its requester. Otherwise by is empty and
-// refused says why an approval of this revision was not accepted (nil when
-// none names it). err is an error of the review itself.
-func (r *Reconciler) approvedBy(ctx context.Context, bd *v1alpha2.BundleDeployment, revision string) (by string, refused, err error) {
-	if bd.Annotations[v1alpha2.AnnotationApproveRevision] != revision {
-		return "", nil, nil
+// approvedBy returns the user whose approval lets the revision of approval
+// digest digest through: the approve-revision annotation names that
+// digest (never a name: two revisions can share one), the approved-by user
+// (recorded by admission) may approve bd (verb approve, a
+// SubjectAccessReview), and, with SeparateApprover, is not its requester.
+// Otherwise by is empty and refused says why an approval was not accepted
+// (nil when none names this revision). err is an error of the review
+// itself.
+func (r *Reconciler) approvedBy(ctx context.Context, bd *v1alpha2.BundleDeployment, digest string) (by string, refused, err error) {
+	if given := bd.Annotations[v1alpha2.AnnotationApproveRevision]; given != digest {
+		return "", staleApproval(given, digest), nil
 	}
 	user, _, ok := approval.Approver(bd)
 	if !ok {
@@ -186,29 +304,42 @@ func (r *Reconciler) approvedBy(ctx context.Context, bd *v1alpha2.BundleDeployme
 	if requester, _, _ := approval.Requester(bd); r.SeparateApprover && user == requester {
 		return "", fmt.Errorf("user %q approved the revision they requested, and the manager runs with --require-separate-approver: another user must approve it", user), nil
 	}
-	checker := r.Approval
-	if checker == nil {
-		checker = &approval.Checker{Reviews: r.Permissions.Reviews}
-	}
-	if err := checker.CheckApprover(ctx, bd); err != nil {
+	if err := r.approvalChecker().CheckApprover(ctx, bd); err != nil {
 		if failure.As(err) != nil {
 			return "", err, nil
 		}
-		return "", nil, fmt.Errorf("checking the approval of revision %s: %w", revision, err)
+		return "", nil, fmt.Errorf("checking the approval of revision %s: %w", digest, err)
 	}
 	return user, nil, nil
 }
 
+// staleApproval says why an approval given (the approve-revision
+// annotation) that is not of the revision held is not accepted, when that
+// needs saying: one that names a Bundle, as approvals did before they
+// named digests, is not accepted, since a name is a short hash that
+// another revision can share. nil for none, or an approval of another
+// revision (the next one needs its own).
+func staleApproval(given, digest string) error {
+	if given == "" || strings.HasPrefix(given, digestPrefix) {
+		return nil
+	}
+	return fmt.Errorf("%s names %q, not an approval digest: an approval names the revision's status.review.digest (%s), which `rukpakctl approve` sets",
+		v1alpha2.AnnotationApproveRevision, given, digest)
+}
+
+// digestPrefix starts an approval digest.
+const digestPrefix = "sha256:"
+
 // announceAwaiting emits the AwaitingApproval event and counts the
 // revision, once per revision: unless the status last written says it
 // awaits approval already.
-func (r *Reconciler) announceAwaiting(s *scope, revision string, rev *v1alpha2.RevisionReview) {
-	if w := s.written; w != nil && w.Review != nil && w.Review.Revision == revision && !w.Review.Approved {
+func (r *Reconciler) announceAwaiting(s *scope, digest string, rev *v1alpha2.RevisionReview) {
+	if w := s.written; w != nil && w.Review != nil && w.Review.Digest == digest && !w.Review.Approved {
 		return
 	}
 	metrics.AwaitingApprovalTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName)).Inc()
 	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, v1alpha2.ReasonAwaitingApproval, "Review",
-		"Revision %s waits for approval: %s; run `rukpakctl approve %s`", revision, rev.Summary, s.bd.Name)
+		"Revision %s (%s) waits for approval: %s; run `rukpakctl approve %s`", s.review.Revision, digest, rev.Summary, s.bd.Name)
 }
 
 // keepActive reports why the new revision is not applied (s.installErr)

@@ -106,7 +106,7 @@ func TestApprovalGatePowerGrowth(t *testing.T) {
 		b.Spec.Sources = source(manifests(t, gatedRBAC(role, "v2", "configmaps", "secrets")))
 	})
 	bd = waitAwaiting(t, bd.Name, rev1)
-	rev2 := bd.Status.Review.Revision
+	rev2, digest2 := bd.Status.Review.Revision, bd.Status.Review.Digest
 	msg := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled).Message
 	for _, want := range []string{"rukpakctl approve " + bd.Name, rev1 + " remains installed"} {
 		if !strings.Contains(msg, want) {
@@ -137,7 +137,7 @@ func TestApprovalGatePowerGrowth(t *testing.T) {
 	// An approver approves (the manager runs with
 	// --require-separate-approver, so not the admin who asked for it):
 	// the admission policy records who.
-	approveAs(t, grantApprover(t, bd.Name), bd.Name, rev2)
+	approveAs(t, grantApprover(t, bd.Name), bd.Name, digest2)
 	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
 	if bd.Status.ActiveBundle != rev2 || !slices.Contains(roleResources(t, role), "secrets") {
 		t.Fatalf("after approval: active %s (want %s), rules %v", bd.Status.ActiveBundle, rev2, roleResources(t, role))
@@ -274,7 +274,7 @@ func TestApprovalGateAlways(t *testing.T) {
 	t.Cleanup(func() { deleteAndWait(t, bd.Name) })
 
 	bd = waitAwaiting(t, bd.Name, "")
-	rev1 := bd.Status.Review.Revision
+	rev1, digest1 := bd.Status.Review.Revision, bd.Status.Review.Digest
 	if bd.Status.ActiveBundle != "" || bd.Status.Review.ActiveRevision != "" {
 		t.Fatalf("active %q, review compared with %q: want a first install held", bd.Status.ActiveBundle, bd.Status.Review.ActiveRevision)
 	}
@@ -284,7 +284,7 @@ func TestApprovalGateAlways(t *testing.T) {
 	mustNotExist(t, &corev1.ConfigMap{}, ns, "keep")
 
 	approver := grantApprover(t, bd.Name)
-	approveAs(t, approver, bd.Name, rev1)
+	approveAs(t, approver, bd.Name, digest1)
 	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
 	if bd.Status.ActiveBundle != rev1 {
 		t.Fatalf("active %s after approving %s", bd.Status.ActiveBundle, rev1)
@@ -299,16 +299,16 @@ func TestApprovalGateAlways(t *testing.T) {
 		b.Spec.Sources = source(manifests(t, map[string]string{"a.yaml": cmYAML("keep", "v2")}))
 	})
 	bd = waitAwaiting(t, bd.Name, rev1)
-	rev2 := bd.Status.Review.Revision
+	rev2, digest2 := bd.Status.Review.Revision, bd.Status.Review.Digest
 	if bd.Status.Review.Review.GrowsPower || bd.Status.Review.ActiveRevision != rev1 || bd.Status.ActiveBundle != rev1 {
 		t.Fatalf("status.review = %+v, active %s: want %s held, growing nothing, %s active", bd.Status.Review, bd.Status.ActiveBundle, rev2, rev1)
 	}
-	if got := bd.Annotations[v1alpha2.AnnotationApproveRevision]; got != rev1 {
+	if got := bd.Annotations[v1alpha2.AnnotationApproveRevision]; got != digest1 {
 		t.Fatalf("%s = %q, want the approval of %s still there", v1alpha2.AnnotationApproveRevision, got, rev1)
 	}
 	waitValue(t, ns, "keep", "v1")
 
-	approveAs(t, approver, bd.Name, rev2)
+	approveAs(t, approver, bd.Name, digest2)
 	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
 	if bd.Status.ActiveBundle != rev2 {
 		t.Fatalf("active %s after approving %s", bd.Status.ActiveBundle, rev2)
@@ -345,14 +345,14 @@ func TestApprovalGateSeparateApprover(t *testing.T) {
 		b.Spec.Sources = source(manifests(t, gatedRBAC(role, "v2", "configmaps", "secrets")))
 	})
 	bd = waitAwaiting(t, bd.Name, rev1)
-	rev2 := bd.Status.Review.Revision
+	rev2, digest2 := bd.Status.Review.Revision, bd.Status.Review.Digest
 	requester := bd.Annotations[v1alpha2.AnnotationRequestedBy]
 	if requester == "" {
 		t.Fatalf("no %s annotation: the admission policy did not record who asked for %s", v1alpha2.AnnotationRequestedBy, rev2)
 	}
 
 	// The requester (the admin, who may approve anything) approves.
-	if err := approve(env.Client, bd.Name, rev2); err != nil {
+	if err := approve(env.Client, bd.Name, digest2); err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("the approval given is not accepted: user %q approved the revision they requested, and the manager runs with --require-separate-approver", requester)
@@ -372,7 +372,7 @@ func TestApprovalGateSeparateApprover(t *testing.T) {
 
 	// Another user allowed to approve does.
 	approver := grantApprover(t, bd.Name)
-	approveAs(t, approver, bd.Name, rev2)
+	approveAs(t, approver, bd.Name, digest2)
 	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
 	if bd.Status.ActiveBundle != rev2 || !slices.Contains(roleResources(t, role), "secrets") {
 		t.Fatalf("after %s approved: active %s (want %s), rules %v", approver, bd.Status.ActiveBundle, rev2, roleResources(t, role))

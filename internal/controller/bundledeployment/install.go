@@ -27,8 +27,11 @@ import (
 // the revision and what each object looked like right after the apply.
 type appliedState struct {
 	// uid is the BundleDeployment's UID.
-	uid     types.UID
-	bundle  string
+	uid    types.UID
+	bundle string
+	// spec is the revision's ownership.SpecDigest, digest its content's:
+	// the revision applied is the one with these, whatever its name.
+	spec    string
 	digest  string
 	ids     []inventory.ID
 	objects map[inventory.ID]appliedObject
@@ -58,6 +61,8 @@ type installResult struct {
 // revisionRef names the content of one revision to apply.
 type revisionRef struct {
 	bundle string
+	// spec is the revision's ownership.SpecDigest, in full.
+	spec   string
 	digest string
 	config *v1alpha2.BundleConfig
 	values values.Resolved
@@ -111,7 +116,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		return false, err
 	}
 
-	if st != nil && st.bundle == s.revision && st.digest == s.digest && !r.skippedNowServed(s, st) {
+	if st != nil && st.bundle == s.revision && st.spec == s.specDigest && st.digest == s.digest && !r.skippedNowServed(s, st) {
 		return true, s.keepCorrected(st)
 	}
 	if err := r.checkProbes(s.bd); err != nil {
@@ -132,7 +137,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	// rollback that kept CRDs: judged as one, so that its kept CRDs are
 	// not taken for an unsafe upgrade.
 	again := s.bundle.Name == s.bd.Status.ActiveBundle
-	ref := revisionRef{bundle: s.bundle.Name, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, rollback: earlier || again}
+	ref := revisionRef{bundle: s.bundle.Name, spec: s.specDigest, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, rollback: earlier || again}
 	if held, err := r.gate(ctx, s, st, ref); held || err != nil {
 		return false, err
 	}
@@ -317,7 +322,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		}
 		return nil, err
 	}
-	next := &appliedState{uid: s.bd.UID, bundle: ref.bundle, digest: ref.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids)), config: ref.config, values: ref.values}
+	next := &appliedState{uid: s.bd.UID, bundle: ref.bundle, spec: ref.spec, digest: ref.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids)), config: ref.config, values: ref.values}
 	res := &installResult{objects: len(ids), skipped: plan.Skipped()}
 	s.report(ref.bundle).objects = len(ids)
 	next.skipped = plan.Skipped()
@@ -495,23 +500,40 @@ func records(objects map[inventory.ID]appliedObject) map[inventory.ID]inventory.
 // plan renders the revision's content, with its config and Helm values,
 // into an apply plan (see render for when a kept render is used).
 func (r *Reconciler) plan(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (*apply.Plan, error) {
+	plan, _, err := r.planDigest(ctx, s, ref, mode)
+	return plan, err
+}
+
+// planDigest is plan, and the digest of the objects as rendered
+// (ownership.ObjectsDigest), before serving certificates are filled in
+// (they are renewed; what the bundle says is not): what an approval of
+// the revision binds to, with its spec and content digests.
+func (r *Reconciler) planDigest(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (*apply.Plan, string, error) {
 	objs, err := r.render(ctx, s, ref, mode)
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	contents := make([]map[string]any, len(objs))
+	for i, o := range objs {
+		contents[i] = o.Object
+	}
+	objects, err := ownership.ObjectsDigest(contents)
+	if err != nil {
+		return nil, "", err
 	}
 	bd := s.bd
 	if err := r.fillCerts(ctx, bd, objs); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	plan, err := r.Engine.Prepare(objs, bd.Spec.InstallNamespace, apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID})
 	if err != nil {
-		return nil, applyFailure(err)
+		return nil, "", applyFailure(err)
 	}
 	rules, err := driftIgnoreRules(bd.Spec.DriftIgnore)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return plan.WithIgnored(append(rules, plan.AutoscalerRules()...)), nil
+	return plan.WithIgnored(append(rules, plan.AutoscalerRules()...)), objects, nil
 }
 
 // driftIgnoreRules turns spec.driftIgnore into the apply engine's rules.

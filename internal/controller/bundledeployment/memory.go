@@ -99,8 +99,10 @@ type remembered struct {
 
 // reviewMemo is the review of revision against active.
 type reviewMemo struct {
-	revision, active string
-	review           *v1alpha2.RevisionReview
+	// revision is the held revision's spec and content digests, active
+	// the Bundle it was compared with, digest its approval digest.
+	revision, active, digest string
+	review                   *v1alpha2.RevisionReview
 }
 
 func newMemory() *memory {
@@ -137,21 +139,23 @@ func (m *memory) save(name string, rec *remembered) {
 	m.saved[name] = &c
 }
 
-// reviewOf returns the review remembered for revision against active.
-func (r *remembered) reviewOf(revision, active string) *v1alpha2.RevisionReview {
-	if r.review != nil && r.review.revision == revision && r.review.active == active {
-		return r.review.review
+// reviewOf returns the review and approval digest remembered for the
+// revision of key (reviewKey) against active.
+func (r *remembered) reviewOf(key, active string) (*v1alpha2.RevisionReview, string) {
+	if r.review != nil && r.review.revision == key && r.review.active == active {
+		return r.review.review, r.review.digest
 	}
-	return nil
+	return nil, ""
 }
 
-// setReview remembers the review of a held revision; nil forgets it.
-func (r *remembered) setReview(revision, active string, rev *v1alpha2.RevisionReview) {
+// setReview remembers the review and approval digest of a held revision
+// (key: reviewKey); nil forgets it.
+func (r *remembered) setReview(key, active, digest string, rev *v1alpha2.RevisionReview) {
 	if rev == nil {
 		r.review = nil
 		return
 	}
-	r.review = &reviewMemo{revision: revision, active: active, review: rev}
+	r.review = &reviewMemo{revision: key, active: active, digest: digest, review: rev}
 }
 
 // verdict returns the verdict the last health check, made with checker,

@@ -21,8 +21,11 @@ import (
 // that a revision is rendered once.
 type rendered struct {
 	bundle, digest string
-	plan           *apply.Plan
-	err            error
+	// spec is the revision's spec digest, objects the digest of its
+	// rendered objects (planDigest).
+	spec, objects string
+	plan          *apply.Plan
+	err           error
 }
 
 // createBundle creates the Bundle of a revision that has none, born
@@ -46,9 +49,9 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 		s.unpackErr = err
 		return false, err
 	}
-	ref := revisionRef{bundle: s.revision, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, number: number}
-	plan, perr := r.plan(ctx, s, ref, renderAndKeep)
-	s.rendered = &rendered{bundle: ref.bundle, digest: ref.digest, plan: plan, err: perr}
+	ref := revisionRef{bundle: s.revision, spec: s.specDigest, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, number: number}
+	plan, objects, perr := r.planDigest(ctx, s, ref, renderAndKeep)
+	s.rendered = &rendered{bundle: ref.bundle, spec: ref.spec, digest: ref.digest, objects: objects, plan: plan, err: perr}
 	record := &v1alpha2.UnpackRecord{ContentDigest: s.digest}
 	if r.ContentURL != "" {
 		record.ContentURL = contentserver.URL(r.ContentURL, s.revision)
@@ -117,11 +120,18 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 // Bundle was created in this reconcile (once: applying a plan changes it),
 // else a new render.
 func (r *Reconciler) planOf(ctx context.Context, s *scope, ref revisionRef) (*apply.Plan, error) {
-	if p := s.rendered; p != nil && p.bundle == ref.bundle && p.digest == ref.digest {
+	plan, _, err := r.planAndDigestOf(ctx, s, ref)
+	return plan, err
+}
+
+// planAndDigestOf is planOf, and the digest of the revision's rendered
+// objects (planDigest).
+func (r *Reconciler) planAndDigestOf(ctx context.Context, s *scope, ref revisionRef) (*apply.Plan, string, error) {
+	if p := s.rendered; p != nil && p.bundle == ref.bundle && p.spec == ref.spec && p.digest == ref.digest {
 		s.rendered = nil
-		return p.plan, p.err
+		return p.plan, p.objects, p.err
 	}
-	return r.plan(ctx, s, ref, renderAndKeep)
+	return r.planDigest(ctx, s, ref, renderAndKeep)
 }
 
 // nextRevisionNumber is the number of bd's next revision (see

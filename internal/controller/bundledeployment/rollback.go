@@ -40,7 +40,8 @@ func (r *Reconciler) revisionOf(ctx context.Context, s *scope, bundle string) (r
 	if err != nil {
 		return revisionRef{}, fmt.Errorf("values of revision %s: %w", bundle, err)
 	}
-	return revisionRef{bundle: b.Name, digest: digest, config: b.Spec.Config, values: vals}, nil
+	spec := ownership.SpecDigest(v1alpha2.BundleSpec{ProvisionerClassName: b.Spec.ProvisionerClassName, Sources: b.Spec.Sources, Config: b.Spec.Config}, vals.Digest)
+	return revisionRef{bundle: b.Name, spec: spec, digest: digest, config: b.Spec.Config, values: vals}, nil
 }
 
 // rollback re-applies revision target (objects the failed revision pruned
