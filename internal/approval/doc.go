@@ -24,5 +24,9 @@
 //     uploaders the content server recorded (Uploaders), which no
 //     admission policy can read.
 //
+// Approve is the user's side of an upgrade's approval: it asks, as the
+// user of its client, for the revision a BundleDeployment holds, and
+// admission decides (rukpakctl approve and rukpakctl ui call it).
+//
 // docs/security.md describes the model for users.
 package approval
