@@ -1,0 +1,113 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+)
+
+// keepAlive is how often /events writes a comment, so that proxies and
+// the browser keep an idle stream open.
+const keepAlive = 25 * time.Second
+
+// Hub fans the changes watches report out to the open pages. Its zero
+// value is ready; Notify never blocks.
+type Hub struct {
+	mu   sync.Mutex
+	subs map[chan struct{}]struct{}
+}
+
+// Subscribe returns a channel that receives a value after changes (one
+// pending value at most: changes coalesce) and a function that ends the
+// subscription.
+func (h *Hub) Subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[chan struct{}]struct{}{}
+	}
+	h.subs[ch] = struct{}{}
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		delete(h.subs, ch)
+		h.mu.Unlock()
+	}
+}
+
+// Notify tells every subscriber that something changed.
+func (h *Hub) Notify() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Watch starts informers, as the user of cfg, on BundleDeployments and
+// Bundles and notifies h of every change until ctx ends. The informers
+// list and watch (relisting after a broken watch); they are what makes
+// the pages live.
+func Watch(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, h *Hub) error {
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating the watch cache: %w", err)
+	}
+	handler := toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { h.Notify() },
+		UpdateFunc: func(any, any) { h.Notify() },
+		DeleteFunc: func(any) { h.Notify() },
+	}
+	for _, obj := range []client.Object{&v1alpha2.BundleDeployment{}, &v1alpha2.Bundle{}} {
+		inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+		if err != nil {
+			return fmt.Errorf("watching %T: %w", obj, err)
+		}
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			return fmt.Errorf("watching %T: %w", obj, err)
+		}
+	}
+	go func() { _ = c.Start(ctx) }()
+	return nil
+}
+
+// events streams a server-sent event "change" to the page after each
+// change the Hub reports, and a comment every keepAlive.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok || s.opts.Changes == nil {
+		http.Error(w, "live updates are not available", http.StatusNotFound)
+		return
+	}
+	changes, stop := s.opts.Changes.Subscribe()
+	defer stop()
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprint(w, "retry: 3000\n\n")
+	flusher.Flush()
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-changes:
+			fmt.Fprint(w, "event: change\ndata: {}\n\n")
+		case <-tick.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+		}
+		flusher.Flush()
+	}
+}
