@@ -86,8 +86,12 @@ func (o *uiOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	defer ln.Close()
 	hub := &ui.Hub{}
-	if err := ui.Watch(ctx, cl.cfg, scheme(), hub); err != nil {
+	synced, err := ui.Watch(ctx, cl.cfg, scheme(), hub)
+	if err != nil {
 		return err
+	}
+	if !synced {
+		fmt.Fprintln(stderr, "note: BundleDeployments and Bundles could not be watched (may you list and watch them?): pages are not live")
 	}
 	srv, err := ui.New(ui.Options{
 		Client: cl.client, Token: token, Hosts: ui.LoopbackHosts(ln.Addr().String()), ReadOnly: o.readOnly,

@@ -57,31 +57,45 @@ func (h *Hub) Notify() {
 	}
 }
 
+// syncTimeout bounds how long Watch waits for the informers' first lists.
+const syncTimeout = 15 * time.Second
+
 // Watch starts informers, as the user of cfg, on BundleDeployments and
 // Bundles and notifies h of every change until ctx ends. The informers
 // list and watch (relisting after a broken watch); they are what makes
-// the pages live.
-func Watch(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, h *Hub) error {
+// the pages live. It returns once h has been told of every object the
+// first lists found, or after syncTimeout (synced false: a user who may
+// not list or watch them gets pages that are not live).
+func Watch(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, h *Hub) (synced bool, err error) {
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme})
 	if err != nil {
-		return fmt.Errorf("creating the watch cache: %w", err)
+		return false, fmt.Errorf("creating the watch cache: %w", err)
 	}
 	handler := toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { h.Notify() },
 		UpdateFunc: func(any, any) { h.Notify() },
 		DeleteFunc: func(any) { h.Notify() },
 	}
+	var regs []toolscache.ResourceEventHandlerRegistration
 	for _, obj := range []client.Object{&v1alpha2.BundleDeployment{}, &v1alpha2.Bundle{}} {
 		inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
 		if err != nil {
-			return fmt.Errorf("watching %T: %w", obj, err)
+			return false, fmt.Errorf("watching %T: %w", obj, err)
 		}
-		if _, err := inf.AddEventHandler(handler); err != nil {
-			return fmt.Errorf("watching %T: %w", obj, err)
+		reg, err := inf.AddEventHandler(handler)
+		if err != nil {
+			return false, fmt.Errorf("watching %T: %w", obj, err)
 		}
+		regs = append(regs, reg)
 	}
 	go func() { _ = c.Start(ctx) }()
-	return nil
+	sctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	hasSynced := make([]toolscache.InformerSynced, 0, len(regs))
+	for _, r := range regs {
+		hasSynced = append(hasSynced, r.HasSynced)
+	}
+	return toolscache.WaitForCacheSync(sctx.Done(), hasSynced...), nil
 }
 
 // events streams a server-sent event "change" to the page after each
