@@ -64,6 +64,9 @@ nothing.`,
 	fs.BoolVar(&o.readOnly, "read-only", false, "show no Approve button and refuse approvals")
 	fs.BoolVar(&o.open, "open", true, "open the page in a browser, where one can be started (xdg-open with a display)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow --address to be other than loopback (anyone who has the URL acts as you)")
+	// The review's diffs read a revision's content from the manager's
+	// content server, as rukpakctl diff NAME does.
+	o.cf.add(fs)
 	return cmd
 }
 
