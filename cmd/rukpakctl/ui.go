@@ -13,7 +13,9 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak/rukpak/internal/objdiff"
 	"github.com/rukpak/rukpak/internal/ui"
@@ -88,6 +90,9 @@ func (o *uiOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listening on %s: %w", o.address, err)
 	}
 	defer ln.Close()
+	// The watches' cache logs through controller-runtime's logger, which
+	// otherwise warns that it was never set.
+	ctrllog.SetLogger(logr.Discard())
 	hub := &ui.Hub{}
 	synced, err := ui.Watch(ctx, cl.cfg, scheme(), hub)
 	if err != nil {
