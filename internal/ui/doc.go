@@ -12,7 +12,8 @@
 //     token (another local user or a web page does not know it), and a
 //     POST must come from this origin and carry the page's CSRF token;
 //     every answer carries a Content-Security-Policy that allows only this
-//     server's own script and style, no referrer, and no framing;
+//     server's own script and style, no referrer to other origins, and no
+//     framing;
 //  2. the page's loader (load.go) reads what it shows from the API server;
 //  3. pure functions (views.go) turn the objects into view models:
 //     states, timelines, rows;

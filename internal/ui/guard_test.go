@@ -108,6 +108,7 @@ func TestPostNeedsCSRFTokenAndOrigin(t *testing.T) {
 		{"the URL token as CSRF token", url.Values{"csrf": {s.token}}, same, "CSRF"},
 		{"another origin", url.Values{"csrf": {s.csrf}}, http.Header{"Origin": {"http://evil.example"}}, "origin"},
 		{"another site", url.Values{"csrf": {s.csrf}}, http.Header{"Sec-Fetch-Site": {"cross-site"}}, "site"},
+		{"an opaque origin (a sandboxed frame)", url.Values{"csrf": {s.csrf}}, http.Header{"Origin": {"null"}}, "origin"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := post(s, "bd/x/approve", tc.form, tc.header)
@@ -137,7 +138,7 @@ func TestMethodsAndHeaders(t *testing.T) {
 	if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
 		t.Errorf("Content-Security-Policy %q", csp)
 	}
-	for k, v := range map[string]string{"Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff"} {
+	for k, v := range map[string]string{"Referrer-Policy": "same-origin", "X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff"} {
 		if h.Get(k) != v {
 			t.Errorf("%s = %q, want %q even on a refusal", k, h.Get(k), v)
 		}
