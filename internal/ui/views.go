@@ -41,6 +41,22 @@ var glanceTypes = []string{v1alpha2.TypeReady, v1alpha2.TypeInstalled, v1alpha2.
 var funcs = template.FuncMap{
 	"lower": strings.ToLower,
 	"join":  strings.Join,
+	"tone":  tone,
+}
+
+// tone is how a condition of type typ with status reads: good, bad, busy
+// or unknown. Progressing and Paused are good when False.
+func tone(typ, status string) string {
+	inverse := typ == v1alpha2.TypeProgressing || typ == v1alpha2.TypePaused
+	switch {
+	case status != string(metav1.ConditionTrue) && status != string(metav1.ConditionFalse):
+		return "unknown"
+	case (status == string(metav1.ConditionTrue)) != inverse:
+		return "good"
+	case typ == v1alpha2.TypeProgressing:
+		return "busy"
+	}
+	return "bad"
 }
 
 // State is the overview's state of bd: Held when a revision awaits

@@ -182,3 +182,19 @@ func TestTimeline(t *testing.T) {
 		t.Errorf("timeline %s", s)
 	}
 }
+
+func TestTone(t *testing.T) {
+	for _, tc := range []struct{ typ, status, want string }{
+		{v1alpha2.TypeReady, "True", "good"},
+		{v1alpha2.TypeReady, "False", "bad"},
+		{v1alpha2.TypeHealthy, "Unknown", "unknown"},
+		{v1alpha2.TypeProgressing, "False", "good"},
+		{v1alpha2.TypeProgressing, "True", "busy"},
+		{v1alpha2.TypePaused, "False", "good"},
+		{v1alpha2.TypePaused, "True", "bad"},
+	} {
+		if got := tone(tc.typ, tc.status); got != tc.want {
+			t.Errorf("tone(%s, %s) = %s, want %s", tc.typ, tc.status, got, tc.want)
+		}
+	}
+}
