@@ -24,7 +24,8 @@
 // The pages: the overview of every BundleDeployment the user may list
 // (held and failed first, filters by state, class, namespace and text),
 // one BundleDeployment (conditions, sources and pins, the timeline of its
-// revisions and events, its annotations), and the review of a held
+// revisions and events, its installed objects with the manager's health
+// probes' verdict, its annotations), and the review of a held
 // revision (objects, side-by-side diffs, RBAC gained and lost, API
 // surface) with the Approve button: shown only when a
 // SelfSubjectAccessReview allows verb approve, it calls approval.Approve,

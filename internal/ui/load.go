@@ -85,8 +85,13 @@ type detailPage struct {
 	Annotations []keyValue
 	// Held is set when a revision awaits approval.
 	Held bool
-	// RevisionsError and EventsError say why those could not be read.
-	RevisionsError, EventsError string
+	// Objects are the installed objects and their health; ObjectCount
+	// is how many the inventory holds.
+	Objects     []object
+	ObjectCount int
+	// RevisionsError, EventsError and ObjectsError say why those could
+	// not be read.
+	RevisionsError, EventsError, ObjectsError string
 }
 
 // keyValue is one annotation or label.
@@ -119,6 +124,9 @@ func (s *Server) detail(w http.ResponseWriter, r *http.Request) {
 	events, err := s.eventsOf(ctx, bd)
 	if err != nil {
 		p.EventsError = err.Error()
+	}
+	if p.Objects, p.ObjectCount, err = s.installed(ctx, bd); err != nil {
+		p.ObjectsError = err.Error()
 	}
 	p.Revisions = revisionsOf(bd, revs)
 	p.Timeline = timeline(bd, revs, events, s.opts.Now())

@@ -28,11 +28,13 @@ const uiScript = `<script>window.pwned=1</script><img src=x onerror="window.pwne
 // TestUIInBrowser drives rukpakctl ui in a headless Chromium against the
 // local cluster: the overview lists the hello example (Ready), a held
 // upgrade of the approval-gate fixture (Held) and a bundle with bad
-// content (Failed); the held revision's review shows its RBAC growth; a
-// user who may not approve sees no button and why, an approver's click
-// installs the revision and the page follows live; an annotation holding
-// a script tag is text; a request without the token is refused. It writes
-// screenshots of the three pages to test-results/.
+// content (Failed), in that order; hello's page shows its Deployment
+// healthy; the held revision's review shows its RBAC growth; a user who
+// may not approve sees no button and why (and, on a page from before the
+// permission was revoked, the API server's refusal of the click); an
+// approver's click installs the revision and the page follows live; an
+// annotation holding a script tag is text; a request without the token
+// is refused. It writes screenshots of the three pages to test-results/.
 func TestUIInBrowser(t *testing.T) {
 	ctx := context.Background()
 	tab := newBrowser(t)
@@ -100,6 +102,12 @@ func TestUIInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a BundleDeployment's page shows its objects' health", func(t *testing.T) {
+		browse(t, tab, chromedp.Navigate(admin+"bd/hello"))
+		waitPage(t, tab, 30*time.Second, "Deployment hello/hello healthy",
+			`[...document.querySelectorAll('#objects tr')].some(r => r.textContent.includes('Deployment') && r.textContent.includes('hello') && r.textContent.includes('Healthy'))`)
+	})
+
 	t.Run("the held BundleDeployment's page shows its timeline", func(t *testing.T) {
 		browse(t, tab, chromedp.Navigate(admin+"bd/"+gate))
 		waitPage(t, tab, 10*time.Second, "the held revision on the timeline",
@@ -121,7 +129,7 @@ func TestUIInBrowser(t *testing.T) {
 		return rbacv1.PolicyRule{APIGroups: []string{v1alpha2.GroupVersion.Group}, Resources: []string{"bundledeployments"}, ResourceNames: []string{gate}, Verbs: verbs}
 	}
 
-	t.Run("a user who may not approve sees no button and why", func(t *testing.T) {
+	t.Run("a user who may not approve sees no button and why, and a stale button's click shows the API server's refusal", func(t *testing.T) {
 		nobody := gate + "-nobody"
 		grantTo(t, nobody, "", reader, bdRule("patch"))
 		patch := attrs
@@ -129,9 +137,32 @@ func TestUIInBrowser(t *testing.T) {
 		waitAllowed(t, nobody, []string{"system:authenticated"}, patch, true)
 		url := startUI(t, kubeconfigAs(t, nobody))
 		browse(t, tab, chromedp.Navigate(url+"bd/"+gate+"/review"))
-		waitPage(t, tab, 10*time.Second, "the refusal", `!!document.getElementById('approve-denied') && document.getElementById('approve-denied').textContent.includes('you may not approve revisions of BundleDeployment `+gate+`')`)
+		waitPage(t, tab, 10*time.Second, "the reason", `!!document.getElementById('approve-denied') && document.getElementById('approve-denied').textContent.includes('you may not approve revisions of BundleDeployment `+gate+`')`)
 		if button, err := eval[bool](tab, `!!document.getElementById('approve')`); err != nil || button {
 			t.Errorf("the Approve button is shown to %s (%v)", nobody, err)
+		}
+
+		// Allowed when the page was rendered, no longer when clicked.
+		approve := attrs
+		approve.Verb = v1alpha2.VerbApprove
+		grant := grantTo(t, nobody, "", bdRule(v1alpha2.VerbApprove))
+		waitAllowed(t, nobody, []string{"system:authenticated"}, approve, true)
+		browse(t, tab, chromedp.Navigate(url+"bd/"+gate+"/review"))
+		waitPage(t, tab, 10*time.Second, "the Approve button while allowed", `!!document.getElementById('approve')`)
+		if err := suite.client.Delete(ctx, grant); err != nil {
+			t.Fatal(err)
+		}
+		waitAllowed(t, nobody, []string{"system:authenticated"}, approve, false)
+		browse(t, tab, chromedp.Click(chromedp.ID("approve")))
+		want := `user "` + nobody + `" may not approve revisions of BundleDeployment "` + gate + `"`
+		waitPage(t, tab, 20*time.Second, "the API server's refusal",
+			`!!document.getElementById('refused') && document.getElementById('refused').textContent.includes(`+jsString(want)+`)`)
+		bd := &v1alpha2.BundleDeployment{}
+		if err := suite.client.Get(ctx, client.ObjectKey{Name: gate}, bd); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := bd.Annotations[v1alpha2.AnnotationApproveRevision]; ok {
+			t.Errorf("the refused approval left %s=%s", v1alpha2.AnnotationApproveRevision, v)
 		}
 	})
 
