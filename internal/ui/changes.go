@@ -23,8 +23,18 @@ const keepAlive = 25 * time.Second
 // Hub fans the changes watches report out to the open pages. Its zero
 // value is ready; Notify never blocks.
 type Hub struct {
-	mu   sync.Mutex
-	subs map[chan struct{}]struct{}
+	mu      sync.Mutex
+	subs    map[chan struct{}]struct{}
+	version uint64
+}
+
+// Version counts the changes so far: a page records it before it reads
+// the cluster, and reloads when the stream's is another (a change between
+// its reads and its subscription).
+func (h *Hub) Version() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.version
 }
 
 // Subscribe returns a channel that receives a value after changes (one
@@ -49,6 +59,7 @@ func (h *Hub) Subscribe() (<-chan struct{}, func()) {
 func (h *Hub) Notify() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.version++
 	for ch := range h.subs {
 		select {
 		case ch <- struct{}{}:
@@ -98,8 +109,9 @@ func Watch(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, h *Hub
 	return toolscache.WaitForCacheSync(sctx.Done(), hasSynced...), nil
 }
 
-// events streams a server-sent event "change" to the page after each
-// change the Hub reports, and a comment every keepAlive.
+// events streams to the page a server-sent event "version" (the Hub's
+// Version) when it connects, an event "change" after each change the Hub
+// reports, and a comment every keepAlive.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok || s.opts.Changes == nil {
@@ -109,7 +121,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	changes, stop := s.opts.Changes.Subscribe()
 	defer stop()
 	w.Header().Set("Content-Type", "text/event-stream")
-	fmt.Fprint(w, "retry: 3000\n\n")
+	fmt.Fprintf(w, "retry: 3000\n\nevent: version\ndata: %d\n\n", s.opts.Changes.Version())
 	flusher.Flush()
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
@@ -118,7 +130,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-changes:
-			fmt.Fprint(w, "event: change\ndata: {}\n\n")
+			fmt.Fprintf(w, "event: change\ndata: %d\n\n", s.opts.Changes.Version())
 		case <-tick.C:
 			fmt.Fprint(w, ": keep-alive\n\n")
 		}

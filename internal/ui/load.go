@@ -49,12 +49,13 @@ type overviewPage struct {
 // overview lists every BundleDeployment the user may list.
 func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	pg := s.page("BundleDeployments")
 	bds := &v1alpha2.BundleDeploymentList{}
 	if err := s.opts.Client.List(ctx, bds); err != nil {
 		s.fail(w, "BundleDeployments", err)
 		return
 	}
-	p := overviewPage{page: s.page("BundleDeployments"), States: states, Total: len(bds.Items)}
+	p := overviewPage{page: pg, States: states, Total: len(bds.Items)}
 	q := r.URL.Query()
 	p.Filters = filters{State: q.Get("state"), Class: q.Get("class"), Namespace: q.Get("namespace"), Text: q.Get("q")}
 	bundles := &v1alpha2.BundleList{}
@@ -101,12 +102,13 @@ type keyValue struct{ Key, Value string }
 func (s *Server) detail(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	name := r.PathValue("name")
+	pg := s.page(name)
 	bd := &v1alpha2.BundleDeployment{}
 	if err := s.opts.Client.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
 		s.fail(w, name, err)
 		return
 	}
-	p := detailPage{page: s.page(name), BD: bd, State: State(bd), Conditions: bd.Status.Conditions}
+	p := detailPage{page: pg, BD: bd, State: State(bd), Conditions: bd.Status.Conditions}
 	p.Held = p.State == StateHeld
 	for _, src := range bd.Spec.Sources {
 		p.Sources = append(p.Sources, history.SourceSummary(src))
@@ -187,11 +189,12 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 
 // loadReview reads the review page of BundleDeployment name.
 func (s *Server) loadReview(ctx context.Context, name string) (reviewPage, error) {
+	pg := s.page("Review of " + name)
 	bd := &v1alpha2.BundleDeployment{}
 	if err := s.opts.Client.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
 		return reviewPage{}, err
 	}
-	p := reviewPage{page: s.page("Review of " + name), BD: bd, Review: bd.Status.Review, Policy: string(bd.Spec.Upgrade.Approval()), CSRF: s.csrf}
+	p := reviewPage{page: pg, BD: bd, Review: bd.Status.Review, Policy: string(bd.Spec.Upgrade.Approval()), CSRF: s.csrf}
 	rv := bd.Status.Review
 	if rv == nil {
 		return p, nil

@@ -127,11 +127,18 @@ type page struct {
 	ReadOnly bool
 	// Live is set when the page reloads on changes.
 	Live bool
+	// Version is the Hub's Version before the page read the cluster.
+	Version uint64
 }
 
-// page returns the layout data of a page titled title.
+// page returns the layout data of a page titled title; call it before
+// reading what the page shows.
 func (s *Server) page(title string) page {
-	return page{Title: title, Base: "/t/" + s.token, Cluster: s.opts.Cluster, ReadOnly: s.opts.ReadOnly, Live: s.opts.Changes != nil}
+	p := page{Title: title, Base: "/t/" + s.token, Cluster: s.opts.Cluster, ReadOnly: s.opts.ReadOnly, Live: s.opts.Changes != nil}
+	if p.Live {
+		p.Version = s.opts.Changes.Version()
+	}
+	return p
 }
 
 // render executes page name with data; an error renders nothing partial.

@@ -1,7 +1,9 @@
-// rukpakctl ui: live updates. The server sends an event "change" when a
-// watch reports one; the page then fetches itself once and swaps its
-// <main> for the new one. Nothing here reads values from the cluster into
-// markup: the HTML is rendered, and escaped, by the server.
+// rukpakctl ui: live updates. The server streams the count of changes its
+// watches saw: "version" when the stream opens, "change" after each one.
+// The page was rendered at data-version; when the stream says otherwise
+// the page fetches itself once and swaps its <main> for the new one.
+// Nothing here reads values from the cluster into markup: the HTML is
+// rendered, and escaped, by the server.
 (function () {
   "use strict";
   var body = document.body;
@@ -18,8 +20,9 @@
       pending = setTimeout(refresh, 300);
       return;
     }
-    // A page that just POSTed shows its outcome; reload it by GET only.
     busy = true;
+    // A page that shows a POST's outcome is fetched again by GET: the
+    // server answers 405 and the page stays as it is.
     fetch(location.href, { credentials: "same-origin", cache: "no-store" })
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
@@ -29,10 +32,18 @@
         var cur = document.getElementById("live");
         if (next && cur) {
           cur.replaceWith(document.importNode(next, true));
+          body.dataset.version = doc.body.dataset.version;
         }
       })
       .catch(function () {})
       .then(function () { busy = false; });
+  }
+
+  function schedule() {
+    if (document.querySelector("form.filters :focus")) {
+      return;
+    }
+    if (!pending) { pending = setTimeout(refresh, 250); }
   }
 
   var es = new EventSource(body.dataset.base + "/events");
@@ -42,10 +53,8 @@
   es.addEventListener("error", function () {
     if (status) { status.textContent = "reconnecting"; status.className = "live off"; }
   });
-  es.addEventListener("change", function () {
-    if (document.querySelector("form.filters :focus")) {
-      return;
-    }
-    if (!pending) { pending = setTimeout(refresh, 250); }
+  es.addEventListener("version", function (e) {
+    if (e.data !== body.dataset.version) { schedule(); }
   });
+  es.addEventListener("change", schedule);
 })();

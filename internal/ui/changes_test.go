@@ -1,0 +1,26 @@
+package ui
+
+import "testing"
+
+func TestHubCoalescesAndCounts(t *testing.T) {
+	h := &Hub{}
+	ch, stop := h.Subscribe()
+	h.Notify()
+	h.Notify()
+	if got := h.Version(); got != 2 {
+		t.Errorf("Version = %d after two changes, want 2", got)
+	}
+	<-ch
+	select {
+	case <-ch:
+		t.Error("two changes were delivered as two values, want one pending value")
+	default:
+	}
+	stop()
+	h.Notify() // no subscriber left: must not block
+	select {
+	case <-ch:
+		t.Error("a value after the subscription ended")
+	default:
+	}
+}
