@@ -24,7 +24,7 @@ const keepAlive = 25 * time.Second
 // value is ready; Notify never blocks.
 type Hub struct {
 	mu      sync.Mutex
-	subs    map[chan struct{}]struct{}
+	subs    map[chan struct{}]string // → the BundleDeployment it follows; "" for all
 	version uint64
 }
 
@@ -37,16 +37,17 @@ func (h *Hub) Version() uint64 {
 	return h.version
 }
 
-// Subscribe returns a channel that receives a value after changes (one
+// Subscribe returns a channel that receives a value after changes of
+// BundleDeployment bd and its Bundles (of every one when bd is empty; one
 // pending value at most: changes coalesce) and a function that ends the
 // subscription.
-func (h *Hub) Subscribe() (<-chan struct{}, func()) {
+func (h *Hub) Subscribe(bd string) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	h.mu.Lock()
 	if h.subs == nil {
-		h.subs = map[chan struct{}]struct{}{}
+		h.subs = map[chan struct{}]string{}
 	}
-	h.subs[ch] = struct{}{}
+	h.subs[ch] = bd
 	h.mu.Unlock()
 	return ch, func() {
 		h.mu.Lock()
@@ -55,17 +56,36 @@ func (h *Hub) Subscribe() (<-chan struct{}, func()) {
 	}
 }
 
-// Notify tells every subscriber that something changed.
-func (h *Hub) Notify() {
+// Notify tells the subscribers that BundleDeployment bd, or one of its
+// Bundles, changed ("" when it is not known whose).
+func (h *Hub) Notify(bd string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.version++
-	for ch := range h.subs {
+	for ch, follows := range h.subs {
+		if follows != "" && bd != "" && follows != bd {
+			continue
+		}
 		select {
 		case ch <- struct{}{}:
 		default:
 		}
 	}
+}
+
+// owner names the BundleDeployment obj (a BundleDeployment, a Bundle or a
+// cache's tombstone of one) is or belongs to; "" when it is not known.
+func owner(obj any) string {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	switch o := obj.(type) {
+	case *v1alpha2.BundleDeployment:
+		return o.Name
+	case *v1alpha2.Bundle:
+		return o.Labels[v1alpha2.LabelBundleDeployment]
+	}
+	return ""
 }
 
 // syncTimeout bounds how long Watch waits for the informers' first lists.
@@ -83,9 +103,9 @@ func Watch(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, h *Hub
 		return false, fmt.Errorf("creating the watch cache: %w", err)
 	}
 	handler := toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { h.Notify() },
-		UpdateFunc: func(any, any) { h.Notify() },
-		DeleteFunc: func(any) { h.Notify() },
+		AddFunc:    func(obj any) { h.Notify(owner(obj)) },
+		UpdateFunc: func(_, obj any) { h.Notify(owner(obj)) },
+		DeleteFunc: func(obj any) { h.Notify(owner(obj)) },
 	}
 	var regs []toolscache.ResourceEventHandlerRegistration
 	for _, obj := range []client.Object{&v1alpha2.BundleDeployment{}, &v1alpha2.Bundle{}} {
@@ -111,14 +131,15 @@ func Watch(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, h *Hub
 
 // events streams to the page a server-sent event "version" (the Hub's
 // Version) when it connects, an event "change" after each change the Hub
-// reports, and a comment every keepAlive.
+// reports (of BundleDeployment ?bd= and its Bundles only, when given),
+// and a comment every keepAlive.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok || s.opts.Changes == nil {
 		http.Error(w, "live updates are not available", http.StatusNotFound)
 		return
 	}
-	changes, stop := s.opts.Changes.Subscribe()
+	changes, stop := s.opts.Changes.Subscribe(r.URL.Query().Get("bd"))
 	defer stop()
 	w.Header().Set("Content-Type", "text/event-stream")
 	fmt.Fprintf(w, "retry: 3000\n\nevent: version\ndata: %d\n\n", s.opts.Changes.Version())

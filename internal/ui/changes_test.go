@@ -4,9 +4,9 @@ import "testing"
 
 func TestHubCoalescesAndCounts(t *testing.T) {
 	h := &Hub{}
-	ch, stop := h.Subscribe()
-	h.Notify()
-	h.Notify()
+	ch, stop := h.Subscribe("")
+	h.Notify("a")
+	h.Notify("b")
 	if got := h.Version(); got != 2 {
 		t.Errorf("Version = %d after two changes, want 2", got)
 	}
@@ -17,10 +17,26 @@ func TestHubCoalescesAndCounts(t *testing.T) {
 	default:
 	}
 	stop()
-	h.Notify() // no subscriber left: must not block
+	h.Notify("a") // no subscriber left: must not block
 	select {
 	case <-ch:
 		t.Error("a value after the subscription ended")
 	default:
 	}
+}
+
+func TestHubFollowsOneBundleDeployment(t *testing.T) {
+	h := &Hub{}
+	ch, stop := h.Subscribe("a")
+	defer stop()
+	h.Notify("b")
+	select {
+	case <-ch:
+		t.Error("a change of b reached a page of a")
+	default:
+	}
+	h.Notify("a")
+	<-ch
+	h.Notify("") // whose is not known: every page reloads
+	<-ch
 }

@@ -33,9 +33,12 @@
 // With ReadOnly the page writes nothing.
 //
 // Live updates (changes.go): one watch per kind (BundleDeployments,
-// Bundles) feeds a Hub; /events streams a server-sent event per change,
-// and the script then fetches the page it shows once and swaps its
-// content. Nothing polls.
+// Bundles) feeds a Hub, which counts changes and knows whose they are;
+// /events streams a server-sent event per change (of one BundleDeployment
+// and its Bundles, for its own pages), and the script then fetches the
+// page it shows once and swaps its content. A page records the count
+// before it reads the cluster and reloads when the stream, once open,
+// says another: a change between the two is not lost. Nothing polls.
 //
 // Glossary: a revision is a Bundle a BundleDeployment stamped out; held
 // means awaiting approval (Installed False, reason AwaitingApproval).

@@ -103,6 +103,7 @@ func (s *Server) detail(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	name := r.PathValue("name")
 	pg := s.page(name)
+	pg.Follows = name
 	bd := &v1alpha2.BundleDeployment{}
 	if err := s.opts.Client.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
 		s.fail(w, name, err)
@@ -190,6 +191,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 // loadReview reads the review page of BundleDeployment name.
 func (s *Server) loadReview(ctx context.Context, name string) (reviewPage, error) {
 	pg := s.page("Review of " + name)
+	pg.Follows = name
 	bd := &v1alpha2.BundleDeployment{}
 	if err := s.opts.Client.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
 		return reviewPage{}, err

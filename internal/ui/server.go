@@ -129,6 +129,9 @@ type page struct {
 	Live bool
 	// Version is the Hub's Version before the page read the cluster.
 	Version uint64
+	// Follows is the BundleDeployment whose changes reload the page; ""
+	// for every one.
+	Follows string
 }
 
 // page returns the layout data of a page titled title; call it before

@@ -46,7 +46,11 @@
     if (!pending) { pending = setTimeout(refresh, 250); }
   }
 
-  var es = new EventSource(body.dataset.base + "/events");
+  var url = body.dataset.base + "/events";
+  if (body.dataset.follows) {
+    url += "?bd=" + encodeURIComponent(body.dataset.follows);
+  }
+  var es = new EventSource(url);
   es.addEventListener("open", function () {
     if (status) { status.textContent = "live"; status.className = "live on"; }
   });
