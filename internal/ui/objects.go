@@ -19,8 +19,8 @@ const maxObjects = 100
 // object is one installed object and its health.
 type object struct {
 	ID string
-	// Health is Healthy, Missing, Unreadable, "-" (a kind without a
-	// health check) or the reason the probe failed.
+	// Health is Healthy, Missing, "present" (a kind without a health
+	// check), "unreadable: …" or the reason the probe failed.
 	Health string
 	// Tone is good, bad or unknown, as conditions' (tone).
 	Tone string
@@ -65,7 +65,7 @@ func (s *Server) objectHealth(ctx context.Context, checker *health.Checker, id i
 		return o
 	}
 	if !checker.Relevant(u.GroupVersionKind().GroupKind()) {
-		o.Health = "-"
+		o.Health, o.Tone = "present (no health check for its kind)", "good"
 		return o
 	}
 	if r := checker.Check(u); r.Healthy {
