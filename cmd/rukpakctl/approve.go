@@ -9,11 +9,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/approval"
+	"github.com/rukpak/rukpak/internal/review"
 )
 
 // review and approve show and approve the revision a BundleDeployment's
@@ -111,55 +112,25 @@ func formatReview(bd *v1alpha2.BundleDeployment) string {
 	o := r.Review.Objects
 	fmt.Fprintf(&b, "Objects:         %d added, %d changed, %d removed\n", o.AddedCount, o.ChangedCount, o.RemovedCount)
 	for _, a := range o.Added {
-		fmt.Fprintf(&b, "  + %s\n", objectName(a))
+		fmt.Fprintf(&b, "  + %s\n", review.ObjectText(a))
 	}
 	for _, c := range o.Changed {
-		fmt.Fprintf(&b, "  ~ %s\n", objectName(c.Object))
+		fmt.Fprintf(&b, "  ~ %s\n", review.ObjectText(c.Object))
 	}
 	for _, rm := range o.Removed {
-		fmt.Fprintf(&b, "  - %s\n", objectName(rm))
+		fmt.Fprintf(&b, "  - %s\n", review.ObjectText(rm))
 	}
 	rb := r.Review.RBAC
 	if rb.GainedCount+rb.LostCount > 0 {
 		fmt.Fprintf(&b, "RBAC:            %d rules gained, %d lost, by %d subjects\n", rb.GainedCount, rb.LostCount, rb.SubjectCount)
 		for _, g := range rb.Gained {
-			fmt.Fprintf(&b, "  + %s: %s\n", subjectName(g.Subject), ruleText(g.Rule))
+			fmt.Fprintf(&b, "  + %s: %s\n", review.SubjectText(g.Subject), review.RuleText(g.Rule))
 		}
 		for _, g := range rb.Lost {
-			fmt.Fprintf(&b, "  - %s: %s\n", subjectName(g.Subject), ruleText(g.Rule))
+			fmt.Fprintf(&b, "  - %s: %s\n", review.SubjectText(g.Subject), review.RuleText(g.Rule))
 		}
 	}
 	return b.String()
-}
-
-func objectName(o v1alpha2.ReviewObject) string {
-	name := o.Kind + " " + o.Name
-	if o.Namespace != "" {
-		name = o.Kind + " " + o.Namespace + "/" + o.Name
-	}
-	return name
-}
-
-func subjectName(s v1alpha2.ReviewSubject) string {
-	if s.Namespace != "" {
-		return s.Kind + " " + s.Namespace + "/" + s.Name
-	}
-	return s.Kind + " " + s.Name
-}
-
-func ruleText(r v1alpha2.ReviewRule) string {
-	where := "cluster-wide"
-	if r.Namespace != "" {
-		where = "in namespace " + r.Namespace
-	}
-	what := "resources [" + strings.Join(r.Resources, ",") + "] of apiGroups [" + strings.Join(r.APIGroups, ",") + "]"
-	if len(r.NonResourceURLs) > 0 {
-		what = "nonResourceURLs [" + strings.Join(r.NonResourceURLs, ",") + "]"
-	}
-	if len(r.ResourceNames) > 0 {
-		what += " named [" + strings.Join(r.ResourceNames, ",") + "]"
-	}
-	return fmt.Sprintf("%s %s %s", strings.Join(r.Verbs, ","), what, where)
 }
 
 func newApproveCmd() *cobra.Command {
@@ -196,46 +167,16 @@ awaiting approval it changes nothing.`,
 	return cmd
 }
 
-// approveRevision sets the approve-revision annotation of BundleDeployment
-// name to the approval digest of the revision awaiting approval, which
-// must be want (its digest or Bundle) when want is set.
+// approveRevision approves, with approval.Approve, the revision
+// BundleDeployment name holds for approval, which must be want when want
+// is set.
 func approveRevision(ctx context.Context, c client.Client, stdout, stderr io.Writer, name, want string) error {
-	bd := &v1alpha2.BundleDeployment{}
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
-		return fmt.Errorf("getting BundleDeployment %s: %w", name, err)
-	}
-	r := bd.Status.Review
-	if r == nil || r.Approved {
-		return fmt.Errorf("bd/%s: no revision awaits approval (see rukpakctl review %s)", name, name)
-	}
-	if r.Digest == "" {
-		return fmt.Errorf("bd/%s: revision %s awaits approval but status.review has no digest to approve (the manager predates approvals by digest)", name, r.Revision)
-	}
-	if want != "" && want != r.Revision && want != r.Digest {
-		return fmt.Errorf("bd/%s: revision %s (%s) awaits approval, not %s: review it with rukpakctl review %s", name, r.Revision, r.Digest, want, name)
-	}
-	// approved-by is cleared as well, so that the patch changes the
-	// approval annotations even when approve-revision names the revision
-	// already (an approval that was not accepted: the requester's own
-	// under --require-separate-approver, a revoked approver's): admission
-	// then records this user as the approver (rukpak-approved-by) and
-	// checks that they may approve, instead of letting an unchanged
-	// annotation keep the earlier approver.
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations": map[string]any{
-			v1alpha2.AnnotationApproveRevision:  r.Digest,
-			v1alpha2.AnnotationApprovedBy:       nil,
-			v1alpha2.AnnotationApprovedByGroups: nil,
-		},
-	}})
+	a, err := approval.Approve(ctx, c, name, want)
 	if err != nil {
-		return fmt.Errorf("encoding the approval patch: %w", err)
+		return err
 	}
-	if err := c.Patch(ctx, bd, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("annotating BundleDeployment %s: %w", name, err)
-	}
-	fmt.Fprintf(stdout, "bd/%s: approved revision %s (%s)\n", name, r.Revision, r.Digest)
-	if bd.Spec.Paused {
+	fmt.Fprintf(stdout, "bd/%s: approved revision %s (%s)\n", name, a.Revision, a.Digest)
+	if a.Paused {
 		fmt.Fprintf(stderr, "warning: bd/%s is paused; the revision is applied when it is unpaused\n", name)
 	}
 	return nil

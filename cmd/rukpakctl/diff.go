@@ -103,28 +103,45 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer, arg str
 	if err != nil {
 		return 0, err
 	}
-	in, err := read(ctx, cl, arg)
+	objs, err := o.objects(ctx, stderr, cl, arg)
 	if err != nil {
 		return 0, err
 	}
+	return objdiff.Write(stdout, objs)
+}
+
+// objects returns each object applying BundleDeployment arg (a name or a
+// file) on cl would write or delete, as it is and as it would be; notes go
+// to stderr.
+func (o *diffOptions) objects(ctx context.Context, stderr io.Writer, cl *cluster, arg string) ([]objdiff.Object, error) {
+	in, err := read(ctx, cl, arg)
+	if err != nil {
+		return nil, err
+	}
+	return o.objectsOf(ctx, stderr, cl, in)
+}
+
+// objectsOf returns each object applying in on cl would write or delete,
+// as it is and as it would be; notes go to stderr.
+func (o *diffOptions) objectsOf(ctx context.Context, stderr io.Writer, cl *cluster, in input) ([]objdiff.Object, error) {
 	own, err := ownerOf(ctx, stderr, cl, in)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	engine := newDiffEngine(cl)
 	plan, err := o.plan(ctx, stderr, cl, engine, in, own)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	diffs, err := appliedObjects(ctx, stderr, engine, own, plan)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	removed, err := removedObjects(ctx, stderr, cl, engine, own, plan.IDs())
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return objdiff.Write(stdout, append(diffs, removed...))
+	return append(diffs, removed...), nil
 }
 
 // plan renders in.bd's content and prepares it as the manager would apply

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/history"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/pkg/format"
@@ -75,7 +76,7 @@ func ownerOf(ctx context.Context, stderr io.Writer, cl *cluster, in input) (owne
 		}
 	}
 	o.uid = live.UID
-	revs, err := revisionsOf(ctx, cl.client, live)
+	revs, err := history.Revisions(ctx, cl.client, live)
 	if apierrors.IsForbidden(err) {
 		fmt.Fprintf(stderr, "note: the revisions (Bundles) of BundleDeployment %s cannot be listed (%v): the spec is diffed as a new revision\n", o.name, err)
 		revs, err = nil, nil

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,7 +100,7 @@ func loadRevisions(ctx context.Context, c client.Client, name string) (*v1alpha2
 	if err := c.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
 		return nil, nil, fmt.Errorf("getting BundleDeployment %s: %w", name, err)
 	}
-	revs, err := revisionsOf(ctx, c, bd)
+	revs, err := history.Revisions(ctx, c, bd)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -115,32 +113,7 @@ func listRevisions(ctx context.Context, c client.Client, name string) ([]v1alpha
 	if err := c.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
 		return nil, fmt.Errorf("getting BundleDeployment %s: %w", name, err)
 	}
-	return revisionsOf(ctx, c, bd)
-}
-
-// revisionsOf reads the Bundles bd created, oldest first: labelled for it
-// and controlled by it (its UID). A Bundle someone else labelled, or one a
-// deleted BundleDeployment of the same name left, is not its history and
-// is never a rollback target.
-func revisionsOf(ctx context.Context, c client.Client, bd *v1alpha2.BundleDeployment) ([]v1alpha2.Bundle, error) {
-	list := &v1alpha2.BundleList{}
-	if err := c.List(ctx, list, client.MatchingLabels{v1alpha2.LabelBundleDeployment: bd.Name}); err != nil {
-		return nil, fmt.Errorf("listing Bundles of BundleDeployment %s: %w", bd.Name, err)
-	}
-	revs := slices.DeleteFunc(list.Items, func(b v1alpha2.Bundle) bool { return !ownership.Controlled(bd, &b) })
-	sortRevisions(revs)
-	return revs, nil
-}
-
-// sortRevisions orders Bundles oldest first, by name within one second, as
-// the controller's history cleanup does.
-func sortRevisions(revs []v1alpha2.Bundle) {
-	slices.SortStableFunc(revs, func(a, b v1alpha2.Bundle) int {
-		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
+	return history.Revisions(ctx, c, bd)
 }
 
 // printHistory writes the table of revs; wide adds INSTALLED and MESSAGE.
@@ -161,8 +134,8 @@ func printHistory(w io.Writer, bd *v1alpha2.BundleDeployment, revs []v1alpha2.Bu
 			number = strconv.Itoa(n)
 		}
 		row := []string{number, b.Name, duration.HumanDuration(now.Sub(b.CreationTimestamp.Time)),
-			sourcesSummary(b.Spec.Sources), history.Outcome(bd, &b),
-			strings.Join(revisionMarkers(bd, b.Name), ",")}
+			history.SourcesSummary(b.Spec.Sources), history.Outcome(bd, &b),
+			strings.Join(history.Markers(bd, b.Name), ",")}
 		if wide {
 			installed := ""
 			if at := history.InstalledAt(bd, &b); at != nil {
@@ -176,21 +149,6 @@ func printHistory(w io.Writer, bd *v1alpha2.BundleDeployment, revs []v1alpha2.Bu
 		return fmt.Errorf("writing history: %w", err)
 	}
 	return nil
-}
-
-// revisionMarkers are the roles the status of bd gives revision name.
-func revisionMarkers(bd *v1alpha2.BundleDeployment, name string) []string {
-	var m []string
-	for _, r := range []struct{ bundle, marker string }{
-		{bd.Status.ActiveBundle, "active"},
-		{bd.Status.LastHealthyBundle, "last-healthy"},
-		{bd.Status.FailedBundle, "failed"},
-	} {
-		if r.bundle == name {
-			m = append(m, r.marker)
-		}
-	}
-	return m
 }
 
 // oneLine keeps a message to one table cell.
@@ -222,78 +180,4 @@ func printBundles(w io.Writer, revs []v1alpha2.Bundle, format string) error {
 	}
 	_, err = w.Write(data)
 	return err
-}
-
-// sourcesSummary is a short description of pinned sources, one per source.
-func sourcesSummary(srcs []v1alpha2.BundleSource) string {
-	parts := make([]string, 0, len(srcs))
-	for _, s := range srcs {
-		parts = append(parts, sourceSummary(s))
-	}
-	return strings.Join(parts, "; ")
-}
-
-// sourceSummary describes one source by its type, location and pin.
-func sourceSummary(s v1alpha2.BundleSource) string {
-	switch {
-	case s.Type == v1alpha2.SourceTypeImage && s.Image != nil:
-		ref, pin, _ := strings.Cut(s.Image.Ref, "@")
-		if s.Image.Digest != "" {
-			pin = s.Image.Digest
-		}
-		if pin == "" {
-			return "image " + ref
-		}
-		return "image " + ref + "@" + shortDigest(pin)
-	case s.Type == v1alpha2.SourceTypeGit && s.Git != nil:
-		g := s.Git
-		if c := cmp.Or(g.ResolvedCommit, g.Ref.Commit); c != "" {
-			return "git " + g.Repository + "@" + c[:min(12, len(c))]
-		}
-		return "git " + g.Repository + "@" + cmp.Or(g.Ref.Tag, g.Ref.Branch)
-	case s.Type == v1alpha2.SourceTypeHTTP && s.HTTP != nil:
-		out := "http " + redactURL(s.HTTP.URL)
-		if s.HTTP.SHA256 != "" {
-			out += " " + shortDigest("sha256:"+s.HTTP.SHA256)
-		}
-		return out
-	case s.Type == v1alpha2.SourceTypeConfigMaps:
-		names := make([]string, 0, len(s.ConfigMaps))
-		for _, cm := range s.ConfigMaps {
-			names = append(names, cm.ConfigMap.Name)
-		}
-		return "configMaps " + strings.Join(names, ",")
-	case s.Type == v1alpha2.SourceTypeUpload && s.Upload != nil:
-		return "upload " + shortDigest(s.Upload.Digest)
-	}
-	return string(s.Type)
-}
-
-// shortDigest shortens "alg:hex" to its first 12 hex digits.
-func shortDigest(d string) string {
-	alg, hex, ok := strings.Cut(d, ":")
-	if !ok {
-		alg, hex = "", d
-	}
-	if len(hex) > 12 {
-		hex = hex[:12] + "…"
-	}
-	if alg == "" {
-		return hex
-	}
-	return alg + ":" + hex
-}
-
-// redactURL drops credentials and the query (signed URLs carry tokens there).
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "…"
-	}
-	u.Fragment, u.RawFragment = "", ""
-	return u.String()
 }

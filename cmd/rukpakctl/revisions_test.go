@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -20,70 +19,6 @@ func imageRev(n int) v1alpha2.BundleSource {
 	return v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{
 		Ref: fmt.Sprintf("quay.io/example/op:v%d", n), Digest: "sha256:" + hex64(n),
 	}}
-}
-
-func TestSourceSummary(t *testing.T) {
-	tests := []struct {
-		name string
-		src  v1alpha2.BundleSource
-		want string
-	}{
-		{name: "image tag with digest", src: imageRev(1), want: "image quay.io/example/op:v1@sha256:000000000000…"},
-		{name: "image by digest", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage,
-			Image: &v1alpha2.ImageSource{Ref: "quay.io/x/y@sha256:abcd1234abcd1234abcd"}},
-			want: "image quay.io/x/y@sha256:abcd1234abcd…"},
-		{name: "image tag unpinned", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage,
-			Image: &v1alpha2.ImageSource{Ref: "quay.io/x/y:v1"}}, want: "image quay.io/x/y:v1"},
-		{name: "git commit", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeGit,
-			Git: &v1alpha2.GitSource{Repository: "https://g/r.git", Ref: v1alpha2.GitRef{Commit: "0123456789abcdef0123456789abcdef01234567"}}},
-			want: "git https://g/r.git@0123456789ab"},
-		{name: "git tag unresolved", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeGit,
-			Git: &v1alpha2.GitSource{Repository: "https://g/r.git", Ref: v1alpha2.GitRef{Tag: "v1.2.0"}}},
-			want: "git https://g/r.git@v1.2.0"},
-		{name: "http with credentials and query", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeHTTP,
-			HTTP: &v1alpha2.HTTPSource{URL: "https://u:p@h.example/a.tgz?sig=secret", SHA256: hex64(255)}},
-			want: "http https://h.example/a.tgz?… sha256:000000000000…"},
-		{name: "configMaps", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeConfigMaps, ConfigMaps: []v1alpha2.ConfigMapSource{
-			{ConfigMap: v1alpha2.LocalObjectReference{Name: "a"}}, {ConfigMap: v1alpha2.LocalObjectReference{Name: "b"}}}},
-			want: "configMaps a,b"},
-		{name: "upload", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeUpload,
-			Upload: &v1alpha2.UploadSource{Digest: "sha256:feedfacefeedfacefeed"}}, want: "upload sha256:feedfacefeed…"},
-		{name: "type without member", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeHTTP}, want: "http"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := sourceSummary(tt.src); got != tt.want {
-				t.Errorf("sourceSummary = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestSortRevisions(t *testing.T) {
-	at := func(sec int64) metav1.Time { return metav1.NewTime(time.Unix(sec, 0)) }
-	b := func(name string, sec int64) v1alpha2.Bundle {
-		return v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: at(sec)}}
-	}
-	tests := []struct {
-		name string
-		in   []v1alpha2.Bundle
-		want []string
-	}{
-		{name: "by creation time before name", in: []v1alpha2.Bundle{b("a", 3), b("b", 1), b("c", 2)}, want: []string{"b", "c", "a"}},
-		{name: "by name within one second", in: []v1alpha2.Bundle{b("z", 1), b("m", 1), b("a", 2)}, want: []string{"m", "z", "a"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			sortRevisions(tt.in)
-			var got []string
-			for _, r := range tt.in {
-				got = append(got, r.Name)
-			}
-			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
-				t.Errorf("order %v, want %v", got, tt.want)
-			}
-		})
-	}
 }
 
 func TestRollbackTargetClassMismatch(t *testing.T) {

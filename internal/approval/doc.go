@@ -30,5 +30,9 @@
 // spec.upgrade.approval (a lowering is an approval; the admission policy
 // rukpak-approval-lowering refuses it to users who may not approve).
 //
+// Approve is the user's side of an upgrade's approval: it asks, as the
+// user of its client, for the revision a BundleDeployment holds, and
+// admission decides (rukpakctl approve and rukpakctl ui call it).
+//
 // docs/security.md describes the model for users.
 package approval

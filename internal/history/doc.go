@@ -17,7 +17,10 @@
 //     when that revision is replaced as the active one, and Failed or
 //     RolledBack when it decides them.
 //
-// rukpakctl history and rollback read revisions through Outcome and
+// Revisions lists a BundleDeployment's revisions (the Bundles it
+// controls) oldest first, Markers names their roles and SourceSummary
+// their pinned sources. rukpakctl history, rollback, diff and ui read
+// revisions through them, and through Outcome and
 // InstalledAt; the controller's report (internal/controller/bundledeployment,
 // report.go) writes exactly what these would not show.
 package history

@@ -15,5 +15,7 @@
 //     an object that does not exist on one side is all + or all -.
 //
 // Objects are written sorted by that name, so the output is stable. The
-// line diff is github.com/pmezard/go-difflib's.
+// line diff is github.com/pmezard/go-difflib's. SideBySides runs steps 1
+// and 2 the same way and returns the lines of step 3 paired in two
+// columns (rukpakctl ui's review page).
 package objdiff
