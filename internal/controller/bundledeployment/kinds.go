@@ -31,8 +31,8 @@ func kindSource(apiVersion, kind string) *metav1.PartialObjectMetadata {
 // APIServices (watched metadata-only: an update of their status, which
 // makes a kind served or not, changes the resourceVersion a metadata
 // watch sees): each creation, update or deletion may change what the
-// cluster serves (servedKindsChanged). The initial list's creations
-// change nothing this process knows.
+// cluster serves (servedKindsChanged). The initial list's creations, and
+// the informer's resyncs, change nothing this process knows.
 func (r *Reconciler) servedKindsHandler() handler.Funcs {
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -40,8 +40,10 @@ func (r *Reconciler) servedKindsHandler() handler.Funcs {
 				r.servedKindsChanged(ctx, q)
 			}
 		},
-		UpdateFunc: func(ctx context.Context, _ event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.servedKindsChanged(ctx, q)
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion() { // not a resync
+				r.servedKindsChanged(ctx, q)
+			}
 		},
 		DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.servedKindsChanged(ctx, q)
