@@ -305,7 +305,10 @@ type scope struct {
 
 	unpackErr  error
 	installErr error
-	installed  *installResult
+	// driftErr is why the drift of the revision kept (correct) could not
+	// be corrected, when a kind of it is not served (see waitsForKind).
+	driftErr  error
+	installed *installResult
 	// requeueAfter is when floating sources are due to be resolved again.
 	requeueAfter time.Duration
 	// kindsSeen is how many changes of what the cluster serves this

@@ -79,9 +79,10 @@ func (r *Reconciler) servedKindsChanged(ctx context.Context, q workqueue.TypedRa
 }
 
 // waitsForKind reports whether the reconcile of s ends waiting for a kind
-// to be served: its newest revision failed with UnknownKind.
+// to be served: its newest revision failed with UnknownKind, or the drift
+// of the installed one could not be corrected for that reason.
 func waitsForKind(s *scope) bool {
-	return s.installErr != nil && failure.Reason(s.installErr, "") == v1alpha2.ReasonUnknownKind
+	return failure.Reason(s.installErr, "") == v1alpha2.ReasonUnknownKind || s.driftErr != nil
 }
 
 // invalidateKinds tells every cache of what the cluster serves to forget

@@ -54,8 +54,9 @@ func TestWaitForKinds(t *testing.T) {
 	}
 }
 
-// TestWaitsForKind: only a revision that failed with UnknownKind waits for
-// a kind.
+// TestWaitsForKind: only a revision that failed with UnknownKind, or an
+// installed one whose drift could not be corrected for that reason, waits
+// for a kind.
 func TestWaitsForKind(t *testing.T) {
 	for _, tt := range []struct {
 		err  error
@@ -71,6 +72,10 @@ func TestWaitsForKind(t *testing.T) {
 		if got := waitsForKind(&scope{installErr: tt.err}); got != tt.want {
 			t.Errorf("waitsForKind(%v) = %v, want %v", tt.err, got, tt.want)
 		}
+	}
+	// The installed revision's drift not corrected: a kind of it is gone.
+	if !waitsForKind(&scope{driftErr: applyFailureOf(v1alpha2.ReasonUnknownKind)}) {
+		t.Error("a drift correction that found a kind not served does not wait for it")
 	}
 }
 
