@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // TestClassifyKindNotServed: the answers of the API server to a write, a
@@ -85,4 +86,41 @@ func TestClassifyAnswerTellsKindNotServed(t *testing.T) {
 			t.Fatalf("after %v: told %d times, want %d", tt.err, told, tt.told)
 		}
 	}
+}
+
+// TestUnavailableGroupIsUnknownKind: a kind whose group's discovery failed
+// (its APIService not available) is UnknownKind when a plan is prepared;
+// a kind the RESTMapper finds in no group stays UnknownKind, or is the
+// bundle's own CRD's; a RESTMapper that could not ask at all is transient.
+func TestUnavailableGroupIsUnknownKind(t *testing.T) {
+	metrics := schema.GroupVersion{Group: "metrics.example.com", Version: "v1beta1"}
+	gvk := metrics.WithKind("PodMetrics")
+	for _, tt := range []struct {
+		name string
+		err  error
+		want Code
+	}{
+		{"discovery of its group failed", fmt.Errorf("failed to get API group resources: %w", &apiutil.ErrResourceDiscoveryFailed{metrics: apierrors.NewServiceUnavailable("the backend is down")}), CodeUnknownKind},
+		{"its group is not served", &apiutil.ErrResourceDiscoveryFailed{metrics: apierrors.NewNotFound(schema.GroupResource{}, "")}, CodeUnknownKind},
+		{"no such kind", &meta.NoKindMatchError{GroupKind: gvk.GroupKind()}, CodeUnknownKind},
+		{"discovery could not be asked", errors.New("failed to get server groups: connection refused"), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := New(nil, nil, nil, failingMapper{err: tt.err}, Options{})
+			_, _, _, err := e.scope(gvk, nil)
+			if err == nil || CodeOf(err) != tt.want {
+				t.Fatalf("scope: %v (code %v), want code %v", err, CodeOf(err), tt.want)
+			}
+		})
+	}
+}
+
+// failingMapper is a RESTMapper whose every RESTMapping fails with err.
+type failingMapper struct {
+	meta.RESTMapper
+	err error
+}
+
+func (m failingMapper) RESTMapping(schema.GroupKind, ...string) (*meta.RESTMapping, error) {
+	return nil, m.err
 }
