@@ -102,8 +102,11 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Scheme: scheme,
 		MapperProvider: func(c *rest.Config, hc *http.Client) (meta.RESTMapper, error) {
 			m, err := newMapper(c, hc)
+			if err != nil {
+				return nil, err
+			}
 			mapper = m
-			return m, err
+			return m, nil
 		},
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		PprofBindAddress:        opts.PprofBindAddress,

@@ -59,9 +59,7 @@ func (r *Reconciler) servedKindsHandler() handler.Funcs {
 // (Installed=False, UnknownKind: after a restart, before their first
 // reconcile ends). The reconciles it queues ask the caches afresh.
 func (r *Reconciler) servedKindsChanged(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	for _, c := range r.KindCaches {
-		c.Invalidate()
-	}
+	r.invalidateKinds()
 	for _, name := range r.mem.servedKindsChanged() {
 		q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
 	}
