@@ -120,9 +120,10 @@ func (f *inputFlags) dial() (*cluster, error) {
 }
 
 // render renders in.bd's content with its class and spec.config, as the
-// revision rel (the zero value: a first install). Without a cluster to
-// answer them, Helm's lookups find nothing, and a note on stderr says so
-// when the chart calls lookup (see renderOffline).
+// revision rel (the zero value: a first install). Helm's lookups are
+// answered from the cluster as the user rukpakctl runs as; without a
+// cluster to answer them they find nothing, and a note on stderr says so
+// when the chart calls lookup (see renderAnswered).
 func (f *inputFlags) render(ctx context.Context, stderr io.Writer, cl *cluster, in input, rel format.Release) ([]*unstructured.Unstructured, error) {
 	bd := in.bd
 	prov, err := provisionerFor(ctx, cl, bd.Spec.ProvisionerClassName)
@@ -160,7 +161,7 @@ func (f *inputFlags) render(ctx context.Context, stderr io.Writer, cl *cluster, 
 		return nil, err
 	}
 	defer cleanup()
-	objs, err := renderOffline(ctx, stderr, prov.Format, os.DirFS(dir), cfg)
+	objs, err := renderAnswered(ctx, stderr, cl, prov.Format, os.DirFS(dir), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("rendering %s as %s: %w", ref, bd.Spec.ProvisionerClassName, err)
 	}

@@ -62,9 +62,11 @@ Helm hooks are shown when the manager would run them: install hooks for a
 first install, upgrade hooks for a new revision, none for the active
 revision applied again.
 
-The content is rendered offline, as by rukpakctl render: Helm's lookup
-finds nothing (a note on stderr says when the chart calls it), whereas on
-the cluster rukpak answers lookup as the install identity.
+The content is rendered as by rukpakctl render, but for Helm's lookup,
+which is answered from the cluster as you (the manager answers it as the
+install identity), so that a Secret a chart keeps with lookup shows its
+live value; where you may not read what the chart looks up, lookup finds
+nothing, as offline, and a note on stderr says so.
 
 Exit status, as kubectl diff's: 0 no differences, 1 differences found,
 2 (or more) diff failed.`,

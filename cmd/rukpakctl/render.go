@@ -115,8 +115,8 @@ func (o *renderOptions) run(ctx context.Context, out, stderr io.Writer, ref stri
 const maxNotedLookups = 3
 
 // renderOffline renders without asking the cluster (render has none;
-// preview and diff do not answer lookups): lookup finds nothing, as in
-// helm template. To tell a chart that calls lookup, it first renders
+// preview and diff when the cluster cannot answer lookups,
+// renderAnswered): lookup finds nothing, as in helm template. To tell a chart that calls lookup, it first renders
 // with an empty set of answers (format.Config.Lookups non-nil), which such
 // a chart answers with the lookups it needs; it then notes them on stderr
 // and renders offline (nil Lookups). A chart that calls no lookup renders

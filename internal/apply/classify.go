@@ -12,9 +12,10 @@ import (
 // being deleted, which passes.
 func terminating(err error) bool { return strings.Contains(err.Error(), "being terminated") }
 
-// classify returns a terminal failure for errors that retrying the same
-// objects will not fix (the object is invalid, its kind is not served, its
-// namespace does not exist), or nil for transient ones.
+// classify returns a terminal failure for errors of a write or a dry-run
+// of an object that retrying the same objects will not fix (the object is
+// invalid, its kind is not served, its namespace does not exist), or nil
+// for transient ones. code is the failure of a refusal.
 func classify(err error, code Code) *Error {
 	if f := As(err); f != nil {
 		return f
@@ -29,7 +30,9 @@ func classify(err error, code Code) *Error {
 	switch {
 	case apierrors.IsNotFound(err) && namespaceMissing(status):
 		return newError(CodeNamespaceNotFound, "%v", err)
-	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsNotFound(err),
+	case kindNotServed(err, status):
+		return newError(CodeUnknownKind, "%s: %v", notServed, err)
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err),
 		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsMethodNotSupported(err),
 		apierrors.IsUnsupportedMediaType(err), apierrors.IsNotAcceptable(err):
 		return newError(code, "%v", err)
@@ -42,6 +45,39 @@ func classify(err error, code Code) *Error {
 		return newError(code, "%v", err)
 	}
 	return nil
+}
+
+// notServed is what a failure of CodeUnknownKind that the API server
+// answered says first.
+const notServed = "its kind is not served by the cluster"
+
+// kindNotServed reports whether err, the answer to a write, a dry-run or a
+// list of objects of one kind, says that the API server does not serve
+// that kind (any more), although the RESTMapper mapped it: a NotFound that
+// is not about the object's namespace (a server-side apply, a create and a
+// list never answer NotFound about the object itself; the API server
+// answers a resource it does not serve, such as one whose CRD was deleted
+// or whose APIService is gone, with a bare 404), or a create refused
+// because the kind's CustomResourceDefinition is being deleted.
+func kindNotServed(err error, status apierrors.APIStatus) bool {
+	switch {
+	case apierrors.IsNotFound(err):
+		return !namespaceMissing(status)
+	case apierrors.IsMethodNotSupported(err):
+		return strings.Contains(status.Status().Message, "custom resource definition is terminating")
+	}
+	return false
+}
+
+// classifyAnswer is classify for the API server's answer to a write, a
+// dry-run or a list of objects of a kind the plan mapped; an answer that
+// the kind is not served is told to Options.KindNotServed.
+func (e *Engine) classifyAnswer(err error, code Code) *Error {
+	f := classify(err, code)
+	if f != nil && f.Code == CodeUnknownKind && As(err) == nil && !meta.IsNoMatchError(err) && e.opts.KindNotServed != nil {
+		e.opts.KindNotServed()
+	}
+	return f
 }
 
 // namespaceMissing reports whether a NotFound status is about the

@@ -20,7 +20,9 @@ const (
 	// CustomResourceDefinition without spec.group or spec.names.kind).
 	CodeInvalidContent Code = iota + 1
 	// CodeUnknownKind: the cluster does not serve an object's kind, and
-	// no CustomResourceDefinition of the bundle defines it.
+	// no CustomResourceDefinition of the bundle defines it; or the API
+	// server answered a write, a dry-run or a list of a kind the
+	// RESTMapper mapped that it does not serve it (any more).
 	CodeUnknownKind
 	// CodeNamespaceNotFound: an object's namespace does not exist.
 	CodeNamespaceNotFound

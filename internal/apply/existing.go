@@ -90,6 +90,9 @@ func (e *Engine) listMetadata(ctx context.Context, k kindIn, resource schema.Gro
 		if k.namespace != "" {
 			where = "in namespace " + k.namespace
 		}
+		if f := e.classifyAnswer(err, 0); f != nil && f.Code == CodeUnknownKind {
+			return nil, newError(CodeUnknownKind, "listing %s %s to find which exist: %s", k.gvk.Kind, where, f.Message)
+		}
 		return nil, fmt.Errorf("listing %s %s to find which exist: %w", k.gvk.Kind, where, err)
 	}
 	return found, nil

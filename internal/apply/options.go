@@ -28,6 +28,12 @@ type Options struct {
 	// The manager passes its own reader: an install identity may not be
 	// allowed to list events.
 	Events client.Reader
+	// KindNotServed, when set, is called whenever the API server answers
+	// a write, a dry-run or a list of objects of a kind that the
+	// RESTMapper mapped that it does not serve that kind (CodeUnknownKind):
+	// the RESTMapper, and whatever else caches what the cluster serves, is
+	// out of date (a CRD was deleted, an APIService went away).
+	KindNotServed func()
 }
 
 // Keys are the label and annotation keys by which the engine marks the

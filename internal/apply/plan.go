@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/rukpak/rukpak/internal/inventory"
 )
@@ -294,6 +296,12 @@ func (e *Engine) scope(gvk schema.GroupVersionKind, crds map[schema.GroupKind]Bu
 	if err == nil {
 		return m.Scope.Name() == meta.RESTScopeNameNamespace, false, m.Resource, nil
 	}
+	if unavailable(err) {
+		// Its group's discovery failed (its APIService is not
+		// available): not served now; a CRD of the bundle cannot serve
+		// a group an APIService serves.
+		return false, false, resource, newError(CodeUnknownKind, "kind %s is not served by the cluster: %v", gvk.GroupVersion().WithKind(gvk.Kind), err)
+	}
 	if !meta.IsNoMatchError(err) {
 		return false, false, resource, fmt.Errorf("looking up kind %s: %w", gvk, err)
 	}
@@ -302,6 +310,15 @@ func (e *Engine) scope(gvk schema.GroupVersionKind, crds map[schema.GroupKind]Bu
 	}
 	return false, false, resource, newError(CodeUnknownKind,
 		"kind %s is not served by the cluster and no CustomResourceDefinition of the bundle defines it", gvk.GroupVersion().WithKind(gvk.Kind))
+}
+
+// unavailable reports whether err, a RESTMapper's answer, says that the
+// discovery of the kind's group version failed (the API server answered
+// for it with an error, as for an APIService that is not available),
+// rather than that the RESTMapper could not ask.
+func unavailable(err error) bool {
+	var failed *apiutil.ErrResourceDiscoveryFailed
+	return errors.As(err, &failed) && !meta.IsNoMatchError(err)
 }
 
 // BundleKinds collects the kinds the CustomResourceDefinitions among objs

@@ -27,7 +27,7 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 		}
 	}
 	var mu sync.Mutex
-	var refused, forbidden, immutable []string
+	var refused, forbidden, immutable, unserved []string
 	var collided collisions
 	var transient error
 	e.each(ctx, idx, func(i int) bool {
@@ -100,8 +100,13 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 			forbidden = append(forbidden, fmt.Sprintf("object %s: %v", it.id, err))
 			return true
 		}
-		if f := classify(err, CodeRefused); f != nil {
-			refused = append(refused, fmt.Sprintf("object %s: %s", it.id, f.Message))
+		if f := e.classifyAnswer(err, CodeRefused); f != nil {
+			msg := fmt.Sprintf("object %s: %s", it.id, f.Message)
+			if f.Code == CodeUnknownKind {
+				unserved = append(unserved, msg)
+			} else {
+				refused = append(refused, msg)
+			}
 			return true
 		}
 		if transient == nil {
@@ -111,6 +116,11 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 	})
 	if len(forbidden) > 0 {
 		return newError(CodeForbidden, "the API server forbade %d object(s), nothing was applied: %s", len(forbidden), list(forbidden))
+	}
+	if len(unserved) > 0 {
+		// The cluster stopped serving a kind the plan was made with:
+		// waited for, whatever else is refused.
+		return newError(CodeUnknownKind, "the cluster does not serve the kind of %d object(s), nothing was applied: %s", len(unserved), list(unserved))
 	}
 	if len(immutable) > 0 && len(refused) == 0 {
 		return newError(CodeImmutable, "%d object(s) cannot be updated in place, nothing was applied: %s", len(immutable), list(immutable))

@@ -133,7 +133,7 @@ func (e *Engine) writeFailure(p *Plan, it item, err error) error {
 			code = CodeForbidden
 		}
 	}
-	if f := classify(err, code); f != nil {
+	if f := e.classifyAnswer(err, code); f != nil {
 		return newError(f.Code, "applying object %s: %s", it.id, f.Message)
 	}
 	return fmt.Errorf("applying object %s: %w", it.id, err)

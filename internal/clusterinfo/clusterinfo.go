@@ -21,8 +21,15 @@ import (
 // DefaultTTL is how long a discovery answer is reused.
 const DefaultTTL = 30 * time.Second
 
-// Reader answers with the cluster's capabilities, cached for TTL. It is
-// safe for concurrent use.
+// Reader answers with the cluster's capabilities, cached. It is safe for
+// concurrent use.
+//
+// What invalidates the answer: its age (the TTL), and Invalidate. The
+// manager's BundleDeployment controller calls Invalidate whenever a
+// CustomResourceDefinition or an APIService is created, changed or
+// deleted, and when an apply finds that the cluster does not serve a kind
+// it mapped, so that a chart rendered after a CRD came (or went) sees it
+// in .Capabilities at once.
 type Reader struct {
 	client discovery.DiscoveryInterface
 	ttl    time.Duration
@@ -87,7 +94,7 @@ func (r *Reader) Capabilities() (*format.Capabilities, error) {
 	return r.cached, nil
 }
 
-// Invalidate drops the cached answer, e.g. after CRDs were installed.
+// Invalidate drops the cached answer: the next question asks discovery.
 func (r *Reader) Invalidate() {
 	r.mu.Lock()
 	r.cached = nil

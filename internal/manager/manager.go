@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -93,9 +94,20 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("building render selector: %w", err)
 	}
 	notRender := labels.NewSelector().Add(*render)
+	// The mapper is the cache of what the cluster serves that every
+	// client of the manager shares; the BundleDeployment controller
+	// invalidates it (see rememberingMapper).
+	var mapper *rememberingMapper
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme,
-		MapperProvider:          newMapper,
+		Scheme: scheme,
+		MapperProvider: func(c *rest.Config, hc *http.Client) (meta.RESTMapper, error) {
+			m, err := newMapper(c, hc)
+			if err != nil {
+				return nil, err
+			}
+			mapper = m
+			return m, nil
+		},
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		PprofBindAddress:        opts.PprofBindAddress,
 		Metrics:                 metricsOptions(opts),
@@ -151,6 +163,15 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("creating discovery client: %w", err)
 	}
 	cluster := clusterinfo.New(dc, clusterinfo.DefaultTTL)
+	// What caches the kinds the cluster serves is invalidated when CRDs
+	// or APIServices change, and when an apply finds a mapped kind not
+	// served.
+	kindCaches := []bundledeployment.Invalidator{mapper, cluster}
+	kindNotServed := func() {
+		for _, c := range kindCaches {
+			c.Invalidate()
+		}
+	}
 	if err := metrics.RegisterState(mgr.GetClient(), st.Usage); err != nil {
 		return nil, err
 	}
@@ -204,7 +225,8 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		EstablishTimeout: time.Minute,
 		// The warning events about hook Jobs and Pods it waits for,
 		// read as the manager: an install identity may not list events.
-		Events: live,
+		Events:        live,
+		KindNotServed: kindNotServed,
 	})
 	// Every event fits the API server's limit: a longer note is cut (the
 	// full one is logged) instead of refused and lost.
@@ -226,6 +248,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Permissions:      &permissions.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews()},
 		Recorder:         recorder,
 		Cluster:          cluster,
+		KindCaches:       kindCaches,
 		APIReader:        mgr.GetAPIReader(),
 		ContentURL:       contentURL,
 		Renders:          renderstore.New(mgr.GetClient(), mgr.GetAPIReader(), v1alpha2.SystemNamespace, renderstore.Options{}),

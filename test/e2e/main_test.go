@@ -88,17 +88,10 @@ func setUp(m *testing.M) (int, error) {
 // for the suite.
 func rukpakctl(args ...string) (string, error) {
 	if len(args) >= 2 && args[0] == "local" && args[1] == "up" {
-		args = append(args, "--bin-dir="+suite.clusterBin, "--manager="+filepath.Join(suite.bin, "rukpak"),
-			// A stalled source ends sooner than the default 5m (the
-			// hostile corpus has one).
-			"--manager-arg=--source-timeout=15s",
-			// A template that loops ends sooner than the default 30s
-			// of CPU time; the memory bombs of the hostile corpus run
-			// into their memory limit well within 10 s of it.
-			"--manager-arg=--render-timeout="+renderTimeout.String(),
-			// A team fills its share of the content store sooner than
-			// the default 2.5Gi (hostile_quota_test.go).
-			"--manager-arg=--tenant-store-quota="+tenantStoreQuota)
+		args = append(args, "--bin-dir="+suite.clusterBin, "--manager="+filepath.Join(suite.bin, "rukpak"))
+		for _, a := range managerArgs() {
+			args = append(args, "--manager-arg="+a)
+		}
 	}
 	cmd := exec.Command(filepath.Join(suite.bin, "rukpakctl"), args...)
 	cmd.Env = append(os.Environ(), "RUKPAK_STATE_DIR="+suite.stateDir, "KUBECONFIG="+suite.kubeconfig)
@@ -106,6 +99,23 @@ func rukpakctl(args ...string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	return stderr.String() + stdout.String(), err
+}
+
+// managerArgs are the flags the suite's manager runs with beyond those of
+// the local cluster.
+func managerArgs() []string {
+	return []string{
+		// A stalled source ends sooner than the default 5m (the
+		// hostile corpus has one).
+		"--source-timeout=15s",
+		// A template that loops ends sooner than the default 30s
+		// of CPU time; the memory bombs of the hostile corpus run
+		// into their memory limit well within 10 s of it.
+		"--render-timeout=" + renderTimeout.String(),
+		// A team fills its share of the content store sooner than
+		// the default 2.5Gi (hostile_quota_test.go).
+		"--tenant-store-quota=" + tenantStoreQuota,
+	}
 }
 
 // kubectl runs the real kubectl against the suite's cluster.

@@ -104,6 +104,12 @@ type Reconciler struct {
 	// Cluster tells formats that need it (Helm) what the cluster serves;
 	// nil renders with the formats' defaults.
 	Cluster *clusterinfo.Reader
+	// KindCaches are the manager's caches of what the cluster serves (its
+	// RESTMapper, Cluster): each forgets what it knows whenever a
+	// CustomResourceDefinition or APIService is created, changed or
+	// deleted (servedKindsChanged), before the BundleDeployments waiting
+	// for a kind are queued.
+	KindCaches []Invalidator
 	// TenantReconciles is how many BundleDeployments of one tenant (see
 	// tenantOf) are reconciled at once; DefaultTenantReconciles when 0.
 	TenantReconciles int
@@ -211,10 +217,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Watches(&v1alpha2.ProvisionerClass{}, handler.EnqueueRequestsFromMapFunc(r.bundleDeploymentsForClass),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// A kind a revision waits for (UnknownKind) may be served now.
-		WatchesMetadata(kindSource("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
-			handler.EnqueueRequestsFromMapFunc(r.waitingForKinds), builder.WithPredicates(servedKindsChanged)).
-		WatchesMetadata(kindSource("apiregistration.k8s.io/v1", "APIService"),
-			handler.EnqueueRequestsFromMapFunc(r.waitingForKinds), builder.WithPredicates(servedKindsChanged)).
+		// The caches of what the cluster serves are invalidated first.
+		WatchesMetadata(kindSource("apiextensions.k8s.io/v1", "CustomResourceDefinition"), r.servedKindsHandler()).
+		WatchesMetadata(kindSource("apiregistration.k8s.io/v1", "APIService"), r.servedKindsHandler()).
 		WatchesRawSource(crsource.Channel(r.wake, &handler.EnqueueRequestForObject{})).
 		// Managed objects are watched per identity (objectwatch); their
 		// events go to the queue this source is given.
@@ -274,6 +279,9 @@ type scope struct {
 	// review is the newest revision's review, when it was reviewed (see
 	// gate); computeStatus copies it to status.review.
 	review *v1alpha2.BundleDeploymentReview
+	// unreviewed is why the newest revision could not be reviewed, when
+	// gate let it through to the apply unreviewed (reportUnreviewed).
+	unreviewed error
 	// rolloutStarted is set when this reconcile made a new revision active.
 	rolloutStarted bool
 	// correct is the revision applied that an earlier step decided to keep
@@ -301,9 +309,15 @@ type scope struct {
 
 	unpackErr  error
 	installErr error
-	installed  *installResult
+	// driftErr is why the drift of the revision kept (correct) could not
+	// be corrected, when a kind of it is not served (see waitsForKind).
+	driftErr  error
+	installed *installResult
 	// requeueAfter is when floating sources are due to be resolved again.
 	requeueAfter time.Duration
+	// kindsSeen is how many changes of what the cluster serves this
+	// process had seen when the reconcile started (see waitForKinds).
+	kindsSeen uint64
 	// written is the status as last written to (or read from) the API
 	// server: what the status patch at the end of the reconcile is
 	// computed against. A report written during the reconcile (a hook
@@ -399,10 +413,17 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, bd *v1alph
 
 	// The cache may not show the status this process wrote last.
 	r.catchUpStatus(bd)
-	s := &scope{bd: bd, prov: prov, mem: r.mem.load(bd.Name), written: bd.Status.DeepCopy()}
+	s := &scope{bd: bd, prov: prov, mem: r.mem.load(bd.Name), written: bd.Status.DeepCopy(), kindsSeen: r.mem.servedKindsSeen()}
 	// Saved after the status is written and before the events of this
 	// reconcile's writes are judged against what it applied (judgeHeld).
 	defer r.mem.save(bd.Name, s.mem)
+	defer func() {
+		// Waiting for a kind: woken when what the cluster serves
+		// changes, or at once when it changed while this reconcile ran.
+		if r.mem.waitForKinds(bd.Name, waitsForKind(s), s.kindsSeen) && !superseded() {
+			r.enqueue(req.Name)
+		}
+	}()
 	defer func() {
 		if superseded() {
 			// What it found is about a spec (or a life) that is gone.

@@ -47,6 +47,12 @@
 // an admin, retry, wait for a hand-off, roll back, hold — is decided by one
 // pure function, decideFailure (decide.go), from the failure's reason and
 // the retry table of pkg/failure; installFailed (failed.go) acts on it.
+// A revision that waits for a kind to be served (UnknownKind: a kind not
+// served yet, or not any more) is retried with backoff and woken by every
+// change of a CustomResourceDefinition or an APIService (kinds.go), which
+// first makes the manager's caches of what the cluster serves
+// (Reconciler.KindCaches: the RESTMapper, the served API versions) forget
+// what they know.
 //
 // Every condition is computed from the scope by one pure function,
 // computeStatus (status.go, with ready.go): Paused, Unpacked, Installed
@@ -90,7 +96,8 @@
 // identities in use, the status written that the cache has not shown
 // yet, claims (objects other BundleDeployments wait for: the apply
 // engine returns them in its Collision error, apply.Error.Held, and
-// claimHeld records them) and the retries' workqueue rate limiter. All of
+// claimHeld records them), the retries' workqueue rate limiter and which
+// BundleDeployments wait for a kind (waitForKinds, kinds.go). All of
 // it may be lost: after a restart it is rebuilt from the status and the
 // inventories (applied.go reads the inventory's records; a failed
 // revision is status.failedBundle). Watches of managed objects

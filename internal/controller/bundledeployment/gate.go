@@ -67,7 +67,9 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	if err != nil {
 		err = fmt.Errorf("reviewing revision %s: %w", ref.bundle, err)
 		if policy == v1alpha2.ApprovalAutomatic && prior == nil {
-			r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonReviewFailed, "Review", "%v; applied without a review (spec.upgrade.approval is Automatic)", err)
+			// Let through unreviewed; the event says so once the
+			// apply says whether it was applied (reportUnreviewed).
+			s.unreviewed = err
 			return false, nil
 		}
 		s.rendered = nil
@@ -361,4 +363,30 @@ func (r *Reconciler) keepActive(ctx context.Context, s *scope, st *appliedState,
 	}
 	_, err = r.applyRevision(ctx, s, st, ref)
 	return err
+}
+
+// reportUnreviewed emits the ReviewFailed event of a revision that could
+// not be reviewed and that spec.upgrade.approval Automatic let through to
+// the apply, saying what became of it (unreviewedNote); applyErr is the
+// apply's error, nil when the revision was applied.
+func (r *Reconciler) reportUnreviewed(s *scope, applyErr error) {
+	if s.unreviewed == nil {
+		return
+	}
+	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonReviewFailed, "Review", "%s", unreviewedNote(s.unreviewed, applyErr))
+}
+
+// unreviewedNote is the note of the ReviewFailed event of a revision that
+// could not be reviewed (reviewErr) and was let through to the apply:
+// applied without a review when applyErr is nil, else not applied, and
+// why (the reason the Installed condition gives).
+func unreviewedNote(reviewErr, applyErr error) string {
+	if applyErr == nil {
+		return fmt.Sprintf("%v; applied without a review (spec.upgrade.approval is Automatic)", reviewErr)
+	}
+	why := failure.Reason(applyErr, "")
+	if why == "" {
+		why = "the apply failed and is retried"
+	}
+	return fmt.Sprintf("%v; not applied (%s, see the Installed condition), and it will be applied without a review once it can be (spec.upgrade.approval is Automatic)", reviewErr, why)
 }

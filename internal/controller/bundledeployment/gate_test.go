@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -399,6 +400,36 @@ func hugeRole(name string) string {
 	}
 	return fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: %s\nrules:\n- apiGroups: [%s]\n  resources: [%s]\n  resourceNames: [%s]\n  verbs: [%s]\n",
 		name, strings.Join(groups, ", "), strings.Join(resources, ", "), strings.Join(names, ", "), strings.Join(verbs, ", "))
+}
+
+// TestReviewFailedNotApplied: an upgrade that cannot be reviewed and is
+// refused when applied under Automatic: the ReviewFailed event says it was
+// not applied, and why, never that it was applied without a review.
+func TestReviewFailedNotApplied(t *testing.T) {
+	ns := env.Namespace(t, "reviewrefused")
+	role := envtest.UniqueName("huge")
+	bd := newBD(t, ns, manifests(t, map[string]string{"a.yaml": cmYAML("keep", "v1")}))
+	t.Cleanup(func() {
+		deleteAndWait(t, bd.Name)
+		_ = env.Client.Delete(context.Background(), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}})
+	})
+	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) {
+		b.Spec.Sources = source(manifests(t, map[string]string{"a.yaml": cmYAML("keep", "v2"), "b.yaml": hugeRole(role),
+			"c.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: refused\nspec:\n  ports:\n  - port: 99999\n"}))
+	})
+	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonValidationFailed)
+	waitEvent(t, bd.Name, v1alpha2.ReasonReviewFailed, "not applied (ValidationFailed")
+	list := &eventsv1.EventList{}
+	if err := env.Client.List(context.Background(), list); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range list.Items {
+		if e.Regarding.Name == bd.Name && e.Reason == v1alpha2.ReasonReviewFailed && strings.Contains(e.Note, "applied without a review (") {
+			t.Fatalf("event says the refused revision was applied: %s", e.Note)
+		}
+	}
+	waitValue(t, ns, "keep", "v1")
 }
 
 // TestApprovalGateReviewFailed: an upgrade that cannot be reviewed (its

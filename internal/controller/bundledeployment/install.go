@@ -142,6 +142,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		return false, err
 	}
 	res, err := r.applyRevision(ctx, s, st, ref)
+	r.reportUnreviewed(s, err)
 	if err != nil {
 		return false, r.installFailed(ctx, s, err)
 	}

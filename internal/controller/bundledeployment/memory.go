@@ -38,7 +38,8 @@ import (
 //     claimHeld; dropped when the holder hands them over, release, or the
 //     claimant is deleted, dropClaims), and the workqueue rate limiter
 //     counting the retries of a revision that failed for a reason the
-//     world can fix.
+//     world can fix, and which BundleDeployments wait for a kind to be
+//     served (waitForKinds; dropped by forget).
 //
 // None of it survives a restart, and none of it has to: the API server
 // says enough to rebuild it, at the cost of reads. What was applied is
@@ -68,6 +69,14 @@ type memory struct {
 	// (retryKey) that failed for a reason the world can fix (see
 	// failure.PolicyOf).
 	retries workqueue.TypedRateLimiter[retryKey]
+	// servedKinds counts the changes of CustomResourceDefinitions and
+	// APIServices seen (servedKindsChanged): any of them may make a kind
+	// served.
+	servedKinds uint64
+	// waiting are the BundleDeployments, by name, whose last reconcile
+	// ended waiting for a kind to be served (UnknownKind), woken by the
+	// next change of what the cluster serves (see waitForKinds).
+	waiting map[string]bool
 }
 
 // remembered is what this process knows of one BundleDeployment, in the
@@ -112,6 +121,7 @@ func newMemory() *memory {
 		own:        map[string]ownStatus{},
 		claims:     map[inventory.ID]string{},
 		retries:    workqueue.NewTypedItemExponentialFailureRateLimiter[retryKey](retryBase, retryMax),
+		waiting:    map[string]bool{},
 	}
 }
 
@@ -247,6 +257,7 @@ func (m *memory) forget(name string) (unused identity.Identity, ok bool) {
 	}
 	delete(m.saved, name)
 	delete(m.own, name)
+	delete(m.waiting, name)
 	id, had := m.identities[name]
 	delete(m.identities, name)
 	return id, had && !m.identityInUse(id)
@@ -362,4 +373,43 @@ func (m *memory) identityInUse(id identity.Identity) bool {
 		}
 	}
 	return false
+}
+
+// servedKindsSeen returns how many changes of what the cluster serves were
+// seen so far: a reconcile starts with it (scope.kindsSeen).
+func (m *memory) servedKindsSeen() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.servedKinds
+}
+
+// servedKindsChanged records a change of what the cluster serves (a CRD or
+// APIService created, changed or deleted) and returns the
+// BundleDeployments whose last reconcile ended waiting for a kind.
+func (m *memory) servedKindsChanged() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.servedKinds++
+	names := make([]string, 0, len(m.waiting))
+	for name := range m.waiting {
+		names = append(names, name)
+	}
+	return names
+}
+
+// waitForKinds records whether name's reconcile, which started when seen
+// changes of what the cluster serves had been seen, ended waiting for a
+// kind (waits). It reports whether that reconcile must run again at once:
+// it waits, and what the cluster serves changed while it ran, so that the
+// change's wake-up (servedKindsChanged) did not find it waiting. Under one
+// lock with servedKindsChanged, no change is missed.
+func (m *memory) waitForKinds(name string, waits bool, seen uint64) (again bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !waits {
+		delete(m.waiting, name)
+		return false
+	}
+	m.waiting[name] = true
+	return m.servedKinds != seen
 }

@@ -1,6 +1,11 @@
 package bundledeployment
 
-import "context"
+import (
+	"context"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/pkg/failure"
+)
 
 // step is one step of a reconcile (see the package doc): it reads and
 // records what it finds in the scope, and reports whether the steps after
@@ -61,7 +66,14 @@ func (r *Reconciler) driftStep(ctx context.Context, s *scope) (bool, error) {
 	if s.correct == nil {
 		return true, nil
 	}
-	return true, r.correctDrift(ctx, s, s.correct)
+	err := r.correctDrift(ctx, s, s.correct)
+	if failure.Reason(err, "") == v1alpha2.ReasonUnknownKind {
+		// A kind of the installed revision is not served any more (its
+		// CRD was deleted): corrected again once it is (waitsForKind),
+		// and meanwhile with the queue's backoff.
+		s.driftErr = err
+	}
+	return true, err
 }
 
 // healthStep judges the newest revision's health (checkHealth); it never
