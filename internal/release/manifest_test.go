@@ -74,7 +74,7 @@ func TestManifest(t *testing.T) {
 		"ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
 		"Deployment": 1, "Service": 2, // the webhook and the metrics
 		"MutatingAdmissionPolicy": 3, "MutatingAdmissionPolicyBinding": 3, // requested-by, approved-by and the cleanup finalizer
-		"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2, // install and approval authorization
+		"ValidatingAdmissionPolicy": 3, "ValidatingAdmissionPolicyBinding": 3, // install and approval authorization, approval lowering
 	} {
 		if kinds[kind] != n {
 			t.Errorf("%d %s objects, want %d (all: %v)", kinds[kind], kind, n, kinds)
