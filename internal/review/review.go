@@ -75,6 +75,8 @@ func Compute(ctx context.Context, in Input) (*v1alpha2.RevisionReview, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reviewing the install identity's needs: %w", err)
 	}
-	f := findings{objects: reviewObjects(ps), rbac: rbac, surface: surface, identity: ident}
+	objects := reviewObjects(ps)
+	surface.unmodeled = reviewUnmodeled(objects)
+	f := findings{objects: objects, rbac: rbac, surface: surface, identity: ident}
 	return f.stored(), nil
 }
