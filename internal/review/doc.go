@@ -80,7 +80,9 @@
 // is still reported gained. That errs towards asking for approval.
 //
 // A review is bounded in time and memory as well as in size: rules expand
-// to at most MaxAtoms atoms in all (more is an error), and a webhook's
+// to at most MaxAtoms atoms in all, estimated from the rules the
+// revisions ship before anything is expanded (cost.go; more is a
+// *TooLargeError naming the costliest rule), and a webhook's
 // rules past a few thousand atoms are compared as written.
 //
 // Registry+v1 bundles need nothing special: package registryv1 renders a
