@@ -142,9 +142,11 @@ func costOf(where string, r rbacv1.PolicyRule) ruleCost {
 	return ruleCost{atoms: atoms, what: fmt.Sprintf("%s = %d atoms", what, atoms)}
 }
 
-// checkCost fails with a *TooLargeError when reviewing the RBAC of
-// revisions is estimated to hold more than atomLimit atoms.
-func checkCost(revisions ...[]*unstructured.Unstructured) error {
+// CheckCost fails with a *TooLargeError when reviewing the RBAC of
+// revisions is estimated to hold more than MaxAtoms atoms; Compute checks
+// it first, a caller may check the new revision alone before it reads
+// the active one.
+func CheckCost(revisions ...[]*unstructured.Unstructured) error {
 	total, largest, err := estimate(revisions...)
 	if err != nil {
 		return err

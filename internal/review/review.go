@@ -49,7 +49,7 @@ type Input struct {
 // estimated first, so a revision whose rules would expand past MaxAtoms
 // is refused before anything is expanded or read from the cluster.
 func Compute(ctx context.Context, in Input) (*v1alpha2.RevisionReview, error) {
-	if err := checkCost(in.Active, in.New); err != nil {
+	if err := CheckCost(in.Active, in.New); err != nil {
 		return nil, err
 	}
 	k, err := newKinds(in.Mapper, in.New, in.Active)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -123,6 +124,12 @@ type Reconciler struct {
 	// Renders keeps the render of each revision of a provisioner that
 	// renders once (Helm); nil renders every revision every time.
 	Renders *renderstore.Store
+	// ReviewConcurrency is how many revisions are reviewed at once;
+	// DefaultReviewConcurrency when 0.
+	ReviewConcurrency int
+	// TenantReviewConcurrency is how many of one tenant are;
+	// DefaultTenantReviewConcurrency when 0.
+	TenantReviewConcurrency int
 
 	// watches are the drift watches of managed objects.
 	watches *objectwatch.Watcher
@@ -137,6 +144,9 @@ type Reconciler struct {
 	// workers bound each tenant's reconciles at once (package tenant;
 	// the total is the controller's MaxConcurrentReconciles).
 	workers *tenant.Slots
+	// reviews bound the reviews running at once (reviewSlots).
+	reviews     *tenant.Slots
+	reviewsOnce sync.Once
 	// detached are the reconciles that wait for hooks without a worker.
 	detached *detached
 	// flights are the reconciles running, cancelled when superseded.
@@ -270,6 +280,10 @@ type scope struct {
 	// review is the newest revision's review, when it was reviewed (see
 	// gate); computeStatus copies it to status.review.
 	review *v1alpha2.BundleDeploymentReview
+	// preflighted is the plan the permission preflight passed in this
+	// reconcile (the gate runs it before the review), so that applying it
+	// does not check again.
+	preflighted *apply.Plan
 	// rolloutStarted is set when this reconcile made a new revision active.
 	rolloutStarted bool
 	// correct is the revision applied that an earlier step decided to keep

@@ -37,18 +37,22 @@ const reviewRecheck = time.Minute
 // event and a metric announce it once per revision. held is false when
 // the revision may be applied.
 //
-// While a revision is held every reconcile reviews it again: the cluster
-// it is compared with may change, and so may the approval.
+// A revision is reviewed once against the same active revision: its
+// review (or that it is too large to review) is remembered, so neither a
+// held revision nor the retries of a refused apply are reviewed again.
+// The permission preflight runs first: a revision it refuses is not
+// reviewed at all.
 func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref revisionRef) (held bool, err error) {
 	policy := s.bd.Spec.Upgrade.Approval()
 	active := s.bd.Status.ActiveBundle
 	if active == ref.bundle || (policy == v1alpha2.ApprovalAutomatic && active == "") {
 		return false, nil
 	}
-	// A revision held before, against the same active one, keeps its
+	// A revision reviewed before, against the same active one, keeps its
 	// review: it is rendered again only once it may be applied.
-	rev := s.mem.reviewOf(ref.bundle, active)
-	if rev == nil {
+	rev, err := s.mem.reviewOf(ref.bundle, active)
+	fresh := rev == nil && err == nil
+	if fresh {
 		var plan *apply.Plan
 		plan, err = r.planOf(ctx, s, ref)
 		// Taken again by applyRevision: the revision is rendered once.
@@ -57,7 +61,16 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 			// Not reviewable because not renderable: the apply reports why.
 			return false, nil
 		}
+		if err := r.preflight(ctx, s, plan); err != nil {
+			// Refused without a review: the apply reports why.
+			return false, nil
+		}
+		s.preflighted = plan
 		rev, err = r.reviewRevision(ctx, s, st, plan.Objects())
+		s.mem.setReview(ref.bundle, active, rev, err)
+	}
+	if err != nil && isTooLarge(err) {
+		return r.reviewTooLarge(ctx, s, st, ref.bundle, policy, fresh, err)
 	}
 	if err != nil {
 		err = fmt.Errorf("reviewing revision %s: %w", ref.bundle, err)
@@ -74,7 +87,6 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	}
 	s.review = &v1alpha2.BundleDeploymentReview{Revision: ref.bundle, ActiveRevision: active, Approved: true, Review: *rev}
 	if !holds(policy, rev, active != "") {
-		s.mem.setReview("", "", nil)
 		return false, nil
 	}
 	by, refused, err := r.approvedBy(ctx, s.bd, ref.bundle)
@@ -83,14 +95,32 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	}
 	if by != "" {
 		s.review.ApprovedBy = by
-		s.mem.setReview("", "", nil)
 		return false, nil
 	}
-	s.mem.setReview(ref.bundle, active, rev)
 	s.rendered = nil
 	s.review.Approved = false
 	r.announceAwaiting(s, ref.bundle, rev)
 	return true, r.keepActive(ctx, s, st, awaitingApproval(s.bd, policy, rev, refused))
+}
+
+// reviewTooLarge handles a revision whose review would cost more than a
+// review may (err, a *review.TooLargeError, fresh when found in this
+// reconcile): under Automatic it is applied without a review, with a
+// Warning event the first time; otherwise it is held with reason
+// ReviewTooLarge naming the rule, and not reviewed again until the spec
+// names another revision (or another one becomes active).
+func (r *Reconciler) reviewTooLarge(ctx context.Context, s *scope, st *appliedState, revision string, policy v1alpha2.ApprovalPolicy, fresh bool, err error) (bool, error) {
+	if policy == v1alpha2.ApprovalAutomatic {
+		if fresh {
+			r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonReviewTooLarge, "Review",
+				"reviewing revision %s: %v; applied without a review (spec.upgrade.approval is Automatic)", revision, err)
+		}
+		return false, nil
+	}
+	s.rendered = nil
+	return true, r.keepActive(ctx, s, st, failure.New(v1alpha2.ReasonReviewTooLarge,
+		"reviewing revision %s: %v; not applied (spec.upgrade.approval %s holds a revision that cannot be reviewed) and not reviewed again: change the revision's rules",
+		revision, err, policy))
 }
 
 // holds reports whether policy holds a revision with review rev until it
@@ -127,7 +157,18 @@ func awaitingApproval(bd *v1alpha2.BundleDeployment, policy v1alpha2.ApprovalPol
 // revision's (rendered again, offline, or taken from its kept render) and
 // the live cluster: each object read as the install identity, RBAC
 // objects listed as the manager (splitLive).
+//
+// The new revision's cost is estimated first, before the active one is
+// rendered; the review runs in a review slot of the tenant's.
 func (r *Reconciler) reviewRevision(ctx context.Context, s *scope, st *appliedState, next []*unstructured.Unstructured) (*v1alpha2.RevisionReview, error) {
+	if err := review.CheckCost(next); err != nil {
+		return nil, err
+	}
+	release, err := r.acquireReview(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var activeObjs []*unstructured.Unstructured
 	if active := s.bd.Status.ActiveBundle; active != "" {
 		var aref revisionRef

@@ -225,8 +225,10 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	if err != nil {
 		return nil, err
 	}
-	if err := r.preflight(ctx, s, plan); err != nil {
-		return nil, err
+	if s.preflighted != plan {
+		if err := r.preflight(ctx, s, plan); err != nil {
+			return nil, err
+		}
 	}
 	// Objects exactly as applied before (the same configuration, and not
 	// changed since) are neither validated nor written again: after a

@@ -91,16 +91,18 @@ type remembered struct {
 	// created may not be in the cache yet when the next revision is
 	// numbered.
 	number int
-	// review is the last review of a held revision: a held revision is
-	// not rendered and reviewed again on every reconcile while it and the
-	// active revision stay the same.
+	// review is the last review of the newest revision: it is reviewed
+	// once while it and the active revision stay the same, not on every
+	// reconcile (a held revision, a retry of a refused apply).
 	review *reviewMemo
 }
 
-// reviewMemo is the review of revision against active.
+// reviewMemo is the review of revision against active, or why it cannot
+// be reviewed (a review too large: a fact of the revision).
 type reviewMemo struct {
 	revision, active string
 	review           *v1alpha2.RevisionReview
+	err              error
 }
 
 func newMemory() *memory {
@@ -137,21 +139,26 @@ func (m *memory) save(name string, rec *remembered) {
 	m.saved[name] = &c
 }
 
-// reviewOf returns the review remembered for revision against active.
-func (r *remembered) reviewOf(revision, active string) *v1alpha2.RevisionReview {
+// reviewOf returns the review remembered for revision against active, or
+// the error that it cannot be reviewed; neither when none is remembered.
+func (r *remembered) reviewOf(revision, active string) (*v1alpha2.RevisionReview, error) {
 	if r.review != nil && r.review.revision == revision && r.review.active == active {
-		return r.review.review
+		return r.review.review, r.review.err
 	}
-	return nil
+	return nil, nil
 }
 
-// setReview remembers the review of a held revision; nil forgets it.
-func (r *remembered) setReview(revision, active string, rev *v1alpha2.RevisionReview) {
-	if rev == nil {
-		r.review = nil
-		return
+// setReview remembers the review of revision against active, or the
+// error that says it is too large to review (isTooLarge); another error
+// (a read that failed) is not remembered, nor is a nil review without
+// one.
+func (r *remembered) setReview(revision, active string, rev *v1alpha2.RevisionReview, err error) {
+	switch {
+	case err != nil && isTooLarge(err):
+		r.review = &reviewMemo{revision: revision, active: active, err: err}
+	case err == nil && rev != nil:
+		r.review = &reviewMemo{revision: revision, active: active, review: rev}
 	}
-	r.review = &reviewMemo{revision: revision, active: active, review: rev}
 }
 
 // verdict returns the verdict the last health check, made with checker,
