@@ -66,6 +66,15 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 			return false, nil
 		}
 		s.preflighted = plan
+		if err := r.keepPending(ctx, s, ref.bundle); err != nil {
+			// Not reviewed nor applied without its render kept.
+			s.rendered = nil
+			if failure.As(err) == nil {
+				return true, err
+			}
+			s.requeueWithin(permissionsRecheck)
+			return true, r.keepActive(ctx, s, st, err)
+		}
 		rev, err = r.reviewRevision(ctx, s, st, plan.Objects())
 		s.mem.setReview(ref.bundle, active, rev, err)
 	}

@@ -230,6 +230,11 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			return nil, err
 		}
 	}
+	// Its render is kept once it passed the preflight, before anything
+	// is written.
+	if err := r.keepPending(ctx, s, ref.bundle); err != nil {
+		return nil, err
+	}
 	// Objects exactly as applied before (the same configuration, and not
 	// changed since) are neither validated nor written again: after a
 	// restart, or when a new revision leaves them as they were.
