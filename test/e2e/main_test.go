@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,7 +97,10 @@ func rukpakctl(args ...string) (string, error) {
 			"--manager-arg=--render-timeout=10s",
 			// A team fills its share of the content store sooner than
 			// the default 2.5Gi (hostile_quota_test.go).
-			"--manager-arg=--tenant-store-quota="+tenantStoreQuota)
+			"--manager-arg=--tenant-store-quota="+tenantStoreQuota,
+			// A team reaches its bound of kept renders sooner than the
+			// default 64 (hostile_review_test.go).
+			"--manager-arg=--tenant-renders="+strconv.Itoa(tenantRenders))
 	}
 	cmd := exec.Command(filepath.Join(suite.bin, "rukpakctl"), args...)
 	cmd.Env = append(os.Environ(), "RUKPAK_STATE_DIR="+suite.stateDir, "KUBECONFIG="+suite.kubeconfig)
