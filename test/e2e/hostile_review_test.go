@@ -149,8 +149,12 @@ func updateAs(t *testing.T, team *hostileTeam, name string, change func(*v1alpha
 // costlyRole is a Role of one 1.5 KB rule of 8 verbs × 64 apiGroups × 30
 // resources × 31 resourceNames = 476,160 atoms, bound to a group: a
 // review that expanded it cost 370 MiB.
-func costlyRole(ns string) map[string]string {
-	names := func(prefix string, n int) string {
+func costlyRole(ns string) map[string]string { return ruleOf(ns, 8, 64, 30, 31) }
+
+// ruleOf is a Role of one rule of verbs × groups × resources × names
+// atoms, bound to a group.
+func ruleOf(ns string, verbs, groups, resources, names int) map[string]string {
+	list := func(prefix string, n int) string {
 		out := make([]string, n)
 		for i := range out {
 			out[i] = prefix + strconv.Itoa(i)
@@ -161,7 +165,7 @@ func costlyRole(ns string) map[string]string {
 kind: Role
 metadata: {name: costly, namespace: %[1]s}
 rules:
-- verbs: [get, list, watch, create, update, patch, delete, deletecollection]
+- verbs: [%[5]s]
   apiGroups: [%[2]s]
   resources: [%[3]s]
   resourceNames: [%[4]s]
@@ -171,15 +175,17 @@ kind: RoleBinding
 metadata: {name: costly, namespace: %[1]s}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: costly}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: %[1]s-readers}]
-`, ns, names("g", 64)+".example.com", names("r", 30), names("n", 31))}
+`, ns, list("g", groups), list("r", resources), list("n", names), list("verb", verbs))}
 }
 
 // costlyReviews is the review memory attack: twelve revisions of one
 // tenant at once, each with the 476,160-atom rule, under
 // spec.upgrade.approval Always (every revision reviewed). Each is held
 // as ReviewTooLarge naming the rule, estimated before anything is
-// expanded, and the manager's resident memory stays under its Go soft
-// limit throughout.
+// expanded. Then twelve more whose rules are just under what a review may
+// hold (16,128 atoms, twice: the role and its subject), each reviewed in
+// full and held for approval. The manager's resident memory stays under
+// its Go soft limit throughout.
 func costlyReviews(t *testing.T, team *hostileTeam) func(*testing.T) {
 	grantNamespaced(t, team, rbacv1.GroupName, "roles", "rolebindings")
 	pid := currentManager(t).pid
@@ -204,8 +210,19 @@ func costlyReviews(t *testing.T, team *hostileTeam) func(*testing.T) {
 			}()
 		}
 		wg.Wait()
+		var full []string
+		for range 12 {
+			name := envtest.UniqueName("costly")
+			bd := team.bd(name, v1alpha2.ClassPlain, ownSource(t, ruleOf(team.ns, 4, 8, 8, 63)))
+			bd.Spec.Upgrade = &v1alpha2.UpgradePolicy{ApprovalPolicy: v1alpha2.ApprovalAlways}
+			team.create(t, bd)
+			full = append(full, name)
+		}
+		for _, name := range full {
+			conditionMessage(t, name, v1alpha2.TypeInstalled, v1alpha2.ReasonAwaitingApproval, "grants Group "+team.ns+"-readers")
+		}
 		peak, samples := stop()
-		t.Logf("manager peak RSS while twelve revisions of 476,160 atoms were reviewed: %d MiB (%d samples)", peak>>20, samples)
+		t.Logf("manager peak RSS while twelve revisions of 476,160 atoms and twelve of 32,256 were reviewed: %d MiB (%d samples)", peak>>20, samples)
 		if peak >= managerSoftLimit {
 			t.Fatalf("manager peak RSS %d MiB, over its Go soft limit of %d MiB", peak>>20, managerSoftLimit>>20)
 		}
