@@ -71,6 +71,11 @@ func TestCostEstimate(t *testing.T) {
 			next: []string{clusterRole("wide", "", wideRule(4, 8, 8, 63)), clusterBinding("wide", "wide", saOp)},
 		},
 		{
+			name: "live aggregating ClusterRoles that select nothing of the revisions are not expanded",
+			next: []string{role("op", "small", wideRule(1, 1, 1, 0)), binding("op", "small", "Role", "small", saOp)},
+			live: []string{aggregating("admin-like", "agg=yes"), clusterRole("live", "agg=yes", wideRule(4, 8, 8, 64))},
+		},
+		{
 			name: "a live ClusterRole aggregated, which the estimate does not see",
 			next: []string{aggregating("agg", "agg=yes"), clusterBinding("agg", "agg", saOp, saOther, alice)},
 			live: []string{clusterRole("live", "agg=yes", wideRule(4, 8, 8, 64))},
