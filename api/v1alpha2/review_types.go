@@ -404,8 +404,10 @@ type ReviewIdentity struct {
 
 // ReasonReviewTooLarge: the newest revision's review would cost more than
 // a review may (its RBAC rules expand past review.MaxAtoms atoms, counted
-// before they are expanded). Installed (and Ready) are False with this
-// reason and a message naming the rule that costs most; nothing of the
-// revision is written, the active revision stays installed, and the
-// revision is not reviewed again until the spec names another one.
+// before they are expanded). Under spec.upgrade.approval PowerGrowth and
+// Always, Installed (and Ready) are False with this reason and a message
+// naming the rule that costs most; nothing of the revision is written,
+// the active revision stays installed, and the revision is not reviewed
+// again until the spec names another one. Under Automatic it is the
+// reason of a Warning event, and the revision is applied.
 const ReasonReviewTooLarge = "ReviewTooLarge"
