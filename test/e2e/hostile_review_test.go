@@ -27,8 +27,10 @@ import (
 // of MiB, renders kept for revisions that never pass a permission check.
 
 // tenantRenders is the manager's --tenant-renders in the suite
-// (main_test.go).
-const tenantRenders = 8
+// (main_test.go): lower than the default 64, high enough for the Helm
+// BundleDeployments of the tenant (manager) that the other tests run in
+// parallel.
+const tenantRenders = 32
 
 // managerSoftLimit is the manager's Go soft memory limit in the shipped
 // Deployment (config/manager).
