@@ -13,8 +13,10 @@ type RevisionReview struct {
 	// or serves more, a Namespace or another cluster-scoped object is
 	// added (RBAC objects, webhook configurations, APIServices and CRDs
 	// count by what they grant, match or serve, so a ClusterRole renamed
-	// with the same rules grows nothing), or the install identity needs
-	// permissions it did not.
+	// with the same rules grows nothing), an admission policy or policy
+	// binding is added or widened, an object the review does not model is
+	// added or changed (apiSurface.unmodeled: fail closed), or the install
+	// identity needs permissions it did not.
 	// +required
 	GrowsPower bool `json:"growsPower"`
 
@@ -109,7 +111,7 @@ type ReviewObject struct {
 }
 
 // ReviewComparedTo is what a changed object was compared with.
-// +kubebuilder:validation:Enum=Revision;Live
+// +kubebuilder:validation:Enum=Revision;Live;None
 type ReviewComparedTo string
 
 // What a changed object was compared with.
@@ -121,6 +123,9 @@ const (
 	// revision does not have it: only the fields the new revision sets are
 	// compared.
 	ReviewComparedToLive ReviewComparedTo = "Live"
+	// ReviewComparedToNone means the object is new (an entry of
+	// apiSurface.unmodeled): every field it sets is listed.
+	ReviewComparedToNone ReviewComparedTo = "None"
 )
 
 // ReviewObjectChange is one object a revision changes.
@@ -311,13 +316,47 @@ type ReviewAPISurface struct {
 	// +kubebuilder:validation:MaxItems=50
 	// +kubebuilder:validation:items:MaxLength=63
 	Namespaces []string `json:"namespaces,omitempty"`
+
+	// admissionPolicyCount is how many admission policies and policy
+	// bindings change.
+	// +optional
+	AdmissionPolicyCount int32 `json:"admissionPolicyCount,omitempty"`
+	// admissionPolicies are the first ValidatingAdmissionPolicies,
+	// MutatingAdmissionPolicies and their bindings added, widened (they
+	// match more, are bound more widely, validate or mutate otherwise),
+	// changed (they match less) or removed.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=50
+	AdmissionPolicies []ReviewSurfaceChange `json:"admissionPolicies,omitempty"`
+
+	// unmodeledCount is how many objects the revision adds or changes that
+	// the review does not model beyond their fields (see unmodeled).
+	// +optional
+	UnmodeledCount int32 `json:"unmodeledCount,omitempty"`
+	// unmodeled are the first objects the revision adds or changes whose
+	// power the review does not judge, each counted as growing power
+	// (fail closed), with the fields that change: a cluster-scoped object
+	// changed (one added is in clusterScoped); an object of the admissionregistration.k8s.io,
+	// rbac.authorization.k8s.io, apiregistration.k8s.io,
+	// apiextensions.k8s.io, certificates.k8s.io, scheduling.k8s.io,
+	// node.k8s.io, flowcontrol.apiserver.k8s.io or storage.k8s.io groups
+	// of a kind the review does not model; an object of a kind outside
+	// the groups of ordinary namespaced workloads (custom resources
+	// included).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=50
+	Unmodeled []ReviewObjectChange `json:"unmodeled,omitempty"`
 }
 
 // ReviewSurfaceChange is one admission webhook, APIService or CRD a
 // revision changes.
 type ReviewSurfaceChange struct {
 	// kind is MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
-	// APIService or CustomResourceDefinition.
+	// APIService, CustomResourceDefinition, ValidatingAdmissionPolicy,
+	// ValidatingAdmissionPolicyBinding, MutatingAdmissionPolicy or
+	// MutatingAdmissionPolicyBinding.
 	// +required
 	// +kubebuilder:validation:MaxLength=63
 	Kind string `json:"kind"`
@@ -362,3 +401,13 @@ type ReviewIdentity struct {
 	// +kubebuilder:validation:MaxItems=50
 	Unneeded []ReviewRule `json:"unneeded,omitempty"`
 }
+
+// ReasonReviewTooLarge: the newest revision's review would cost more than
+// a review may (its RBAC rules expand past review.MaxAtoms atoms, counted
+// before they are expanded). Under spec.upgrade.approval PowerGrowth and
+// Always, Installed (and Ready) are False with this reason and a message
+// naming the rule that costs most; nothing of the revision is written,
+// the active revision stays installed, and the revision is not reviewed
+// again until the spec names another one. Under Automatic it is the
+// reason of a Warning event, and the revision is applied.
+const ReasonReviewTooLarge = "ReviewTooLarge"

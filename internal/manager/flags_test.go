@@ -45,6 +45,7 @@ func TestFlagsSetEveryOption(t *testing.T) {
 		"source-timeout":                 "3s",
 		"source-concurrency":             "3",
 		"tenant-source-concurrency":      "3",
+		"tenant-renders":                 "7",
 		"store-quota":                    "3Mi",
 		"tenant-store-quota":             "1Mi",
 		"serve-v1alpha1":                 "false",

@@ -149,7 +149,19 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating metadata client: %w", err)
 	}
-	st, err := store.New(opts.StorageDir, store.WithQuota(opts.StoreQuota), store.WithTenantQuota(tenantStoreQuota(opts)))
+	// A tenant's kept renders and its content count against one quota:
+	// each side asks the other what the tenant holds there.
+	var st *store.Store
+	renders := renderstore.New(mgr.GetClient(), mgr.GetAPIReader(), v1alpha2.SystemNamespace, renderstore.Options{
+		TenantRenders: opts.TenantRenders,
+		TenantQuota:   tenantStoreQuota(opts),
+		ContentUsage: func(t string) (int64, error) {
+			used, _, err := st.TenantUsage(t)
+			return used, err
+		},
+	})
+	st, err = store.New(opts.StorageDir, store.WithQuota(opts.StoreQuota), store.WithTenantQuota(tenantStoreQuota(opts)),
+		store.WithTenantExtra(renders.TenantBytes))
 	if err != nil {
 		return nil, fmt.Errorf("opening content store: %w", err)
 	}
@@ -204,7 +216,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 			return nil, err
 		}
 	}
-	br := &bundle.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners, Sources: sources, Unpacker: unpacker, ContentURL: contentURL, Cluster: cluster}
+	br := &bundle.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners, Sources: sources, Unpacker: unpacker, ContentURL: contentURL, Cluster: cluster, Renders: renders}
 	if checker != nil {
 		br.Approval = checker
 	}
@@ -251,7 +263,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		KindCaches:       kindCaches,
 		APIReader:        mgr.GetAPIReader(),
 		ContentURL:       contentURL,
-		Renders:          renderstore.New(mgr.GetClient(), mgr.GetAPIReader(), v1alpha2.SystemNamespace, renderstore.Options{}),
+		Renders:          renders,
 		TenantReconciles: opts.TenantReconciles,
 		HookWaits:        opts.HookWaits,
 		TenantHookWaits:  opts.TenantHookWaits,

@@ -117,8 +117,13 @@ type EngineOptions struct {
 	StoreQuota int64
 	// TenantStoreQuota bounds the bytes of the content one tenant's
 	// revisions reference (see package tenant); 0 means a quarter of
-	// StoreQuota, negative no bound but StoreQuota.
+	// StoreQuota, negative no bound but StoreQuota. A tenant's kept Helm
+	// renders count against it too.
 	TenantStoreQuota int64
+	// TenantRenders bounds how many renders of one tenant's revisions are
+	// kept in the cluster at once; 0 means
+	// renderstore.DefaultTenantRenders.
+	TenantRenders int
 }
 
 // Options configure rukpak's own manager: the engine's settings and those

@@ -57,6 +57,17 @@
 // refused once it has decompressed MaxSize bytes), besides the decoded
 // objects.
 //
+// # Bounds per tenant
+//
+// Save bounds what the tenant its context carries (package tenant) keeps:
+// every chunk is labelled LabelTenant, and chunk 0 carries the compressed
+// payload's size. A new render is refused with a *QuotaError (ErrQuota)
+// when the tenant keeps Options.TenantRenders renders already, or when
+// its renders and its content in the content store (Options.ContentUsage)
+// would hold more than Options.TenantQuota. TenantBytes tells the content
+// store what the tenant's renders hold, so that both count against one
+// quota.
+//
 // # Memory
 //
 // Chunk Secrets must stay out of the manager's informer cache (it selects

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/tenant"
 )
 
 // Save stores r as the render of bundle (r.Revision, when set, must be
@@ -24,7 +25,9 @@ import (
 // nothing. A stored render that is corrupt, or of an older Bundle of the
 // same name, is replaced. Another intact render of bundle stands: Save
 // returns ErrExists (Delete it first to replace it). A render over the
-// limits is ErrTooLarge. Chunks are written last to first, so chunk 0,
+// limits is ErrTooLarge. A new render that would take the tenant ctx
+// carries past its bounds (Options.TenantRenders, Options.TenantQuota) is
+// a *QuotaError (ErrQuota). Chunks are written last to first, so chunk 0,
 // which Load reads first, is only there once the others are.
 func (s *Store) Save(ctx context.Context, bundle *v1alpha2.Bundle, r Render) error {
 	if bundle == nil || bundle.Name == "" || bundle.UID == "" {
@@ -43,6 +46,8 @@ func (s *Store) Save(ctx context.Context, bundle *v1alpha2.Bundle, r Render) err
 		return fmt.Errorf("render of %s takes %d chunks, over the limit of %d: %w", bundle.Name, len(chunks), s.opts.MaxChunks, ErrTooLarge)
 	}
 	sum := hex.EncodeToString(enc.sum[:])
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
 	stored, err := s.list(ctx, bundle.Name)
 	if err != nil {
 		return err
@@ -60,11 +65,17 @@ func (s *Store) Save(ctx context.Context, bundle *v1alpha2.Bundle, r Render) err
 			return err
 		}
 	}
+	size := int64(len(enc.data))
+	if err := s.checkTenant(ctx, bundle.Name, size); err != nil {
+		return err
+	}
+	t := tenant.From(ctx)
 	for i := len(chunks) - 1; i >= 0; i-- {
-		if err := s.create(ctx, s.chunk(bundle, i, chunks, sum)); err != nil {
+		if err := s.create(ctx, s.chunk(bundle, t, i, chunks, sum, size)); err != nil {
 			return fmt.Errorf("saving the render of bundle %s: %w", bundle.Name, err)
 		}
 	}
+	s.addTenantBytes(t, size)
 	s.remember(cacheKey{bundle: bundle.Name, sum: sum}, &r, enc.jsonSize)
 	return nil
 }
@@ -118,9 +129,9 @@ func (s *Store) remember(key cacheKey, r *Render, size int64) {
 
 // chunk returns the Secret of chunk i of chunks, bundle's render whose
 // payload's sha256 is sum.
-func (s *Store) chunk(bundle *v1alpha2.Bundle, i int, chunks [][]byte, sum string) *corev1.Secret {
+func (s *Store) chunk(bundle *v1alpha2.Bundle, t string, i int, chunks [][]byte, sum string, size int64) *corev1.Secret {
 	chunkSum := sha256Hex(chunks[i])
-	labels := map[string]string{LabelRenderOf: labelValue(bundle.Name)}
+	labels := map[string]string{LabelRenderOf: labelValue(bundle.Name), LabelTenant: tenantLabel(t)}
 	if bd := bundle.Labels[v1alpha2.LabelBundleDeployment]; bd != "" {
 		labels[v1alpha2.LabelBundleDeployment] = bd
 	}
@@ -136,6 +147,7 @@ func (s *Store) chunk(bundle *v1alpha2.Bundle, i int, chunks [][]byte, sum strin
 				annotationChunks:      strconv.Itoa(len(chunks)),
 				annotationChunkSHA256: chunkSum,
 				annotationSHA256:      sum,
+				annotationBytes:       strconv.FormatInt(size, 10),
 			},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: v1alpha2.GroupVersion.String(),

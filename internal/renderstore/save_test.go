@@ -82,7 +82,7 @@ func TestSaveIsIdempotent(t *testing.T) {
 
 	// Two Saves at once: the chunk one of them finds written must be the
 	// same.
-	sec := s.chunk(recreated, 0, [][]byte{[]byte("x")}, sha256Hex([]byte("x")))
+	sec := s.chunk(recreated, "team", 0, [][]byte{[]byte("x")}, sha256Hex([]byte("x")), 1)
 	sec.Name = "render-race-0"
 	if err := s.create(ctx, sec.DeepCopy()); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package renderstore
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +29,16 @@ type Options struct {
 	// CacheBytes is the most bytes of JSON the renders the Store keeps
 	// decoded may have (DefaultCacheBytes).
 	CacheBytes int64
+	// TenantRenders is the most renders one tenant (the one Save's
+	// context carries) may keep at once (DefaultTenantRenders).
+	TenantRenders int
+	// TenantQuota bounds what one tenant's kept renders (compressed) and
+	// its content in the content store (ContentUsage) hold together; 0
+	// for no bound.
+	TenantQuota int64
+	// ContentUsage returns what a tenant's content holds in the content
+	// store; nil counts none.
+	ContentUsage func(tenant string) (int64, error)
 }
 
 // Defaults of the cache's bounds: small, since the manager holds a
@@ -48,6 +59,7 @@ func (o Options) withDefaults() Options {
 	o.MaxChunks = min(limits.PositiveOr(o.MaxChunks, DefaultMaxChunks), maxChunksCap)
 	o.CacheEntries = limits.PositiveOr(o.CacheEntries, DefaultCacheEntries)
 	o.CacheBytes = limits.PositiveOr(o.CacheBytes, DefaultCacheBytes)
+	o.TenantRenders = limits.PositiveOr(o.TenantRenders, DefaultTenantRenders)
 	return o
 }
 
@@ -61,6 +73,14 @@ type Store struct {
 	opts      Options
 	chunkSize int
 	cache     *renderCache
+
+	// saveMu makes the bounds check of a tenant and the writes of the
+	// render it admits one step.
+	saveMu sync.Mutex
+	// usage is what each tenant's renders were last seen to hold
+	// (TenantBytes).
+	usageMu sync.Mutex
+	usage   map[string]int64
 }
 
 // New returns a Store that writes with c and reads with apiReader in
@@ -70,7 +90,7 @@ type Store struct {
 func New(c client.Client, apiReader client.Reader, namespace string, o Options) *Store {
 	o = o.withDefaults()
 	return &Store{c: c, r: apiReader, namespace: namespace, opts: o, chunkSize: ChunkSize,
-		cache: newRenderCache(o.CacheEntries, o.CacheBytes)}
+		cache: newRenderCache(o.CacheEntries, o.CacheBytes), usage: map[string]int64{}}
 }
 
 // Load returns the render stored for the Bundle named bundleName:
@@ -133,6 +153,7 @@ func (s *Store) deleteChunks(ctx context.Context, bundle string, chunks []metav1
 		keys = append(keys, cacheKey{bundle: bundle, sum: chunks[i].Annotations[annotationSHA256]})
 	}
 	s.cache.forget(keys...)
+	s.forgetChunks(chunks)
 	for i := range chunks {
 		if err := s.c.Delete(ctx, &chunks[i]); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting render chunk %s/%s of bundle %s: %w", s.namespace, chunks[i].Name, bundle, err)

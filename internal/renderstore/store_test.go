@@ -320,7 +320,7 @@ func writePayload(t *testing.T, s *Store, b *v1alpha2.Bundle, data []byte) {
 	chunks := split(data, s.chunkSize)
 	sum := sha256.Sum256(data)
 	for i := range chunks {
-		if err := env.Client.Create(ctx, s.chunk(b, i, chunks, hex.EncodeToString(sum[:]))); err != nil {
+		if err := env.Client.Create(ctx, s.chunk(b, "team", i, chunks, hex.EncodeToString(sum[:]), int64(len(data)))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,9 +10,10 @@ import (
 
 // admissionAtom is the smallest thing an admission rule matches: one
 // operation on one resource of one group and version in one scope, with
-// wildcards kept as written.
+// wildcards kept as written, of one name (an admission policy's
+// resourceNames) or of every name ("").
 type admissionAtom struct {
-	operation, group, version, resource, scope string
+	operation, group, version, resource, scope, name string
 }
 
 // admissionSet is a set of admission atoms.
@@ -52,6 +53,7 @@ func admissionAtoms(rules []admissionregistrationv1.RuleWithOperations) (s admis
 func (b admissionAtom) covers(a admissionAtom) bool {
 	return wildcard(b.operation, a.operation) && wildcard(b.group, a.group) &&
 		wildcard(b.version, a.version) && wildcard(b.scope, a.scope) &&
+		(b.name == "" || b.name == a.name) &&
 		admissionResourceCovers(b.resource, a.resource)
 }
 
@@ -117,16 +119,16 @@ func (s admissionSet) coversAtom(a admissionAtom, skipSelf bool) bool {
 // deployments,replicasets (apps/v1)", one per group, version and scope
 // and set of operations, sorted.
 func compactAdmission(s admissionSet) []string {
-	type resourceKey struct{ group, version, resource, scope string }
+	type resourceKey struct{ group, version, resource, scope, name string }
 	ops := map[resourceKey][]string{}
 	for a := range s {
-		k := resourceKey{a.group, a.version, a.resource, a.scope}
+		k := resourceKey{a.group, a.version, a.resource, a.scope, a.name}
 		ops[k] = append(ops[k], a.operation)
 	}
-	type ruleKey struct{ group, version, scope, ops string }
+	type ruleKey struct{ group, version, scope, ops, name string }
 	resources := map[ruleKey][]string{}
 	for k, o := range ops {
-		r := ruleKey{k.group, k.version, k.scope, strings.Join(sortedSet(o), ",")}
+		r := ruleKey{k.group, k.version, k.scope, strings.Join(sortedSet(o), ","), k.name}
 		resources[r] = append(resources[r], k.resource)
 	}
 	out := make([]string, 0, len(resources))
@@ -138,6 +140,9 @@ func compactAdmission(s admissionSet) []string {
 		s := fmt.Sprintf("%s of %s (%s)", k.ops, strings.Join(sortedSet(rs), ","), gv)
 		if k.scope != string(admissionregistrationv1.AllScopes) {
 			s += ", " + k.scope + " scope only"
+		}
+		if k.name != "" {
+			s += ", named " + k.name
 		}
 		out = append(out, s)
 	}

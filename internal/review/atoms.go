@@ -1,15 +1,10 @@
 package review
 
 import (
-	"errors"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 )
-
-// errTooManyAtoms is returned when a review's rules expand to more than
-// MaxAtoms atoms.
-var errTooManyAtoms = errors.New("the RBAC rules expand to more atoms (apiGroup × resource × verb × resourceName) than a review may hold (MaxAtoms)")
 
 // atomLimit is MaxAtoms; tests lower it.
 var atomLimit = MaxAtoms
@@ -42,7 +37,7 @@ func newBudget() *budget { return &budget{left: atomLimit} }
 // take spends one atom; it fails once none is left.
 func (b *budget) take() error {
 	if b.left <= 0 {
-		return errTooManyAtoms
+		return &TooLargeError{Limit: atomLimit}
 	}
 	b.left--
 	return nil

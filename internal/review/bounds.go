@@ -25,9 +25,11 @@ const (
 	MaxRuleItems = 16
 	// MaxAtoms is how many rule atoms (apiGroup × resource × verb ×
 	// resourceName) a review may hold in all, roles and subjects of both
-	// sides together (about 130 bytes each): more is an error rather than
-	// an unbounded computation.
-	MaxAtoms = 1 << 19
+	// sides together: more is a *TooLargeError rather than an unbounded
+	// computation, found before anything is expanded when the rules the
+	// revisions ship say so (estimate). A review at the limit allocates
+	// about 50 MiB in all, and holds less (TestReviewCostAtTheLimit).
+	MaxAtoms = 1 << 15
 )
 
 // String bounds, in bytes (so in characters too).

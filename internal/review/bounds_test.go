@@ -111,8 +111,9 @@ func TestTooManyAtoms(t *testing.T) {
 	}
 	huge := fmt.Sprintf("{apiGroups: [\"\"], resources: [%s], resourceNames: [%s], verbs: [get]}", strings.Join(resources, ","), strings.Join(names, ","))
 	_, err := Compute(context.Background(), Input{New: objs(t, clusterRole("huge", "", huge), clusterBinding("huge", "huge", saOp)), Mapper: testMapper()})
-	if !errors.Is(err, errTooManyAtoms) {
-		t.Fatalf("Compute() error = %v, want %v", err, errTooManyAtoms)
+	var tooLarge *TooLargeError
+	if !errors.As(err, &tooLarge) {
+		t.Fatalf("Compute() error = %v, want a *TooLargeError", err)
 	}
 }
 

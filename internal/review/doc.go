@@ -41,7 +41,22 @@
 //     injected caBundle; APIServices added, changed (any spec change but
 //     the caBundle) or removed; CRDs added, widened (new served versions,
 //     scope, conversion), changed (versions no longer served, storage
-//     version) or removed; new cluster-scoped objects and Namespaces.
+//     version) or removed; ValidatingAdmissionPolicies,
+//     MutatingAdmissionPolicies and their bindings added, widened (match
+//     rules or resourceNames matching more, excludeResourceRules
+//     excluding less, a namespaceSelector or objectSelector removed or
+//     changed, a binding without matchResources, another policy bound,
+//     failurePolicy or matchConditions changed, reinvocationPolicy
+//     IfNeeded, and any change to validations, mutations, variables,
+//     parameters or validationActions), changed (matching less) or
+//     removed; new cluster-scoped objects and Namespaces; and, fail
+//     closed, the objects the review does not model (failclosed.go):
+//     cluster-scoped objects changed, objects of the power groups
+//     (admissionregistration, rbac, apiregistration, apiextensions,
+//     certificates, scheduling, node, flowcontrol, storage) of kinds not
+//     modeled, and objects of groups other than those of ordinary
+//     namespaced workloads (custom resources), added or changed, each
+//     with the paths that change.
 //  6. Identity: permissions.Required of the new revision's objects against
 //     that of the active revision's: what the install identity now needs
 //     (everything, when the active revision is not known).
@@ -51,11 +66,13 @@
 //     kept.
 //
 // The power a revision grows is: a rule a subject gains; a webhook,
-// APIService or CRD added or widened; a Namespace or another cluster-scoped
-// object added, except RBAC objects, webhook configurations, APIServices
-// and CRDs, which count by what they grant, match or serve (a registry+v1
-// upgrade renames its ClusterRoles with the CSV's version and grows
-// nothing); a rule the install identity needs and did not.
+// admission policy or binding, APIService or CRD added or widened; a
+// Namespace or another cluster-scoped object added, except RBAC objects,
+// webhook configurations, admission policies, APIServices and CRDs, which
+// count by what they grant, match or serve (a registry+v1 upgrade renames
+// its ClusterRoles with the CSV's version and grows nothing); an object
+// the review does not model added or changed; a rule the install identity
+// needs and did not. Removing an object grows nothing.
 //
 // Effective RBAC counts only the bindings the revisions ship and the live
 // bindings to a role whose rules change, not every binding of a subject:
@@ -63,7 +80,9 @@
 // is still reported gained. That errs towards asking for approval.
 //
 // A review is bounded in time and memory as well as in size: rules expand
-// to at most MaxAtoms atoms in all (more is an error), and a webhook's
+// to at most MaxAtoms atoms in all, estimated from the rules the
+// revisions ship before anything is expanded (cost.go; more is a
+// *TooLargeError naming the costliest rule), and a webhook's
 // rules past a few thousand atoms are compared as written.
 //
 // Registry+v1 bundles need nothing special: package registryv1 renders a

@@ -45,6 +45,14 @@ func testMapper() meta.RESTMapper {
 	add("apiregistration.k8s.io", "v1", "APIService", "apiservices", false)
 	add("operators.coreos.com", "v1alpha1", "ClusterServiceVersion", "clusterserviceversions", true)
 	add("storage.k8s.io", "v1", "StorageClass", "storageclasses", false)
+	add("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities", true)
+	add("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", false)
+	add("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema", "flowschemas", false)
+	add("example.com", "v1", "Widget", "widgets", true)
+	add("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", false)
+	add("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", false)
+	add("admissionregistration.k8s.io", "v1beta1", "MutatingAdmissionPolicy", "mutatingadmissionpolicies", false)
+	add("admissionregistration.k8s.io", "v1beta1", "MutatingAdmissionPolicyBinding", "mutatingadmissionpolicybindings", false)
 	return m
 }
 

@@ -96,7 +96,7 @@ func changedRoles(ctx context.Context, ps *pairs, before, after *side) (map[role
 		}
 	}
 	for _, s := range []*side{before, after} {
-		for _, n := range s.aggregated() {
+		for _, n := range s.aggregatesOwned(ps) {
 			candidates[roleRef{kind: clusterRoleGK.Kind, name: n}] = true
 		}
 	}

@@ -184,6 +184,72 @@ func (s *side) aggregate(ctx context.Context, name string, rule *rbacv1.Aggregat
 	return nil
 }
 
+// aggregatesOwned returns the names of the ClusterRoles of this side
+// whose rules may change with the revisions: those with an
+// aggregationRule that selects, directly or through other aggregating
+// ClusterRoles, a ClusterRole of either revision (ps). An aggregating
+// ClusterRole that selects none of them (the cluster's admin, edit and
+// view, for a revision of Roles only) is not expanded.
+func (s *side) aggregatesOwned(ps *pairs) []string {
+	reached := map[string]bool{}
+	for k := range ps.owned {
+		if k.groupKind() == clusterRoleGK {
+			reached[k.name] = true
+		}
+	}
+	aggregating := map[string][]labels.Selector{}
+	for _, n := range s.aggregated() {
+		var rule rbacv1.AggregationRule
+		if m, found, _ := unstructured.NestedFieldNoCopy(s.clusterRoles[n].Object, "aggregationRule"); found {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"clusterRoleSelectors": nestedSelectors(m)}, &rule); err != nil {
+				aggregating[n] = []labels.Selector{labels.Everything()} // unreadable: taken as changing
+				continue
+			}
+		}
+		for i := range rule.ClusterRoleSelectors {
+			sel, err := metav1.LabelSelectorAsSelector(&rule.ClusterRoleSelectors[i])
+			if err != nil {
+				sel = labels.Everything()
+			}
+			aggregating[n] = append(aggregating[n], sel)
+		}
+	}
+	var out []string
+	for grew := true; grew; {
+		grew = false
+		for n, sels := range aggregating {
+			if reached[n] && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+			if reached[n] {
+				continue
+			}
+			for r := range reached {
+				u := s.clusterRoles[r]
+				if u == nil {
+					continue
+				}
+				set := labels.Set(u.GetLabels())
+				if slices.ContainsFunc(sels, func(sel labels.Selector) bool { return sel.Matches(set) }) {
+					reached[n], grew = true, true
+					out = append(out, n)
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// nestedSelectors returns the clusterRoleSelectors of an aggregationRule
+// value, or nil.
+func nestedSelectors(rule any) any {
+	if m, ok := rule.(map[string]any); ok {
+		return m["clusterRoleSelectors"]
+	}
+	return nil
+}
+
 // aggregated returns the names of the ClusterRoles of this side that have
 // an aggregationRule.
 func (s *side) aggregated() []string {

@@ -44,9 +44,14 @@ type Input struct {
 // Compute reviews in.New against in.Active and the cluster (see the
 // package documentation for how). It writes nothing. An error means the
 // review could not be made (a kind no one maps, a read that failed, more
-// RBAC rules than MaxAtoms): the caller should not treat the revision as
-// reviewed.
+// RBAC rules than MaxAtoms, a *TooLargeError): the caller should not
+// treat the revision as reviewed. The cost of the RBAC review is
+// estimated first, so a revision whose rules would expand past MaxAtoms
+// is refused before anything is expanded or read from the cluster.
 func Compute(ctx context.Context, in Input) (*v1alpha2.RevisionReview, error) {
+	if err := CheckCost(in.Active, in.New); err != nil {
+		return nil, err
+	}
 	k, err := newKinds(in.Mapper, in.New, in.Active)
 	if err != nil {
 		return nil, err
@@ -75,6 +80,8 @@ func Compute(ctx context.Context, in Input) (*v1alpha2.RevisionReview, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reviewing the install identity's needs: %w", err)
 	}
-	f := findings{objects: reviewObjects(ps), rbac: rbac, surface: surface, identity: ident}
+	objects := reviewObjects(ps)
+	surface.unmodeled = reviewUnmodeled(objects)
+	f := findings{objects: objects, rbac: rbac, surface: surface, identity: ident}
 	return f.stored(), nil
 }

@@ -63,7 +63,7 @@ func (f findings) summary() string {
 	for _, g := range f.rbac.gained {
 		grants = append(grants, fmt.Sprintf("grants %s %s", describeSubject(g.subject), describeRule(g.rule)))
 	}
-	for _, list := range [][]surfaceChange{f.surface.webhooks, f.surface.apiServices, f.surface.crds} {
+	for _, list := range [][]surfaceChange{f.surface.webhooks, f.surface.apiServices, f.surface.crds, f.surface.policies} {
 		for _, c := range list {
 			if c.grows() {
 				surface = append(surface, describeChange(c))
@@ -79,9 +79,14 @@ func (f findings) summary() string {
 			objects = append(objects, "adds cluster-scoped "+p.key.kind+" "+p.key.name)
 		}
 	}
+	var unmodeled []string
+	for _, c := range f.surface.unmodeled {
+		unmodeled = append(unmodeled, describeUnmodeled(c))
+	}
 	add("grants", grants)
-	add("webhooks, APIServices or CRDs grown", surface)
+	add("webhooks, APIServices, CRDs or admission policies grown", surface)
 	add("cluster-scoped objects added", objects)
+	add("objects not modeled by the review added or changed", unmodeled)
 	if len(f.identity.needed) > 0 {
 		items = append(items, describeNeeds(f.identity.needed))
 	}

@@ -20,6 +20,11 @@ var (
 // serves and calls, unbounded.
 type surfaceFindings struct {
 	webhooks, apiServices, crds []surfaceChange
+	// policies are the admission policies and policy bindings.
+	policies []surfaceChange
+	// unmodeled are the objects added or changed whose power the review
+	// does not judge (reviewUnmodeled): each grows power.
+	unmodeled []objectChange
 	// clusterScoped are the cluster-scoped objects added, Namespaces
 	// included.
 	clusterScoped []*pair
@@ -37,6 +42,9 @@ func reviewSurface(ps *pairs) (surfaceFindings, error) {
 		return f, err
 	}
 	if f.crds, err = reviewCRDs(ps); err != nil {
+		return f, err
+	}
+	if f.policies, err = reviewAdmissionPolicies(ps); err != nil {
 		return f, err
 	}
 	f.apiServices = reviewAPIServices(ps)
@@ -104,12 +112,15 @@ func describeAPIService(u *unstructured.Unstructured) string {
 
 // grows reports whether f grows power.
 func (f surfaceFindings) grows() bool {
-	for _, list := range [][]surfaceChange{f.webhooks, f.apiServices, f.crds} {
+	for _, list := range [][]surfaceChange{f.webhooks, f.apiServices, f.crds, f.policies} {
 		for _, c := range list {
 			if c.grows() {
 				return true
 			}
 		}
+	}
+	if len(f.unmodeled) > 0 {
+		return true
 	}
 	for _, p := range f.clusterScoped {
 		if !assessedElsewhere(p.key.groupKind()) {
@@ -123,10 +134,11 @@ func (f surfaceFindings) grows() bool {
 // kind gk may do is judged by another part of the review: RBAC objects by
 // the effective rules they grant (a ClusterRole renamed with the same
 // rules grows nothing), webhook configurations, APIServices and CRDs by
-// their own review.
+// their own review, admission policies and their bindings by what they
+// match and do.
 func assessedElsewhere(gk schema.GroupKind) bool {
 	switch gk {
-	case clusterRoleGK, clusterRoleBindingGK, mutatingGK, validatingGK, apiServiceGK, crdGK:
+	case clusterRoleGK, clusterRoleBindingGK, mutatingGK, validatingGK, apiServiceGK, crdGK, vapGK, vapbGK, mapGK, mapbGK:
 		return true
 	}
 	return false
@@ -135,15 +147,19 @@ func assessedElsewhere(gk schema.GroupKind) bool {
 // stored returns f bounded.
 func (f surfaceFindings) stored() v1alpha2.ReviewAPISurface {
 	out := v1alpha2.ReviewAPISurface{
-		WebhookCount:       count(len(f.webhooks)),
-		Webhooks:           storedChanges(f.webhooks),
-		APIServiceCount:    count(len(f.apiServices)),
-		APIServices:        storedChanges(f.apiServices),
-		CRDCount:           count(len(f.crds)),
-		CRDs:               storedChanges(f.crds),
-		ClusterScopedCount: count(len(f.clusterScoped)),
-		NamespaceCount:     count(len(f.namespaces)),
-		Namespaces:         cutAll(first(f.namespaces, MaxEntries), maxShort),
+		WebhookCount:         count(len(f.webhooks)),
+		Webhooks:             storedChanges(f.webhooks),
+		APIServiceCount:      count(len(f.apiServices)),
+		APIServices:          storedChanges(f.apiServices),
+		CRDCount:             count(len(f.crds)),
+		CRDs:                 storedChanges(f.crds),
+		ClusterScopedCount:   count(len(f.clusterScoped)),
+		NamespaceCount:       count(len(f.namespaces)),
+		Namespaces:           cutAll(first(f.namespaces, MaxEntries), maxShort),
+		AdmissionPolicyCount: count(len(f.policies)),
+		AdmissionPolicies:    storedChanges(f.policies),
+		UnmodeledCount:       count(len(f.unmodeled)),
+		Unmodeled:            storedUnmodeled(f.unmodeled),
 	}
 	for _, p := range first(f.clusterScoped, MaxEntries) {
 		out.ClusterScoped = append(out.ClusterScoped, reviewObject(p.placed))

@@ -22,6 +22,13 @@ func WithQuota(n int64) Option { return func(s *Store) { s.quota = n } }
 // reference (see CommitFor); n <= 0 means no bound but the quota.
 func WithTenantQuota(n int64) Option { return func(s *Store) { s.tenantQuota = n } }
 
+// WithTenantExtra counts what fn returns for a tenant against its quota
+// besides its trees: the renders the manager keeps for it in the cluster
+// (renderstore.Store.TenantBytes). fn must not block.
+func WithTenantExtra(fn func(tenant string) int64) Option {
+	return func(s *Store) { s.extra = fn }
+}
+
 // Holder is a revision that references a tree: the store never evicts
 // such a tree, and counts it against the quota of the holder's tenant.
 type Holder struct {

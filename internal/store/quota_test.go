@@ -296,3 +296,34 @@ func TestQuantity(t *testing.T) {
 		}
 	}
 }
+
+// TestTenantExtra checks that what a tenant keeps elsewhere (its renders
+// in the cluster, WithTenantExtra) counts against its quota with its
+// trees, and is named in the refusal.
+func TestTenantExtra(t *testing.T) {
+	renders := map[string]int64{"b": 200}
+	s, err := New(filepath.Join(t.TempDir(), "store"), WithQuota(1000), WithTenantQuota(300),
+		WithTenantExtra(func(tenant string) int64 { return renders[tenant] }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := commit(t, s, content("b", 100))
+	s.SetInUse(func() (map[string][]Holder, error) {
+		return map[string][]Holder{d: {{Tenant: "b", Bundle: "b-rev", BundleDeployment: "b"}}}, nil
+	})
+	for _, tc := range []struct {
+		tenant string
+		want   string
+	}{
+		{tenant: "a"},
+		{tenant: "b", want: "tenant b's quota of 300 bytes in the content store is full: it holds 100 bytes (Bundle b-rev of BundleDeployment b: 100 bytes), and its renders kept in the cluster 200 bytes; delete"},
+	} {
+		err := s.CheckTenant(tc.tenant)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("CheckTenant(%s) = %v, want nil", tc.tenant, err)
+		case tc.want != "" && (failure.As(err) == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("CheckTenant(%s) = %v, want ResourceLimit saying %q", tc.tenant, err, tc.want)
+		}
+	}
+}

@@ -25,6 +25,10 @@ type Store struct {
 	quota       int64
 	tenantQuota int64
 
+	// extra returns what else counts against a tenant's quota (its kept
+	// renders, in the cluster); nil for nothing.
+	extra func(tenant string) int64
+
 	mu    sync.Mutex // guards what follows, and commits and deletes
 	inUse InUse
 	trees map[string]*tree // digest → size and last use

@@ -85,7 +85,11 @@ func (s *Store) fitsTenant(tenant string, size int64) error {
 		return failure.New(v1alpha2.ReasonResourceLimit,
 			"the content is %s, larger than tenant %s's quota of %s in the content store", quantity(size), tenant, quantity(s.tenantQuota))
 	}
-	if s.used+size <= s.tenantQuota {
+	var renders int64
+	if s.extra != nil {
+		renders = s.extra(tenant)
+	}
+	if s.used+renders+size <= s.tenantQuota {
 		// A tenant holds at most what the whole store holds: no need to
 		// list who holds what (every Bundle) on each unpack.
 		return nil
@@ -95,16 +99,20 @@ func (s *Store) fitsTenant(tenant string, size int64) error {
 		return err
 	}
 	used, held := s.tenantUsage(tenant, inUse)
-	if used+size <= s.tenantQuota {
+	if used+renders+size <= s.tenantQuota {
 		return nil
 	}
 	needs := ""
-	if used < s.tenantQuota {
+	if used+renders < s.tenantQuota {
 		needs = fmt.Sprintf(", and the new content needs %s more", quantity(size))
 	}
+	kept := ""
+	if renders > 0 {
+		kept = fmt.Sprintf(", and its renders kept in the cluster %s", quantity(renders))
+	}
 	return failure.New(v1alpha2.ReasonResourceLimit,
-		"tenant %s's quota of %s in the content store is full: it holds %s (%s)%s; delete revisions or BundleDeployments of the tenant to make room",
-		tenant, quantity(s.tenantQuota), quantity(used), describeHeld(held), needs)
+		"tenant %s's quota of %s in the content store is full: it holds %s (%s)%s%s; delete revisions or BundleDeployments of the tenant to make room",
+		tenant, quantity(s.tenantQuota), quantity(used), describeHeld(held), kept, needs)
 }
 
 // describeHeld names the largest trees and their revisions:

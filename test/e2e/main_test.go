@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +116,9 @@ func managerArgs() []string {
 		// A team fills its share of the content store sooner than
 		// the default 2.5Gi (hostile_quota_test.go).
 		"--tenant-store-quota=" + tenantStoreQuota,
+		// A team reaches its bound of kept renders sooner than the
+		// default 64 (hostile_review_test.go).
+		"--tenant-renders=" + strconv.Itoa(tenantRenders),
 	}
 }
 

@@ -56,6 +56,15 @@ type Reconciler struct {
 	// Approval, when set, re-checks who asked for a Bundle before it is
 	// unpacked (see Approver).
 	Approval Approver
+	// Renders, when set, are the renders kept for revisions: a Bundle's is
+	// deleted with it, without waiting for the garbage collector.
+	Renders RenderDeleter
+}
+
+// RenderDeleter deletes the render kept for a Bundle, if any.
+// renderstore.Store is one.
+type RenderDeleter interface {
+	Delete(ctx context.Context, bundleName string) error
 }
 
 // Approver re-checks that whoever wrote a Bundle (its requested-by
@@ -239,6 +248,11 @@ func (r *Reconciler) finalize(ctx context.Context, b *v1alpha2.Bundle) error {
 			if err := r.Unpacker.Store().Delete(d); err != nil {
 				return fmt.Errorf("deleting content %s: %w", d, err)
 			}
+		}
+	}
+	if r.Renders != nil {
+		if err := r.Renders.Delete(ctx, b.Name); err != nil {
+			return fmt.Errorf("deleting the render kept for Bundle %s: %w", b.Name, err)
 		}
 	}
 	r.Unpacker.Forget(b.Name)

@@ -98,11 +98,11 @@ func TestApprovalBindsToDigestNotName(t *testing.T) {
 	refM := revisionRef{bundle: nameM, spec: specM, digest: content}
 	// R held and remembered: M, under the same name, is reviewed anew.
 	mem := &remembered{}
-	mem.setReview(reviewKey(refR), "team-app-0000000001", digestR, &v1alpha2.RevisionReview{})
-	if rev, _ := mem.reviewOf(reviewKey(refM), "team-app-0000000001"); rev != nil {
+	mem.setReview(reviewKey(refR), "team-app-0000000001", digestR, &v1alpha2.RevisionReview{}, nil)
+	if rev, _, _ := mem.reviewOf(reviewKey(refM), "team-app-0000000001"); rev != nil {
 		t.Error("M took R's remembered review")
 	}
-	if rev, d := mem.reviewOf(reviewKey(refR), "team-app-0000000001"); rev == nil || d != digestR {
+	if rev, d, _ := mem.reviewOf(reviewKey(refR), "team-app-0000000001"); rev == nil || d != digestR {
 		t.Errorf("R's remembered review = %v, %s", rev, d)
 	}
 	// R applied by this process: M is not taken for it.

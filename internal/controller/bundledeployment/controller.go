@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -129,6 +130,12 @@ type Reconciler struct {
 	// Renders keeps the render of each revision of a provisioner that
 	// renders once (Helm); nil renders every revision every time.
 	Renders *renderstore.Store
+	// ReviewConcurrency is how many revisions are reviewed at once;
+	// DefaultReviewConcurrency when 0.
+	ReviewConcurrency int
+	// TenantReviewConcurrency is how many of one tenant are;
+	// DefaultTenantReviewConcurrency when 0.
+	TenantReviewConcurrency int
 
 	// watches are the drift watches of managed objects.
 	watches *objectwatch.Watcher
@@ -143,6 +150,9 @@ type Reconciler struct {
 	// workers bound each tenant's reconciles at once (package tenant;
 	// the total is the controller's MaxConcurrentReconciles).
 	workers *tenant.Slots
+	// reviews bound the reviews running at once (reviewSlots).
+	reviews     *tenant.Slots
+	reviewsOnce sync.Once
 	// detached are the reconciles that wait for hooks without a worker.
 	detached *detached
 	// flights are the reconciles running, cancelled when superseded.
@@ -282,6 +292,10 @@ type scope struct {
 	// unreviewed is why the newest revision could not be reviewed, when
 	// gate let it through to the apply unreviewed (reportUnreviewed).
 	unreviewed error
+	// preflighted is the plan the permission preflight passed in this
+	// reconcile (the gate runs it before the review), so that applying it
+	// does not check again.
+	preflighted *apply.Plan
 	// rolloutStarted is set when this reconcile made a new revision active.
 	rolloutStarted bool
 	// correct is the revision applied that an earlier step decided to keep

@@ -97,6 +97,11 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if err != nil {
 		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
 	}
+	// Applied before, so past the preflight: a render made again (the
+	// kept one was lost) is kept.
+	if err := r.keepPending(ctx, s, st.bundle); err != nil {
+		return err
+	}
 	if drifted = r.withRerendered(st, plan, drifted); len(drifted) == 0 {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/approval"
 	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/ownership"
@@ -47,8 +48,11 @@ const reviewRecheck = time.Minute
 // (ownership.ApprovalDigest: its full spec, content and rendered objects
 // digests), never to its name, a short hash that can be made to collide.
 //
-// While a revision is held every reconcile reviews it again: the cluster
-// it is compared with may change, and so may the approval.
+// A revision is reviewed once against the same active revision: its
+// review (or that it is too large to review) is remembered, so neither a
+// held revision nor the retries of a refused apply are reviewed again.
+// The permission preflight runs first: a revision it refuses is not
+// reviewed at all.
 func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref revisionRef) (held bool, err error) {
 	policy, err := r.policyOf(ctx, s.bd)
 	if err != nil {
@@ -59,10 +63,41 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	if isApplied(st, active, ref, s.created) || (policy == v1alpha2.ApprovalAutomatic && active == "" && prior == nil) {
 		return false, nil
 	}
-	rev, digest, err := r.reviewOf(ctx, s, st, ref)
-	if rev == nil && err == nil {
-		// Not reviewable because not renderable: the apply reports why.
-		return false, nil
+	// A revision reviewed before, against the same active one, keeps its
+	// review: it is rendered again only once it may be applied.
+	key := reviewKey(ref)
+	rev, digest, err := s.mem.reviewOf(key, active)
+	fresh := rev == nil && err == nil
+	if fresh {
+		var plan *apply.Plan
+		var objects string
+		plan, objects, err = r.planAndDigestOf(ctx, s, ref)
+		// Taken again by applyRevision: the revision is rendered once.
+		s.rendered = &rendered{bundle: ref.bundle, spec: ref.spec, digest: ref.digest, objects: objects, plan: plan, err: err}
+		if err != nil {
+			// Not reviewable because not renderable: the apply reports why.
+			return false, nil
+		}
+		if err := r.preflight(ctx, s, plan); err != nil {
+			// Refused without a review: the apply reports why.
+			return false, nil
+		}
+		s.preflighted = plan
+		if err := r.keepPending(ctx, s, ref.bundle); err != nil {
+			// Not reviewed nor applied without its render kept.
+			s.rendered = nil
+			if failure.As(err) == nil {
+				return true, err
+			}
+			s.requeueWithin(permissionsRecheck)
+			return true, r.keepActive(ctx, s, st, err)
+		}
+		digest = ownership.ApprovalDigest(ref.spec, ref.digest, objects)
+		rev, err = r.reviewRevision(ctx, s, st, plan.Objects())
+		s.mem.setReview(key, active, digest, rev, err)
+	}
+	if err != nil && isTooLarge(err) {
+		return r.reviewTooLarge(ctx, s, st, ref.bundle, policy, prior != nil, fresh, err)
 	}
 	if err != nil {
 		err = fmt.Errorf("reviewing revision %s: %w", ref.bundle, err)
@@ -83,7 +118,6 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	var lowered error
 	if !holds(policy, rev, active != "") {
 		if prior == nil || prior.Digest != digest {
-			s.mem.setReview("", "", "", nil)
 			return false, nil
 		}
 		by, why, err := r.loweredBy(ctx, s.bd)
@@ -92,7 +126,6 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 		}
 		if by != "" {
 			s.review.ApprovedBy = by
-			s.mem.setReview("", "", "", nil)
 			return false, nil
 		}
 		lowered = why
@@ -103,10 +136,8 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	}
 	if by != "" {
 		s.review.ApprovedBy = by
-		s.mem.setReview("", "", "", nil)
 		return false, nil
 	}
-	s.mem.setReview(reviewKey(ref), active, digest, rev)
 	s.rendered = nil
 	s.review.Approved = false
 	r.announceAwaiting(s, digest, rev)
@@ -116,26 +147,6 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 // reviewKey is what a review of revision ref is remembered by: its full
 // spec and content digests.
 func reviewKey(ref revisionRef) string { return ref.spec + " " + ref.digest }
-
-// reviewOf returns the review of revision ref and its approval digest:
-// remembered, when the revision was held before against the same active
-// one (it is rendered again only once it may be applied), or rendered
-// and reviewed. rev is nil, with a nil error, when ref cannot be
-// rendered.
-func (r *Reconciler) reviewOf(ctx context.Context, s *scope, st *appliedState, ref revisionRef) (rev *v1alpha2.RevisionReview, digest string, err error) {
-	if rev, digest := s.mem.reviewOf(reviewKey(ref), s.bd.Status.ActiveBundle); rev != nil {
-		return rev, digest, nil
-	}
-	plan, objects, err := r.planAndDigestOf(ctx, s, ref)
-	// Taken again by applyRevision: the revision is rendered once.
-	s.rendered = &rendered{bundle: ref.bundle, spec: ref.spec, digest: ref.digest, objects: objects, plan: plan, err: err}
-	if err != nil {
-		return nil, "", nil
-	}
-	digest = ownership.ApprovalDigest(ref.spec, ref.digest, objects)
-	rev, err = r.reviewRevision(ctx, s, st, plan.Objects())
-	return rev, digest, err
-}
 
 // isApplied reports whether ref is the active revision as this process
 // applied it: by name, and, when this process applied it (st), by its
@@ -208,6 +219,28 @@ func (r *Reconciler) approvalChecker() *approval.Checker {
 	return &approval.Checker{Reviews: r.Permissions.Reviews}
 }
 
+// reviewTooLarge handles a revision whose review would cost more than a
+// review may (err, a *review.TooLargeError, fresh when found in this
+// reconcile): under Automatic, unless a revision was held before the
+// policy was lowered (heldBefore), it is applied without a review, with a
+// Warning event the first time; otherwise it is held with reason
+// ReviewTooLarge naming the rule, and not reviewed again until the spec
+// names another revision (or another one becomes active).
+func (r *Reconciler) reviewTooLarge(ctx context.Context, s *scope, st *appliedState, revision string, policy v1alpha2.ApprovalPolicy, heldBefore, fresh bool, err error) (bool, error) {
+	if policy == v1alpha2.ApprovalAutomatic && !heldBefore {
+		if fresh {
+			// The event says so once the apply says whether it was
+			// applied (reportUnreviewed).
+			s.unreviewed = fmt.Errorf("reviewing revision %s: %w", revision, err)
+		}
+		return false, nil
+	}
+	s.rendered = nil
+	return true, r.keepActive(ctx, s, st, failure.New(v1alpha2.ReasonReviewTooLarge,
+		"reviewing revision %s: %v; not applied (spec.upgrade.approval %s holds a revision that cannot be reviewed) and not reviewed again: change the revision's rules",
+		revision, err, policy))
+}
+
 // holds reports whether policy holds a revision with review rev until it
 // is approved; upgrade is set when a revision is active. PowerGrowth holds
 // upgrades only: a first install grows power from nothing, and its
@@ -245,7 +278,18 @@ func awaitingApproval(bd *v1alpha2.BundleDeployment, policy v1alpha2.ApprovalPol
 // revision's (rendered again, offline, or taken from its kept render) and
 // the live cluster: each object read as the install identity, RBAC
 // objects listed as the manager (splitLive).
+//
+// The new revision's cost is estimated first, before the active one is
+// rendered; the review runs in a review slot of the tenant's.
 func (r *Reconciler) reviewRevision(ctx context.Context, s *scope, st *appliedState, next []*unstructured.Unstructured) (*v1alpha2.RevisionReview, error) {
+	if err := review.CheckCost(next); err != nil {
+		return nil, err
+	}
+	release, err := r.acquireReview(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var activeObjs []*unstructured.Unstructured
 	if active := s.bd.Status.ActiveBundle; active != "" {
 		var aref revisionRef
@@ -373,7 +417,11 @@ func (r *Reconciler) reportUnreviewed(s *scope, applyErr error) {
 	if s.unreviewed == nil {
 		return
 	}
-	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonReviewFailed, "Review", "%s", unreviewedNote(s.unreviewed, applyErr))
+	reason := v1alpha2.ReasonReviewFailed
+	if isTooLarge(s.unreviewed) {
+		reason = v1alpha2.ReasonReviewTooLarge
+	}
+	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, reason, "Review", "%s", unreviewedNote(s.unreviewed, applyErr))
 }
 
 // unreviewedNote is the note of the ReviewFailed event of a revision that

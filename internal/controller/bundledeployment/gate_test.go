@@ -402,9 +402,10 @@ func hugeRole(name string) string {
 		name, strings.Join(groups, ", "), strings.Join(resources, ", "), strings.Join(names, ", "), strings.Join(verbs, ", "))
 }
 
-// TestReviewFailedNotApplied: an upgrade that cannot be reviewed and is
-// refused when applied under Automatic: the ReviewFailed event says it was
-// not applied, and why, never that it was applied without a review.
+// TestReviewFailedNotApplied: an upgrade that cannot be reviewed (its
+// review would be too large) and is refused when applied under Automatic:
+// the ReviewTooLarge event says it was not applied, and why, never that it
+// was applied without a review.
 func TestReviewFailedNotApplied(t *testing.T) {
 	ns := env.Namespace(t, "reviewrefused")
 	role := envtest.UniqueName("huge")
@@ -419,25 +420,26 @@ func TestReviewFailedNotApplied(t *testing.T) {
 			"c.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: refused\nspec:\n  ports:\n  - port: 99999\n"}))
 	})
 	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonValidationFailed)
-	waitEvent(t, bd.Name, v1alpha2.ReasonReviewFailed, "not applied (ValidationFailed")
+	waitEvent(t, bd.Name, v1alpha2.ReasonReviewTooLarge, "not applied (ValidationFailed")
 	list := &eventsv1.EventList{}
 	if err := env.Client.List(context.Background(), list); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range list.Items {
-		if e.Regarding.Name == bd.Name && e.Reason == v1alpha2.ReasonReviewFailed && strings.Contains(e.Note, "applied without a review (") {
+		if e.Regarding.Name == bd.Name && (e.Reason == v1alpha2.ReasonReviewFailed || e.Reason == v1alpha2.ReasonReviewTooLarge) && strings.Contains(e.Note, "applied without a review (") {
 			t.Fatalf("event says the refused revision was applied: %s", e.Note)
 		}
 	}
 	waitValue(t, ns, "keep", "v1")
 }
 
-// TestApprovalGateReviewFailed: an upgrade that cannot be reviewed (its
-// RBAC rules expand past review.MaxAtoms) is applied under Automatic,
-// with a Warning event ReviewFailed, and held under PowerGrowth and
-// Always: nothing of it is written, the installed revision stays, and
-// Installed and Ready are False with reason ReviewFailed saying why.
-func TestApprovalGateReviewFailed(t *testing.T) {
+// TestApprovalGateReviewTooLarge: an upgrade whose review would cost too
+// much (its RBAC rules expand past review.MaxAtoms, estimated before
+// anything is expanded) is applied under Automatic, with a Warning event
+// ReviewTooLarge, and held under PowerGrowth and Always: nothing of it is
+// written, the installed revision stays, and Installed and Ready are
+// False with reason ReviewTooLarge naming the rule.
+func TestApprovalGateReviewTooLarge(t *testing.T) {
 	for _, policy := range []v1alpha2.ApprovalPolicy{v1alpha2.ApprovalAutomatic, v1alpha2.ApprovalPowerGrowth, v1alpha2.ApprovalAlways} {
 		t.Run(string(policy), func(t *testing.T) {
 			ns := env.Namespace(t, "reviewfail")
@@ -470,12 +472,13 @@ func TestApprovalGateReviewFailed(t *testing.T) {
 					t.Fatalf("still %s active", rev1)
 				}
 				waitValue(t, ns, "keep", "v2")
-				waitEvent(t, bd.Name, v1alpha2.ReasonReviewFailed, "applied without a review (spec.upgrade.approval is Automatic)")
+				waitEvent(t, bd.Name, v1alpha2.ReasonReviewTooLarge, "applied without a review (spec.upgrade.approval is Automatic)")
 				return
 			}
-			bd = waitHeld(t, bd.Name, v1alpha2.ReasonReviewFailed)
+			bd = waitHeld(t, bd.Name, v1alpha2.ReasonReviewTooLarge)
 			msg := installedMessage(bd)
-			for _, want := range []string{"reviewing revision", "more atoms", "reviewed again within 1m0s", rev1 + " remains installed"} {
+			for _, want := range []string{"reviewing revision", "ClusterRole " + role + " rules[0]: 16 verbs × 64 apiGroups × 64 resources × 10 resourceNames = 655360 atoms",
+				"not reviewed again", rev1 + " remains installed"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("Installed message %q lacks %q", msg, want)
 				}
@@ -487,4 +490,31 @@ func TestApprovalGateReviewFailed(t *testing.T) {
 			waitValue(t, ns, "keep", "v1")
 		})
 	}
+}
+
+// TestPreflightBeforeReview: an upgrade the permission preflight refuses
+// is not reviewed at all: Installed says MissingPermissions, no review is
+// shown, and an upgrade too large to review that the preflight refuses
+// is refused as MissingPermissions too, not ReviewTooLarge.
+func TestPreflightBeforeReview(t *testing.T) {
+	ns := env.Namespace(t, "preflightfirst")
+	sa := installer(t, ns)
+	bd := saBD(t, env.Client, ns, manifests(t, map[string]string{"a.yaml": cmYAML("keep", "v1")}), sa)
+	t.Cleanup(func() { deleteAndWait(t, bd.Name) })
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	rev1 := bd.Status.ActiveBundle
+
+	// The installer may not write ClusterRoles.
+	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) {
+		b.Spec.Sources = source(manifests(t, map[string]string{"a.yaml": cmYAML("keep", "v2"), "b.yaml": hugeRole(envtest.UniqueName("huge"))}))
+		b.Spec.Upgrade = &v1alpha2.UpgradePolicy{ApprovalPolicy: v1alpha2.ApprovalPowerGrowth}
+	})
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonMissingPermissions)
+	if bd.Status.Review != nil {
+		t.Errorf("status.review = %+v, want none: the preflight refused the revision before any review", bd.Status.Review)
+	}
+	if bd.Status.ActiveBundle != rev1 {
+		t.Errorf("active %s, want %s", bd.Status.ActiveBundle, rev1)
+	}
+	waitValue(t, ns, "keep", "v1")
 }

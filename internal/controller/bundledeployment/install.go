@@ -231,7 +231,14 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	if err != nil {
 		return nil, err
 	}
-	if err := r.preflight(ctx, s, plan); err != nil {
+	if s.preflighted != plan {
+		if err := r.preflight(ctx, s, plan); err != nil {
+			return nil, err
+		}
+	}
+	// Its render is kept once it passed the preflight, before anything
+	// is written.
+	if err := r.keepPending(ctx, s, ref.bundle); err != nil {
 		return nil, err
 	}
 	// Objects exactly as applied before (the same configuration, and not

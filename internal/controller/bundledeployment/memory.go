@@ -100,18 +100,20 @@ type remembered struct {
 	// created may not be in the cache yet when the next revision is
 	// numbered.
 	number int
-	// review is the last review of a held revision: a held revision is
-	// not rendered and reviewed again on every reconcile while it and the
-	// active revision stay the same.
+	// review is the last review of the newest revision: it is reviewed
+	// once while it and the active revision stay the same, not on every
+	// reconcile (a held revision, a retry of a refused apply).
 	review *reviewMemo
 }
 
-// reviewMemo is the review of revision against active.
+// reviewMemo is the review of revision against active, or why it cannot
+// be reviewed (a review too large: a fact of the revision).
 type reviewMemo struct {
-	// revision is the held revision's spec and content digests, active
-	// the Bundle it was compared with, digest its approval digest.
+	// revision is the revision's spec and content digests (reviewKey),
+	// active the Bundle it was compared with, digest its approval digest.
 	revision, active, digest string
 	review                   *v1alpha2.RevisionReview
+	err                      error
 }
 
 func newMemory() *memory {
@@ -150,22 +152,26 @@ func (m *memory) save(name string, rec *remembered) {
 }
 
 // reviewOf returns the review and approval digest remembered for the
-// revision of key (reviewKey) against active.
-func (r *remembered) reviewOf(key, active string) (*v1alpha2.RevisionReview, string) {
+// revision of key (reviewKey) against active, or the error that it cannot
+// be reviewed; none of them when none is remembered.
+func (r *remembered) reviewOf(key, active string) (*v1alpha2.RevisionReview, string, error) {
 	if r.review != nil && r.review.revision == key && r.review.active == active {
-		return r.review.review, r.review.digest
+		return r.review.review, r.review.digest, r.review.err
 	}
-	return nil, ""
+	return nil, "", nil
 }
 
-// setReview remembers the review and approval digest of a held revision
-// (key: reviewKey); nil forgets it.
-func (r *remembered) setReview(key, active, digest string, rev *v1alpha2.RevisionReview) {
-	if rev == nil {
-		r.review = nil
-		return
+// setReview remembers the review and approval digest of the revision of
+// key (reviewKey) against active, or the error that says it is too large
+// to review (isTooLarge); another error (a read that failed) is not
+// remembered, nor is a nil review without one.
+func (r *remembered) setReview(key, active, digest string, rev *v1alpha2.RevisionReview, err error) {
+	switch {
+	case err != nil && isTooLarge(err):
+		r.review = &reviewMemo{revision: key, active: active, digest: digest, err: err}
+	case err == nil && rev != nil:
+		r.review = &reviewMemo{revision: key, active: active, digest: digest, review: rev}
 	}
-	r.review = &reviewMemo{revision: key, active: active, digest: digest, review: rev}
 }
 
 // verdict returns the verdict the last health check, made with checker,

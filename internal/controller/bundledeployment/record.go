@@ -99,20 +99,8 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 	s.mem.number = number
 	s.bundle = b
 	s.created = true
-	if s.unkept != nil {
-		// Kept now that its Bundle, which owns it, exists.
-		kept := *s.unkept
-		s.unkept = nil
-		_, other, err := r.keepRender(ctx, s, b, kept)
-		if err != nil || other {
-			// Not kept, or another render is: the install step applies
-			// the render kept, or renders again and keeps it.
-			s.rendered = nil
-		}
-		if err != nil {
-			return false, err
-		}
-	}
+	// A render made here (s.unkept) is kept once the revision passes the
+	// permission preflight (keepPending).
 	return true, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/rukpak/rukpak/internal/lookup"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/renderstore"
+	"github.com/rukpak/rukpak/pkg/failure"
 	"github.com/rukpak/rukpak/pkg/format"
 )
 
@@ -43,10 +44,11 @@ const renderFormatVersion = "rukpak/v1"
 // restart, another replica, a rollback — applies the kept objects. A kept
 // render that is lost or damaged is rendered again with a Warning event.
 //
-// A revision whose Bundle is not created yet (ref.number set: its Bundle
-// is about to be created, born complete) cannot have its render kept
-// before the Bundle exists: the render is left in s.unkept and kept by
-// keepRender once the Bundle is created.
+// A render is kept only once its revision passed the permission
+// preflight (authorization passed before anything was rendered): it is
+// left in s.unkept, and keepPending keeps it when the preflight passes,
+// before the revision is reviewed or applied. A revision the preflight
+// refuses keeps nothing, and is rendered again when it is tried again.
 func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode renderMode) ([]*unstructured.Unstructured, error) {
 	prov := s.prov
 	fsys, err := r.Unpacker.Store().FS(ref.digest)
@@ -87,12 +89,32 @@ func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode
 		Revision: ref.bundle, ContentDigest: ref.digest, FormatVersion: renderFormatVersion, Objects: objs, Answers: answers,
 		ReleaseRevision: cfg.Release.Revision, Upgrade: cfg.Release.IsUpgrade,
 	}
-	if b == nil {
-		s.unkept = &rendered
-		return deepCopies(objs), nil
+	s.unkept = &rendered
+	return deepCopies(objs), nil
+}
+
+// keepPending keeps the render of revision made in this reconcile
+// (s.unkept), now that it passed the permission preflight. When another
+// render of it was kept meanwhile (another replica), that one is the
+// revision's: the reconcile fails, to apply it the next time.
+func (r *Reconciler) keepPending(ctx context.Context, s *scope, revision string) error {
+	pending := s.unkept
+	if pending == nil || pending.Revision != revision {
+		return nil
 	}
-	objs, _, err = r.keepRender(ctx, s, b, rendered)
-	return objs, err
+	s.unkept = nil
+	b, err := r.revisionBundle(ctx, s, revision)
+	if err != nil {
+		return err
+	}
+	_, other, err := r.keepRender(ctx, s, b, *pending)
+	if err != nil {
+		return err
+	}
+	if other {
+		return fmt.Errorf("another render of revision %s was kept meanwhile: it is applied next", revision)
+	}
+	return nil
 }
 
 // keptRender returns the kept render of ref, when there is one of this
@@ -134,6 +156,10 @@ func (r *Reconciler) keepRender(ctx context.Context, s *scope, b *v1alpha2.Bundl
 			return nil, true, fmt.Errorf("reading the render of revision %s kept meanwhile: %w", b.Name, lerr)
 		}
 		return kept.Objects, true, nil
+	}
+	if errors.Is(err, renderstore.ErrQuota) {
+		// Not applied: a revision is applied only with its render kept.
+		return nil, false, failure.New(v1alpha2.ReasonResourceLimit, "the render of revision %s cannot be kept: %v", b.Name, err)
 	}
 	if errors.Is(err, renderstore.ErrTooLarge) {
 		// It can never be kept: applied as rendered, and rendered again
