@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -89,6 +91,9 @@ func runPeers(ctx context.Context, c config, cfg *rest.Config, kubeconfig string
 	if hwm, err := peakRSS(os.Getpid()); err == nil {
 		r.rssMiB = float64(hwm) / 1024
 	}
+	if err := deployed(ctx, k, "helmsdk", c); err != nil {
+		return nil, err
+	}
 	rows = append(rows, r)
 	helm := filepath.Join(c.binDir, "tools", "helm")
 	if _, err := os.Stat(helm); err != nil {
@@ -108,7 +113,29 @@ func runPeers(ctx context.Context, c config, cfg *rest.Config, kubeconfig string
 		return nil, err
 	}
 	r.rssMiB = float64(peak) / 1024
+	if err := deployed(ctx, k, "helmcli", c); err != nil {
+		return nil, err
+	}
 	return append(rows, r), nil
+}
+
+// deployed checks, after the measurement, that Helm recorded every release
+// in the namespaces of prefix as deployed.
+func deployed(ctx context.Context, k client.Client, prefix string, c config) error {
+	n := 0
+	for i := 0; i < c.namespaces; i++ {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+		if err := k.List(ctx, list, client.InNamespace(fmt.Sprintf("%s-%d", prefix, i)),
+			client.MatchingLabels{"owner": "helm", "status": "deployed"}); err != nil {
+			return fmt.Errorf("listing Helm releases: %w", err)
+		}
+		n += len(list.Items)
+	}
+	if n != c.bundles {
+		return fmt.Errorf("%d releases deployed in %s-*, want %d", n, prefix, c.bundles)
+	}
+	return nil
 }
 
 // printTable prints rows side by side, with each row's wall time against

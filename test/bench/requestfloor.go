@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -58,12 +60,19 @@ func requestFloorBundle(ctx context.Context, c config, k client.Client, i int) e
 		}
 		ids[j] = ns + "/" + obj.Name + "//ConfigMap v1 " + obj.ResourceVersion
 	}
-	records, err := json.Marshal(ids)
-	if err != nil {
+	var records bytes.Buffer
+	zw := gzip.NewWriter(&records)
+	if err := json.NewEncoder(zw).Encode(ids); err != nil {
 		return fmt.Errorf("encoding inventory: %w", err)
 	}
-	if err := k.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-inventory-0", Namespace: v1alpha2.SystemNamespace,
-		Labels: map[string]string{"core.rukpak.io/inventory-of": name}}, BinaryData: map[string][]byte{"inventory": records}}); err != nil {
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("encoding inventory: %w", err)
+	}
+	// As internal/inventory writes it: one chunk of gzipped records.
+	if err := k.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "inventory-" + string(bd.UID), Namespace: v1alpha2.SystemNamespace,
+		Labels:      map[string]string{"core.rukpak.io/inventory-of": name, "core.rukpak.io/inventory-uid": string(bd.UID)},
+		Annotations: map[string]string{"core.rukpak.io/inventory-generation": "0123456789abcdef", "core.rukpak.io/chunks": "1"}},
+		BinaryData: map[string][]byte{"ids.gz": records.Bytes()}}); err != nil {
 		return fmt.Errorf("creating inventory: %w", err)
 	}
 	base := bd.DeepCopy()
