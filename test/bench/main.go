@@ -185,17 +185,8 @@ func run(c config) error {
 	}
 
 	fmt.Printf("preparing %d bundles × %d objects\n", c.bundles, c.objects)
-	for i := 0; i < c.namespaces; i++ {
-		prefixes := []string{"bench", "floor"}
-		if c.peers {
-			prefixes = append(prefixes, peerPrefixes...)
-		}
-		for _, prefix := range prefixes {
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i)}}
-			if err := k.Create(ctx, ns); err != nil {
-				return fmt.Errorf("creating namespace: %w", err)
-			}
-		}
+	if err := createNamespaces(ctx, k, c); err != nil {
+		return err
 	}
 	if c.sa {
 		if err := installers(ctx, k, c); err != nil {
@@ -250,7 +241,6 @@ func run(c config) error {
 	}
 	rukpak := time.Since(start)
 	cpuRukpakUsed := procs.used(cpu0)
-	cpuRukpak := procs.format(cpuRukpakUsed)
 	if err := <-profiled; err != nil {
 		return err
 	}
@@ -289,7 +279,7 @@ func run(c config) error {
 	fmt.Printf("ratio:  %.2f (goal ≤ 2.0)\n", rukpak.Seconds()/floor.Seconds())
 	fmt.Printf("manager peak RSS: %.1f MiB (goal ≤ 150); after the install %.1f MiB anonymous (heap, stacks) + %.1f MiB file pages (the binary)\n",
 		float64(rss)/1024, float64(anon)/1024, float64(file)/1024)
-	fmt.Printf("CPU seconds, rukpak run: %s\n", cpuRukpak)
+	fmt.Printf("CPU seconds, rukpak run: %s\n", procs.format(cpuRukpakUsed))
 	fmt.Printf("CPU seconds, floor runs: %s (before); %s (after)\n", cpuFloorBefore, cpuFloor)
 	fmt.Printf("API requests, rukpak run: %s\n", req1.top(req0, 12))
 	fmt.Printf("API requests, floor run:  %s\n", req2.top(req1, 4))
@@ -300,6 +290,20 @@ func run(c config) error {
 		figure("install", "ratio", fmt.Sprintf("%.2f", rukpak.Seconds()/floor.Seconds()), "<=2.0", rukpak.Seconds()/floor.Seconds() <= 2.0)
 		figure("install", "peak-rss-mib", fmt.Sprintf("%.0f", float64(rss)/1024), "<=150", float64(rss)/1024 <= 150)
 	}
+	if err := afterScenarios(ctx, c, cl, k, cs, managerArgs); err != nil {
+		return err
+	}
+	if c.peers {
+		return peersScenario(ctx, c, cl.Kubeconfig, cfg, k, cs, procs, floor, []row{
+			{name: "SSA floor", wall: floor, cpu: cpuFloorAfter, installer: cpuFloorAfter[3], requests: req2.top(req1, 8), total: req2.sum(req1)},
+			{name: "rukpak", wall: rukpak, cpu: cpuRukpakUsed, installer: cpuRukpakUsed[0], rssMiB: float64(rss) / 1024, requests: req1.top(req0, 8), total: req1.sum(req0)},
+		})
+	}
+	return nil
+}
+
+// afterScenarios runs the scenarios of -after, in order.
+func afterScenarios(ctx context.Context, c config, cl *localcluster.Cluster, k client.WithWatch, cs *kubernetes.Clientset, managerArgs []string) error {
 	for _, s := range strings.Split(c.after, ",") {
 		var err error
 		switch strings.TrimSpace(s) {
@@ -318,16 +322,23 @@ func run(c config) error {
 			return fmt.Errorf("scenario %s: %w", s, err)
 		}
 	}
+	return nil
+}
+
+// createNamespaces creates the install namespaces of rukpak, the floor
+// and, with -peers, the peers.
+func createNamespaces(ctx context.Context, k client.Client, c config) error {
+	prefixes := []string{"bench", "floor"}
 	if c.peers {
-		peers, err := runPeers(ctx, c, cfg, cl.Kubeconfig, k, cs, procs)
-		if err != nil {
-			return err
+		prefixes = append(prefixes, peerPrefixes...)
+	}
+	for i := 0; i < c.namespaces; i++ {
+		for _, prefix := range prefixes {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i)}}
+			if err := k.Create(ctx, ns); err != nil {
+				return fmt.Errorf("creating namespace: %w", err)
+			}
 		}
-		rows := []row{
-			{name: "SSA floor", wall: floor, cpu: cpuFloorAfter, installer: cpuFloorAfter[3], requests: req2.top(req1, 8), total: req2.sum(req1)},
-			{name: "rukpak", wall: rukpak, cpu: cpuRukpakUsed, installer: cpuRukpakUsed[0], rssMiB: float64(rss) / 1024, requests: req1.top(req0, 8), total: req1.sum(req0)},
-		}
-		printTable(append(rows, peers...), floor)
 	}
 	return nil
 }

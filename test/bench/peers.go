@@ -96,7 +96,7 @@ func runPeers(ctx context.Context, c config, cfg *rest.Config, kubeconfig string
 	}
 	rows = append(rows, r)
 	helm := filepath.Join(c.binDir, "tools", "helm")
-	if _, err := os.Stat(helm); err != nil {
+	if !exists(helm) {
 		fmt.Printf("Helm 4 CLI: skipped, %s is not built (make bench-peers builds it)\n", helm)
 		return rows, nil
 	}
@@ -136,6 +136,23 @@ func deployed(ctx context.Context, k client.Client, prefix string, c config) err
 		return fmt.Errorf("%d releases deployed in %s-*, want %d", n, prefix, c.bundles)
 	}
 	return nil
+}
+
+// peersScenario runs the peers and prints them after rows (the SSA floor
+// and rukpak, measured before), against floor.
+func peersScenario(ctx context.Context, c config, kubeconfig string, cfg *rest.Config, k client.Client, cs kubernetes.Interface, procs *cpuSet, floor time.Duration, rows []row) error {
+	peers, err := runPeers(ctx, c, cfg, kubeconfig, k, cs, procs)
+	if err != nil {
+		return err
+	}
+	printTable(append(rows, peers...), floor)
+	return nil
+}
+
+// exists reports whether path names a file.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // printTable prints rows side by side, with each row's wall time against
