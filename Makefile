@@ -60,6 +60,17 @@ $(GOLANGCI_LINT):
 	cd $(BIN)/tools/.build && GOBIN=$(BIN)/tools/.build go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(BIN)/tools/.build/golangci-lint $@
 
+# The helm CLI the bench measures rukpak against (-peers): the version of
+# helm.sh/helm/v4 that rukpak embeds, built from its own module.
+HELM_VERSION ?= $(shell go list -m -f '{{.Version}}' helm.sh/helm/v4)
+HELM := $(BIN)/tools/helm-$(HELM_VERSION)
+
+$(HELM):
+	mkdir -p $(BIN)/tools/.build
+	cd $(BIN)/tools/.build && CGO_ENABLED=0 GOBIN=$(BIN)/tools/.build go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
+	mv $(BIN)/tools/.build/helm $@
+	ln -sf $(notdir $@) $(BIN)/tools/helm
+
 .PHONY: lint
 lint: check $(GOLANGCI_LINT) ## make check, then golangci-lint with the linters of .golangci.yml (built from its module into bin/tools once); CI runs it.
 	$(GOLANGCI_LINT) run ./...
@@ -120,3 +131,7 @@ test-e2e: build cluster-bins ## End-to-end tests on the local cluster (test/...)
 .PHONY: bench
 bench: build cluster-bins ## Measure install throughput against the server-side apply floor.
 	go run ./test/bench $(BENCH_ARGS)
+
+.PHONY: bench-peers
+bench-peers: build cluster-bins $(HELM) ## make bench, and in the same run the request floor, the Helm 4 SDK and the Helm 4 CLI (docs/bench.md).
+	go run ./test/bench -peers $(BENCH_ARGS)

@@ -54,9 +54,8 @@ func (s *cpuSet) used(start cpuSample) cpuSample {
 	return now
 }
 
-// since formats the CPU seconds each process used since start.
-func (s *cpuSet) since(start cpuSample) string {
-	used := s.used(start)
+// format formats CPU seconds of each process.
+func (s *cpuSet) format(used cpuSample) string {
 	parts := make([]string, len(s.names))
 	for i, name := range s.names {
 		parts[i] = fmt.Sprintf("%s %.1f", name, used[i])

@@ -5,6 +5,13 @@
 //
 //	go run ./test/bench -bundles 1000 -objects 10
 //
+// With -peers it also measures, in the same run and on the same content,
+// the request floor (a bare client making rukpak's requests, see
+// requestfloor.go), the Helm 4 SDK and the Helm 4 CLI, and prints them side
+// by side (see peers.go).
+//
+//	go run ./test/bench -bundles 1000 -objects 10 -peers
+//
 // With -churn N it measures identity churn instead: N BundleDeployments,
 // each installed as a different ServiceAccount, are created and deleted,
 // and the manager's heap and RSS before, at the peak and after are printed
@@ -59,6 +66,8 @@ type config struct {
 	driftEdits  int
 	managerPath string
 	metricsAddr string
+	// peers: measure the request floor and Helm in the same run.
+	peers bool
 }
 
 func main() {
@@ -86,6 +95,7 @@ func main() {
 	flag.StringVar(&c.after, "after", "", "scenarios to run, in order, once the install is measured: drift, restart, idle (comma-separated)")
 	flag.DurationVar(&c.idle, "idle", 5*time.Minute, "with -after idle: how long to leave the cluster alone")
 	flag.IntVar(&c.driftEdits, "drift-edits", 200, "with -after drift: managed objects edited or deleted, one every 50 ms")
+	flag.BoolVar(&c.peers, "peers", false, "also measure, after the install and on the same content, the request floor (a bare client making rukpak's requests), the Helm 4 SDK and the Helm 4 CLI (if bin/tools/helm is built), and print them side by side")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -175,13 +185,8 @@ func run(c config) error {
 	}
 
 	fmt.Printf("preparing %d bundles × %d objects\n", c.bundles, c.objects)
-	for i := 0; i < c.namespaces; i++ {
-		for _, prefix := range []string{"bench", "floor"} {
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i)}}
-			if err := k.Create(ctx, ns); err != nil {
-				return fmt.Errorf("creating namespace: %w", err)
-			}
-		}
+	if err := createNamespaces(ctx, k, c); err != nil {
+		return err
 	}
 	if c.sa {
 		if err := installers(ctx, k, c); err != nil {
@@ -206,7 +211,7 @@ func run(c config) error {
 	// The floor, once before and once after the install (the machine's
 	// speed drifts; the ratio is against the mean of both): the same
 	// objects, server-side applied by a plain client.
-	floorBefore, cpuFloorBefore, err := floorRun(ctx, c, k, procs, "before")
+	floorBefore, cpuFloorBefore, _, err := floorRun(ctx, c, k, procs, "before")
 	if err != nil {
 		return err
 	}
@@ -235,7 +240,7 @@ func run(c config) error {
 		return err
 	}
 	rukpak := time.Since(start)
-	cpuRukpak := procs.since(cpu0)
+	cpuRukpakUsed := procs.used(cpu0)
 	if err := <-profiled; err != nil {
 		return err
 	}
@@ -256,7 +261,7 @@ func run(c config) error {
 		return err
 	}
 
-	floorAfter, cpuFloor, err := floorRun(ctx, c, k, procs, "after")
+	floorAfter, cpuFloor, cpuFloorAfter, err := floorRun(ctx, c, k, procs, "after")
 	if err != nil {
 		return err
 	}
@@ -274,7 +279,7 @@ func run(c config) error {
 	fmt.Printf("ratio:  %.2f (goal ≤ 2.0)\n", rukpak.Seconds()/floor.Seconds())
 	fmt.Printf("manager peak RSS: %.1f MiB (goal ≤ 150); after the install %.1f MiB anonymous (heap, stacks) + %.1f MiB file pages (the binary)\n",
 		float64(rss)/1024, float64(anon)/1024, float64(file)/1024)
-	fmt.Printf("CPU seconds, rukpak run: %s\n", cpuRukpak)
+	fmt.Printf("CPU seconds, rukpak run: %s\n", procs.format(cpuRukpakUsed))
 	fmt.Printf("CPU seconds, floor runs: %s (before); %s (after)\n", cpuFloorBefore, cpuFloor)
 	fmt.Printf("API requests, rukpak run: %s\n", req1.top(req0, 12))
 	fmt.Printf("API requests, floor run:  %s\n", req2.top(req1, 4))
@@ -285,6 +290,20 @@ func run(c config) error {
 		figure("install", "ratio", fmt.Sprintf("%.2f", rukpak.Seconds()/floor.Seconds()), "<=2.0", rukpak.Seconds()/floor.Seconds() <= 2.0)
 		figure("install", "peak-rss-mib", fmt.Sprintf("%.0f", float64(rss)/1024), "<=150", float64(rss)/1024 <= 150)
 	}
+	if err := afterScenarios(ctx, c, cl, k, cs, managerArgs); err != nil {
+		return err
+	}
+	if c.peers {
+		return peersScenario(ctx, c, cl.Kubeconfig, cfg, k, cs, procs, floor, []row{
+			{name: "SSA floor", wall: floor, cpu: cpuFloorAfter, installer: cpuFloorAfter[3], requests: req2.top(req1, 8), total: req2.sum(req1)},
+			{name: "rukpak", wall: rukpak, cpu: cpuRukpakUsed, installer: cpuRukpakUsed[0], rssMiB: float64(rss) / 1024, requests: req1.top(req0, 8), total: req1.sum(req0)},
+		})
+	}
+	return nil
+}
+
+// afterScenarios runs the scenarios of -after, in order.
+func afterScenarios(ctx context.Context, c config, cl *localcluster.Cluster, k client.WithWatch, cs *kubernetes.Clientset, managerArgs []string) error {
 	for _, s := range strings.Split(c.after, ",") {
 		var err error
 		switch strings.TrimSpace(s) {
@@ -301,6 +320,24 @@ func run(c config) error {
 		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// createNamespaces creates the install namespaces of rukpak, the floor
+// and, with -peers, the peers.
+func createNamespaces(ctx context.Context, k client.Client, c config) error {
+	prefixes := []string{"bench", "floor"}
+	if c.peers {
+		prefixes = append(prefixes, peerPrefixes...)
+	}
+	for i := 0; i < c.namespaces; i++ {
+		for _, prefix := range prefixes {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i)}}
+			if err := k.Create(ctx, ns); err != nil {
+				return fmt.Errorf("creating namespace: %w", err)
+			}
 		}
 	}
 	return nil
@@ -337,15 +374,16 @@ func bundleDeployment(i, namespaces int) *v1alpha2.BundleDeployment {
 // floorRun server-side applies, as a plain client, the objects the
 // install writes (named after which, so that each run creates them) and
 // returns how long that took and the CPU seconds each process used.
-func floorRun(ctx context.Context, c config, k client.Client, procs *cpuSet, which string) (time.Duration, string, error) {
+func floorRun(ctx context.Context, c config, k client.Client, procs *cpuSet, which string) (time.Duration, string, cpuSample, error) {
 	cpu0 := procs.sample()
 	start := time.Now()
 	if err := parallel(c.bundles*c.objects, c.concurrency, func(i int) error {
 		return k.Patch(ctx, floorObject(which, i, c.objects, c.namespaces), client.Apply, client.FieldOwner("floor"), client.ForceOwnership)
 	}); err != nil {
-		return 0, "", fmt.Errorf("floor apply: %w", err)
+		return 0, "", nil, fmt.Errorf("floor apply: %w", err)
 	}
-	return time.Since(start), procs.since(cpu0), nil
+	wall, used := time.Since(start), procs.used(cpu0)
+	return wall, procs.format(used), used, nil
 }
 
 func floorObject(which string, i, objects, namespaces int) *corev1.ConfigMap {

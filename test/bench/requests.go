@@ -73,3 +73,14 @@ func (c requestCounts) top(before requestCounts, n int) string {
 	}
 	return b.String()
 }
+
+// sum is the number of requests made since before.
+func (c requestCounts) sum(before requestCounts) float64 {
+	total := 0.0
+	for k, v := range c {
+		if diff := v - before[k]; diff > 0 {
+			total += diff
+		}
+	}
+	return total
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+)
+
+// requestFloorRun makes, as a bare client on c.concurrency workers, the
+// requests rukpak's install of one plain bundle makes, for every bundle:
+// the BundleDeployment's create, the Bundle's create, a create of each
+// object, the inventory's create, the BundleDeployment's status patch and
+// the Installed event. The BundleDeployments and Bundles name a class no
+// controller serves (costClass), so the manager sees them, as it sees its
+// own, but installs nothing: what is measured is what the API server
+// charges for rukpak's requests before the manager does any work.
+func requestFloorRun(ctx context.Context, c config, k client.Client) error {
+	if err := k.Create(ctx, &v1alpha2.ProvisionerClass{ObjectMeta: metav1.ObjectMeta{Name: costClass},
+		Spec: v1alpha2.ProvisionerClassSpec{ControllerName: "bench.rukpak.io/nobody"}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating ProvisionerClass: %w", err)
+	}
+	if err := parallel(c.bundles, c.concurrency, func(i int) error { return requestFloorBundle(ctx, c, k, i) }); err != nil {
+		return fmt.Errorf("request floor: %w", err)
+	}
+	return nil
+}
+
+// requestFloorBundle makes the requests of one bundle's install, in the
+// order the manager makes them.
+func requestFloorBundle(ctx context.Context, c config, k client.Client, i int) error {
+	name := fmt.Sprintf("reqfloor-%d", i)
+	ns := fmt.Sprintf("reqfloor-%d", i%c.namespaces)
+	bd := bundleDeployment(i, c.namespaces)
+	bd.Name, bd.Spec.ProvisionerClassName, bd.Spec.InstallNamespace = name, costClass, ns
+	if err := k.Create(ctx, bd); err != nil {
+		return fmt.Errorf("creating BundleDeployment: %w", err)
+	}
+	bundle := name + "-0123456789"
+	if err := k.Create(ctx, &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: bundle,
+		Labels: map[string]string{v1alpha2.LabelBundleDeployment: name}},
+		Spec: v1alpha2.BundleSpec{ProvisionerClassName: costClass, Sources: bd.Spec.Sources}}); err != nil {
+		return fmt.Errorf("creating Bundle: %w", err)
+	}
+	ids := make([]string, c.objects)
+	for j := 0; j < c.objects; j++ {
+		obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("b%d-o%d", i, j), Namespace: ns},
+			Data: map[string]string{"index": fmt.Sprint(j)}}
+		if err := k.Create(ctx, obj, client.FieldOwner("reqfloor")); err != nil {
+			return fmt.Errorf("creating object: %w", err)
+		}
+		ids[j] = ns + "/" + obj.Name + "//ConfigMap v1 " + obj.ResourceVersion
+	}
+	var records bytes.Buffer
+	zw := gzip.NewWriter(&records)
+	if err := json.NewEncoder(zw).Encode(ids); err != nil {
+		return fmt.Errorf("encoding inventory: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("encoding inventory: %w", err)
+	}
+	// As internal/inventory writes it: one chunk of gzipped records.
+	if err := k.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "inventory-" + string(bd.UID), Namespace: v1alpha2.SystemNamespace,
+		Labels:      map[string]string{"core.rukpak.io/inventory-of": name, "core.rukpak.io/inventory-uid": string(bd.UID)},
+		Annotations: map[string]string{"core.rukpak.io/inventory-generation": "0123456789abcdef", "core.rukpak.io/chunks": "1"}},
+		BinaryData: map[string][]byte{"ids.gz": records.Bytes()}}); err != nil {
+		return fmt.Errorf("creating inventory: %w", err)
+	}
+	base := bd.DeepCopy()
+	now := metav1.Now()
+	bd.Status.ActiveBundle, bd.Status.ObservedGeneration = bundle, 1
+	for _, t := range []string{v1alpha2.TypeUnpacked, v1alpha2.TypeInstalled, v1alpha2.TypeHealthy, "Progressing", "Ready"} {
+		meta.SetStatusCondition(&bd.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: "Installed",
+			Message: fmt.Sprintf("revision %s installed: %d objects", bundle, c.objects), ObservedGeneration: 1, LastTransitionTime: now})
+	}
+	if err := k.Status().Patch(ctx, bd, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("patching BundleDeployment status: %w", err)
+	}
+	if err := k.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name + ".installed", Namespace: "default"},
+		InvolvedObject: corev1.ObjectReference{Kind: "BundleDeployment", APIVersion: v1alpha2.GroupVersion.String(), Name: name, UID: bd.UID},
+		Reason:         "Installed", Message: fmt.Sprintf("revision %s installed: %d objects", bundle, c.objects), Type: corev1.EventTypeNormal,
+		FirstTimestamp: now, LastTimestamp: now, Count: 1, Source: corev1.EventSource{Component: "rukpak"}}); err != nil {
+		return fmt.Errorf("creating event: %w", err)
+	}
+	return nil
+}
