@@ -141,6 +141,9 @@ func condition(typ string, status metav1.ConditionStatus, reason, msg string) me
 	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg}
 }
 
+// heldDigest is the approval digest heldStatus gives the held revision.
+const heldDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 // heldStatus is the status of a BundleDeployment whose revision 2 awaits
 // approval and grants ServiceAccount ns/sa reading Secrets.
 func heldStatus(name string) v1alpha2.BundleDeploymentStatus {
@@ -150,7 +153,7 @@ func heldStatus(name string) v1alpha2.BundleDeploymentStatus {
 			condition(v1alpha2.TypeInstalled, metav1.ConditionFalse, v1alpha2.ReasonAwaitingApproval, "revision 2 awaits approval"),
 			condition(v1alpha2.TypeReady, metav1.ConditionFalse, v1alpha2.ReasonAwaitingApproval, "revision 2 awaits approval"),
 		},
-		Review: &v1alpha2.BundleDeploymentReview{Revision: name + "-2", ActiveRevision: name + "-1", Review: v1alpha2.RevisionReview{
+		Review: &v1alpha2.BundleDeploymentReview{Revision: name + "-2", Digest: heldDigest, ActiveRevision: name + "-1", Review: v1alpha2.RevisionReview{
 			GrowsPower: true, Summary: "ServiceAccount gains get,list secrets",
 			RBAC: v1alpha2.ReviewRBAC{SubjectCount: 1, GainedCount: 1, Gained: []v1alpha2.ReviewGrant{{
 				Subject: v1alpha2.ReviewSubject{Kind: "ServiceAccount", Namespace: "ns", Name: "sa"},
@@ -307,8 +310,10 @@ func TestReviewAndApprove(t *testing.T) {
 		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(bd), got); err != nil {
 			t.Fatal(err)
 		}
-		if got.Annotations[v1alpha2.AnnotationApproveRevision] != rev || got.Annotations[v1alpha2.AnnotationApprovedBy] != approver {
-			t.Errorf("annotations %v, want %s approved by %s", got.Annotations, rev, approver)
+		// The approval names the digest of what was reviewed, not the
+		// revision's name.
+		if got.Annotations[v1alpha2.AnnotationApproveRevision] != heldDigest || got.Annotations[v1alpha2.AnnotationApprovedBy] != approver {
+			t.Errorf("annotations %v, want %s approved by %s", got.Annotations, heldDigest, approver)
 		}
 	})
 }
