@@ -136,12 +136,22 @@ func uploadToken(t *testing.T, team *hostileTeam, kc string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := cs.CoreV1().ServiceAccounts(team.ns).CreateToken(context.Background(), team.sa,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: []string{contentserver.Audience}}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("requesting a token for %s/%s as %s: %v", team.ns, team.sa, team.user, err)
-	}
-	return tr.Status.Token
+	// The Role allowing the request was just created: the API server's
+	// authorizer sees it once its informer has (a Forbidden until then).
+	var token string
+	envtest.Eventually(t, 30*time.Second, func() error {
+		tr, err := cs.CoreV1().ServiceAccounts(team.ns).CreateToken(context.Background(), team.sa,
+			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: []string{contentserver.Audience}}}, metav1.CreateOptions{})
+		if apierrors.IsForbidden(err) {
+			return fmt.Errorf("requesting a token for %s/%s as %s: %w", team.ns, team.sa, team.user, err)
+		}
+		if err != nil {
+			t.Fatalf("requesting a token for %s/%s as %s: %v", team.ns, team.sa, team.user, err)
+		}
+		token = tr.Status.Token
+		return nil
+	})
+	return token
 }
 
 // put uploads data as digest to the content server and returns the status
