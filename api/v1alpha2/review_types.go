@@ -402,7 +402,7 @@ type ReviewIdentity struct {
 	Unneeded []ReviewRule `json:"unneeded,omitempty"`
 }
 
-// ReasonReviewTooLarge: the newest revision's review would cost more than
+// ReasonReviewTooLarge is the reason when the newest revision's review would cost more than
 // a review may (its RBAC rules expand past review.MaxAtoms atoms, counted
 // before they are expanded). Under spec.upgrade.approval PowerGrowth and
 // Always, Installed (and Ready) are False with this reason and a message
