@@ -4,7 +4,9 @@
 // needs: a line per package (ok, FAIL or ?, with its time), the whole
 // output of each failing test and of its parents, whatever a failing
 // package printed outside its tests (a panic, a timeout, TestMain), build
-// failures, and at the end the failed tests and the slowest packages.
+// failures, and at the end the failed tests (each with the last lines it
+// printed from its own _test.go files: why it failed, where a CI log shows
+// only its end) and the slowest packages.
 // It exits 1 when a build, a package or a test failed, a package did not
 // report its end (a crash of go test, a cut stream), or no package
 // reported anything.
@@ -46,12 +48,16 @@ func main() {
 	}
 }
 
-// summary lists the failed tests of rep and its top slowest packages.
+// summary lists the failed tests of rep, each with the last lines it
+// printed from its own test files, and rep's top slowest packages.
 func summary(w io.Writer, rep *result, top int) {
 	if len(rep.failed) > 0 {
 		fmt.Fprintf(w, "\n%d failed:\n", len(rep.failed))
 		for _, f := range rep.failed {
 			fmt.Fprintf(w, "  %s\n", f)
+			for _, line := range rep.why[f] {
+				fmt.Fprintf(w, "      %s\n", line)
+			}
 		}
 	}
 	pkgs := rep.packages

@@ -31,7 +31,8 @@ func TestReport(t *testing.T) {
 		{name: "a subtest fails", events: "fail.json",
 			want: []string{"=== RUN   TestParent\n", "parent's setup", "parent's stdout", "=== RUN   TestParent/bad\n",
 				"about to fail", "got 1, want 2", "--- FAIL: TestParent/bad", "parent's end", "--- FAIL: TestParent (",
-				"FAIL\t" + fail + "\t0.015s\n", "2 failed:\n  " + fail + " TestParent/bad\n  " + fail + " TestParent\n"},
+				"FAIL\t" + fail + "\t0.015s\n", "2 failed:\n  " + fail + " TestParent/bad\n      fail_test.go:15: about to fail\n      fail_test.go:16: got 1, want 2\n" +
+					"  " + fail + " TestParent\n      fail_test.go:11: parent's setup\n      fail_test.go:18: parent's end\n"},
 			not:    []string{"quiet", "good sibling", "TestParent/good", "TestOK"},
 			failed: []string{fail + " TestParent/bad", fail + " TestParent"}},
 		{name: "build failure", events: "build.json",

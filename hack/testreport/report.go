@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -34,6 +35,10 @@ type result struct {
 	ok       bool
 	packages []pkgResult
 	failed   []string // failed tests, builds and packages, in the order they failed
+	// why holds, for a failed test of failed, the last lines it printed
+	// from its own _test.go files (its t.Error or t.Fatal, usually), so
+	// that the summary at the end of a long log says why it failed.
+	why map[string][]string
 }
 
 // test holds what a test printed while it ran, until it passes (and its
@@ -63,7 +68,7 @@ type reporter struct {
 // log needs of them to w (see the command's doc) and returns how the
 // packages ended.
 func report(r io.Reader, w, sink io.Writer) *result {
-	rp := &reporter{w: w, pkgs: map[string]*pkg{}, res: result{ok: true}}
+	rp := &reporter{w: w, pkgs: map[string]*pkg{}, res: result{ok: true, why: map[string][]string{}}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -125,6 +130,9 @@ func (rp *reporter) testEvent(ev event) {
 		rp.show(p, ev.Test)
 		p.failed = true
 		rp.fail(ev.Package + " " + ev.Test)
+		if why := testLines(t.out, 2); len(why) > 0 {
+			rp.res.why[ev.Package+" "+ev.Test] = why
+		}
 		delete(p.tests, ev.Test)
 	case "pass", "skip":
 		delete(p.tests, ev.Test)
@@ -209,4 +217,28 @@ func (rp *reporter) pkg(name string) *pkg {
 		rp.started = append(rp.started, name)
 	}
 	return p
+}
+
+// testLine is a line a test printed with t.Log, t.Error or t.Fatal from
+// one of its _test.go files (not from a helper package's file).
+var testLine = regexp.MustCompile(`^\s+[\w.-]+_test\.go:\d+: `)
+
+// maxWhy bounds a line of the summary's reasons.
+const maxWhy = 400
+
+// testLines returns the last n lines of out that a test printed from its
+// own _test.go files, trimmed and cut at maxWhy bytes.
+func testLines(out []byte, n int) []string {
+	var lines []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if !testLine.MatchString(line) {
+			continue
+		}
+		line = strings.TrimSpace(line)
+		if len(line) > maxWhy {
+			line = line[:maxWhy] + "…"
+		}
+		lines = append(lines, line)
+	}
+	return lines[max(0, len(lines)-n):]
 }
