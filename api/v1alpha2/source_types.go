@@ -2,7 +2,7 @@ package v1alpha2
 
 // SourceType names the kind of a BundleSource. Exactly the member of the
 // BundleSource that matches the type is set.
-// +kubebuilder:validation:Enum=image;git;http;configMaps;upload
+// +kubebuilder:validation:Enum=image;git;http;helmRepository;configMaps;upload
 type SourceType string
 
 // The source types.
@@ -13,6 +13,10 @@ const (
 	SourceTypeGit SourceType = "git"
 	// SourceTypeHTTP reads content from a .tar.gz archive served over HTTP(S).
 	SourceTypeHTTP SourceType = "http"
+	// SourceTypeHelmRepository reads a chart from a Helm chart repository
+	// (an index.yaml served over HTTP(S)), at a version or the newest of a
+	// range.
+	SourceTypeHelmRepository SourceType = "helmRepository"
 	// SourceTypeConfigMaps reads content from immutable ConfigMaps in the
 	// system namespace.
 	SourceTypeConfigMaps SourceType = "configMaps"
@@ -26,6 +30,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="(self.type == 'image') == has(self.image)",message="source of type image must set exactly the image member"
 // +kubebuilder:validation:XValidation:rule="(self.type == 'git') == has(self.git)",message="source of type git must set exactly the git member"
 // +kubebuilder:validation:XValidation:rule="(self.type == 'http') == has(self.http)",message="source of type http must set exactly the http member"
+// +kubebuilder:validation:XValidation:rule="(self.type == 'helmRepository') == has(self.helmRepository)",message="source of type helmRepository must set exactly the helmRepository member"
 // +kubebuilder:validation:XValidation:rule="(self.type == 'configMaps') == has(self.configMaps)",message="source of type configMaps must set exactly the configMaps member"
 // +kubebuilder:validation:XValidation:rule="(self.type == 'upload') == has(self.upload)",message="source of type upload must set exactly the upload member"
 type BundleSource struct {
@@ -44,6 +49,10 @@ type BundleSource struct {
 	// http reads content from a .tar.gz archive.
 	// +optional
 	HTTP *HTTPSource `json:"http,omitempty"`
+
+	// helmRepository reads a chart from a Helm chart repository.
+	// +optional
+	HelmRepository *HelmRepositorySource `json:"helmRepository,omitempty"`
 
 	// configMaps reads content from immutable ConfigMaps in the system
 	// namespace (rukpak-system); each ConfigMap's keys become files.
@@ -217,6 +226,68 @@ type HTTPSource struct {
 
 	// caSecret names a Secret in rukpak-system whose ca.crt key holds the CA
 	// bundle the server's certificate is verified against.
+	// +optional
+	CASecret *LocalObjectReference `json:"caSecret,omitempty"`
+}
+
+// HelmRepositorySource names a chart of a Helm chart repository and the
+// versions of it to install: an exact version, or a range whose newest
+// version is installed and followed (see docs/sources.md).
+// +kubebuilder:validation:XValidation:rule="has(self.resolvedVersion) == has(self.resolvedURL) && has(self.resolvedURL) == has(self.sha256)",message="resolvedVersion, resolvedURL and sha256 are set together"
+type HelmRepositorySource struct {
+	// url of the repository; its index is url/index.yaml.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="url must be http:// or https://"
+	URL string `json:"url"`
+
+	// chart is the chart's name in the repository's index.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Chart string `json:"chart"`
+
+	// version is an exact version ("4.11.2") or a range as Helm reads one
+	// ("4.x", "~4.11.0", ">=1.2 <2"); a range matches a pre-release only
+	// when it names one. Empty means the newest version that is not a
+	// pre-release. A range is resolved again every pollInterval, and a
+	// newer version in it is a new revision.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Version string `json:"version,omitempty"`
+
+	// resolvedVersion is the version the index gave for version. rukpak
+	// sets it, with resolvedURL and sha256, on resolved sources; a user
+	// who sets all three pins the chart to that archive.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	ResolvedVersion string `json:"resolvedVersion,omitempty"`
+
+	// resolvedURL is where the archive of resolvedVersion is.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="resolvedURL must be http:// or https://"
+	ResolvedURL string `json:"resolvedURL,omitempty"`
+
+	// sha256 is the hex digest the archive of resolvedVersion must have.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
+	SHA256 string `json:"sha256,omitempty"`
+
+	// auth names the credentials for the repository. They are sent to the
+	// repository's host only: a chart archive the index places on another
+	// host is downloaded without them, as Helm does by default.
+	// +optional
+	Auth *HTTPAuth `json:"auth,omitempty"`
+
+	// insecureSkipTLSVerify turns off TLS verification of the repository
+	// and its archives.
+	// +optional
+	InsecureSkipTLSVerify bool `json:"insecureSkipTLSVerify,omitempty"`
+
+	// caSecret names a Secret in rukpak-system whose ca.crt key holds the CA
+	// bundle the repository's certificate is verified against.
 	// +optional
 	CASecret *LocalObjectReference `json:"caSecret,omitempty"`
 }

@@ -56,6 +56,30 @@ func TestBundleDeploymentCreateValidation(t *testing.T) {
 			wantErr: "source of type image must set exactly the image member",
 		},
 		{
+			name: "a Helm repository",
+			obj: bd(envtest.UniqueName("helmrepo"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.ProvisionerClassName = v1alpha2.ClassHelm
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "https://charts.example/", Chart: "greeter", Version: "4.x"}}}
+			}),
+		},
+		{
+			name: "a Helm repository that is not http",
+			obj: bd(envtest.UniqueName("helmrepofile"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "file:///etc", Chart: "greeter"}}}
+			}),
+			wantErr: "url must be http:// or https://",
+		},
+		{
+			name: "a Helm repository half pinned",
+			obj: bd(envtest.UniqueName("helmrepohalf"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "https://charts.example/", Chart: "greeter", ResolvedVersion: "1.0.0"}}}
+			}),
+			wantErr: "resolvedVersion, resolvedURL and sha256 are set together",
+		},
+		{
 			name: "member of another type",
 			obj: bd(envtest.UniqueName("othermember"), func(b *v1alpha2.BundleDeployment) {
 				b.Spec.Sources[0].Image = &v1alpha2.ImageSource{Ref: "example.com/x@sha256:" + strings.Repeat("a", 64)}

@@ -43,6 +43,16 @@ func SourceSummary(s v1alpha2.BundleSource) string {
 			out += " " + ShortDigest("sha256:"+s.HTTP.SHA256)
 		}
 		return out
+	case s.Type == v1alpha2.SourceTypeHelmRepository && s.HelmRepository != nil:
+		h := s.HelmRepository
+		out := "helmRepository " + RedactURL(h.URL) + " " + h.Chart
+		if h.ResolvedVersion != "" {
+			return out + "@" + h.ResolvedVersion
+		}
+		if h.Version != "" {
+			return out + "@" + h.Version
+		}
+		return out
 	case s.Type == v1alpha2.SourceTypeConfigMaps:
 		names := make([]string, 0, len(s.ConfigMaps))
 		for _, cm := range s.ConfigMaps {

@@ -47,8 +47,8 @@ func (r Ref) Key() string { return string(r.Resource) + "/" + r.Name }
 // List returns every field of a spec with sources and config naming a
 // Secret or ConfigMap, in spec order: for each source its image pullSecret,
 // caSecret, cosign publicKeySecret and keyless trustedRootConfigMap, git
-// auth secret and caSecret, http auth secret and
-// caSecret, configMaps; then spec.config.valuesFrom.
+// auth secret and caSecret, http auth secret and caSecret, helmRepository
+// auth secret and caSecret, configMaps; then spec.config.valuesFrom.
 func List(sources []v1alpha2.BundleSource, config *v1alpha2.BundleConfig) []Ref {
 	var out []Ref
 	add := func(res Resource, ref *v1alpha2.LocalObjectReference, field string, args ...any) {
@@ -79,6 +79,12 @@ func List(sources []v1alpha2.BundleSource, config *v1alpha2.BundleConfig) []Ref 
 				add(Secrets, &h.Auth.Secret, "spec.sources[%d].http.auth.secret", i)
 			}
 			add(Secrets, h.CASecret, "spec.sources[%d].http.caSecret", i)
+		}
+		if h := src.HelmRepository; h != nil {
+			if h.Auth != nil {
+				add(Secrets, &h.Auth.Secret, "spec.sources[%d].helmRepository.auth.secret", i)
+			}
+			add(Secrets, h.CASecret, "spec.sources[%d].helmRepository.caSecret", i)
 		}
 		for j := range src.ConfigMaps {
 			add(ConfigMaps, &src.ConfigMaps[j].ConfigMap, "spec.sources[%d].configMaps[%d].configMap", i, j)

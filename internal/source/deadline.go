@@ -103,6 +103,8 @@ func Describe(src v1alpha2.BundleSource) string {
 		return "git repository " + redactURL(src.Git.Repository)
 	case src.HTTP != nil:
 		return "http source " + redactURL(src.HTTP.URL)
+	case src.HelmRepository != nil:
+		return "chart " + src.HelmRepository.Chart + " of Helm repository " + redactURL(src.HelmRepository.URL)
 	case len(src.ConfigMaps) > 0:
 		names := make([]string, len(src.ConfigMaps))
 		for i := range src.ConfigMaps {

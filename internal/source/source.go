@@ -94,5 +94,8 @@ func samePinned(spec, pinned v1alpha2.BundleSource) bool {
 	if spec.HTTP != nil && p.HTTP != nil && spec.HTTP.SHA256 == "" {
 		p.HTTP.SHA256 = ""
 	}
+	if h := spec.HelmRepository; h != nil && p.HelmRepository != nil && h.ResolvedVersion == "" {
+		p.HelmRepository.ResolvedVersion, p.HelmRepository.ResolvedURL, p.HelmRepository.SHA256 = "", "", ""
+	}
 	return equality.Semantic.DeepEqual(&spec, p)
 }

@@ -4,6 +4,7 @@
 package builtin
 
 import (
+	"path/filepath"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,6 +14,7 @@ import (
 	"github.com/rukpak/rukpak/internal/source/configmaps"
 	"github.com/rukpak/rukpak/internal/source/credentials"
 	"github.com/rukpak/rukpak/internal/source/git"
+	"github.com/rukpak/rukpak/internal/source/helmrepository"
 	httpsource "github.com/rukpak/rukpak/internal/source/http"
 	"github.com/rukpak/rukpak/internal/source/image"
 	uploadsource "github.com/rukpak/rukpak/internal/source/upload"
@@ -32,9 +34,9 @@ type Option func(*settings)
 // source.Registry.WithDeadline); d <= 0 keeps source.DefaultDeadline.
 func WithDeadline(d time.Duration) Option { return func(s *settings) { s.deadline = d } }
 
-// WithWorkDir is where sources make temporary files that are not part of
-// an unpack (a git source's repository to peel a tag); "" keeps the
-// system's temporary directory.
+// WithWorkDir is where sources make files that are not part of an unpack
+// (a git source's repository to peel a tag, Helm repository indexes); ""
+// keeps the system's temporary directory.
 func WithWorkDir(dir string) Option { return func(s *settings) { s.workDir = dir } }
 
 // Registry returns every source type, reading the Secrets and ConfigMaps
@@ -50,14 +52,20 @@ func Registry(c client.Client, live client.Reader, namespace string, opts ...Opt
 	if set.workDir != "" {
 		gitOpts = append(gitOpts, git.WithWorkDir(set.workDir))
 	}
+	var helmOpts []helmrepository.Option
+	if set.workDir != "" {
+		helmOpts = append(helmOpts, helmrepository.WithWorkDir(filepath.Join(set.workDir, "helm-index")))
+	}
 	creds := credentials.NewReader(c, namespace)
 	uploads := upload.NewStore(c, live, namespace)
+	http := httpsource.New(creds)
 	reg := source.Registry{
-		v1alpha2.SourceTypeConfigMaps: configmaps.New(c, namespace),
-		v1alpha2.SourceTypeImage:      image.New(creds),
-		v1alpha2.SourceTypeGit:        git.New(creds, gitOpts...),
-		v1alpha2.SourceTypeHTTP:       httpsource.New(creds),
-		v1alpha2.SourceTypeUpload:     uploadsource.New(uploads),
+		v1alpha2.SourceTypeConfigMaps:     configmaps.New(c, namespace),
+		v1alpha2.SourceTypeImage:          image.New(creds),
+		v1alpha2.SourceTypeGit:            git.New(creds, gitOpts...),
+		v1alpha2.SourceTypeHTTP:           http,
+		v1alpha2.SourceTypeHelmRepository: helmrepository.New(creds, http, helmOpts...),
+		v1alpha2.SourceTypeUpload:         uploadsource.New(uploads),
 	}
 	return reg.WithDeadline(set.deadline), uploads
 }

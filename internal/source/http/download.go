@@ -36,29 +36,13 @@ var errTimeout = errors.New("download timeout")
 
 // get downloads the archive h (whose URL u names in messages) within ctx.
 func (s *Source) get(ctx context.Context, h *v1alpha2.HTTPSource, u string, w io.Writer) (string, error) {
-	req, err := nethttp.NewRequestWithContext(ctx, nethttp.MethodGet, h.URL, nil)
-	if err != nil { // the parse error would quote the URL, credentials and all
-		return "", failure.New(v1alpha2.ReasonUnpackFailed, "http source %s: the URL is not valid", u)
-	}
-	req.Header.Set("User-Agent", "rukpak")
-	if err := s.authorize(ctx, req, h.Auth); err != nil {
-		return "", fmt.Errorf("http source %s: %w", u, err)
-	}
-	client, err := s.client(ctx, h)
+	resp, done, err := s.Get(ctx, h, nil)
 	if err != nil {
-		return "", fmt.Errorf("http source %s: %w", u, err)
-	}
-	defer client.CloseIdleConnections()
-	resp, err := client.Do(req)
-	if err != nil {
-		if f := failure.As(err); f != nil {
-			return "", f
-		}
-		return "", fmt.Errorf("http source %s: %w", u, err) // net/http strips passwords from URLs in errors
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if err := checkStatus(u, resp.StatusCode); err != nil {
 		return "", err
+	}
+	defer done()
+	if resp.StatusCode != nethttp.StatusOK {
+		return "", checkStatus(u, resp.StatusCode)
 	}
 	if resp.ContentLength > s.maxSize {
 		return "", s.tooLarge(u)
@@ -72,6 +56,45 @@ func (s *Source) get(ctx context.Context, h *v1alpha2.HTTPSource, u string, w io
 		return "", s.tooLarge(u)
 	}
 	return hex.EncodeToString(hash.Sum(nil)), nil
+}
+
+// Get sends a GET request for h.URL with h's credentials and TLS
+// configuration and the header given, refusing a redirect from https to
+// http, and returns the response and a function that closes it. A
+// response other than 200 OK and 304 Not Modified is returned as an error,
+// classified as a download's (checkStatus); the body is the caller's to
+// bound. Messages name the URL without its password.
+func (s *Source) Get(ctx context.Context, h *v1alpha2.HTTPSource, header nethttp.Header) (*nethttp.Response, func(), error) {
+	u := redact(h.URL)
+	req, err := nethttp.NewRequestWithContext(ctx, nethttp.MethodGet, h.URL, nil)
+	if err != nil { // the parse error would quote the URL, credentials and all
+		return nil, nil, failure.New(v1alpha2.ReasonUnpackFailed, "http source %s: the URL is not valid", u)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("User-Agent", "rukpak")
+	if err := s.authorize(ctx, req, h.Auth); err != nil {
+		return nil, nil, fmt.Errorf("http source %s: %w", u, err)
+	}
+	client, err := s.client(ctx, h)
+	if err != nil {
+		return nil, nil, fmt.Errorf("http source %s: %w", u, err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		client.CloseIdleConnections()
+		if f := failure.As(err); f != nil {
+			return nil, nil, f
+		}
+		return nil, nil, fmt.Errorf("http source %s: %w", u, err) // net/http strips passwords from URLs in errors
+	}
+	done := func() { _ = resp.Body.Close(); client.CloseIdleConnections() }
+	if resp.StatusCode != nethttp.StatusOK && resp.StatusCode != nethttp.StatusNotModified {
+		done()
+		return nil, nil, checkStatus(u, resp.StatusCode)
+	}
+	return resp, done, nil
 }
 
 func (s *Source) tooLarge(u string) error {

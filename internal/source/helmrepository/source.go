@@ -1,0 +1,155 @@
+package helmrepository
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/helmrepo"
+	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/internal/source/credentials"
+	httpsource "github.com/rukpak/rukpak/internal/source/http"
+	"github.com/rukpak/rukpak/pkg/failure"
+)
+
+// DefaultMaxAge is how long a fetched index answers without a request.
+const DefaultMaxAge = 30 * time.Second
+
+// Source reads charts from Helm chart repositories.
+type Source struct {
+	creds  *credentials.Reader
+	http   *httpsource.Source
+	cache  *cache
+	lim    helmrepo.Limits
+	maxAge time.Duration
+}
+
+var (
+	_ source.Source   = (*Source)(nil)
+	_ source.Floating = (*Source)(nil)
+)
+
+// Option configures a Source.
+type Option func(*Source)
+
+// WithIndexLimits bounds what is read of an index; the default is
+// helmrepo.DefaultLimits.
+func WithIndexLimits(l helmrepo.Limits) Option { return func(s *Source) { s.lim = l } }
+
+// WithMaxAge is how long a fetched index answers without a request; the
+// default is DefaultMaxAge.
+func WithMaxAge(d time.Duration) Option { return func(s *Source) { s.maxAge = d } }
+
+// WithWorkDir is where fetched indexes are kept; "" keeps the system's
+// temporary directory.
+func WithWorkDir(dir string) Option { return func(s *Source) { s.cache.dir = dir } }
+
+// New returns a Source reading Secrets with creds and downloading
+// archives with h.
+func New(creds *credentials.Reader, h *httpsource.Source, opts ...Option) *Source {
+	s := &Source{creds: creds, http: h, cache: newCache(), lim: helmrepo.DefaultLimits, maxAge: DefaultMaxAge}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Floating reports whether src is not pinned to an archive yet.
+func (s *Source) Floating(src v1alpha2.BundleSource) bool {
+	return src.HelmRepository != nil && src.HelmRepository.SHA256 == ""
+}
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// Resolve pins src to the archive of the version it selects in the
+// repository's index; a pinned src is returned as it is.
+func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	h, err := member(src)
+	if err != nil {
+		return src, err
+	}
+	if h.SHA256 != "" {
+		return src, nil
+	}
+	chart, err := s.chart(ctx, h)
+	if err != nil {
+		return src, err
+	}
+	constraint := h.Version
+	if constraint == "" {
+		constraint = "*"
+	}
+	v, err := chart.Select(constraint)
+	if err != nil {
+		return src, failure.New(v1alpha2.ReasonSourceNotFound, "Helm repository %s: %v", redact(h.URL), err)
+	}
+	u, err := helmrepo.ChartURL(h.URL, v)
+	if err != nil {
+		return src, failure.New(v1alpha2.ReasonUnpackFailed, "Helm repository %s: %v", redact(h.URL), err)
+	}
+	digest := strings.TrimPrefix(v.Digest, "sha256:")
+	if !sha256Hex.MatchString(digest) {
+		// No digest in the index (or not a sha256): the archive is hashed.
+		pinned, err := s.http.Resolve(ctx, v1alpha2.BundleSource{Type: v1alpha2.SourceTypeHTTP, HTTP: s.archive(h, u, "")})
+		if err != nil {
+			return src, err
+		}
+		digest = pinned.HTTP.SHA256
+	}
+	out := *src.DeepCopy()
+	out.HelmRepository.ResolvedVersion, out.HelmRepository.ResolvedURL, out.HelmRepository.SHA256 = v.Version, u, digest
+	return out, nil
+}
+
+// Unpack downloads the pinned archive of src, checks its sha256 and
+// extracts it into dir.
+func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir string) error {
+	h, err := member(src)
+	if err != nil {
+		return err
+	}
+	if h.SHA256 == "" || h.ResolvedURL == "" {
+		return fmt.Errorf("chart %s of Helm repository %s is not pinned", h.Chart, redact(h.URL))
+	}
+	return s.http.Unpack(ctx, v1alpha2.BundleSource{Type: v1alpha2.SourceTypeHTTP, HTTP: s.archive(h, h.ResolvedURL, h.SHA256)}, dir)
+}
+
+// archive is the http source of a chart archive at u: with the
+// repository's TLS settings, and its credentials only on its host.
+func (s *Source) archive(h *v1alpha2.HelmRepositorySource, u, sha string) *v1alpha2.HTTPSource {
+	out := &v1alpha2.HTTPSource{URL: u, SHA256: sha, CASecret: h.CASecret, InsecureSkipTLSVerify: h.InsecureSkipTLSVerify}
+	if sameHost(h.URL, u) {
+		out.Auth = h.Auth
+	}
+	return out
+}
+
+// sameHost tells whether a and b have the same scheme, host and port.
+func sameHost(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Scheme == ub.Scheme && strings.EqualFold(ua.Host, ub.Host)
+}
+
+func member(src v1alpha2.BundleSource) (*v1alpha2.HelmRepositorySource, error) {
+	if src.HelmRepository == nil {
+		return nil, fmt.Errorf("source of type %s has no helmRepository member", src.Type)
+	}
+	return src.HelmRepository, nil
+}
+
+// redact returns raw without a password it may hold.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if strings.Contains(raw, "@") {
+			return "(invalid URL)"
+		}
+		return raw
+	}
+	return u.Redacted()
+}
