@@ -3,8 +3,9 @@
 // engine, the inventory and the BundleDeployment, Bundle and
 // ProvisionerClass controllers. cmd/rukpak runs it; tests run it in-process
 // against a real API server; package github.com/rukpak/rukpak/pkg/manager
-// runs it for provisioners outside this repository, with the same
-// EngineOptions (its Options) and flags (BindEngineFlags).
+// runs it for provisioners outside this repository. EngineOptions are the
+// settings of both, whose contract is that package's Options; Options add
+// those of what only rukpak's own manager does.
 package manager
 
 import (
