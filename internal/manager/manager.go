@@ -64,7 +64,8 @@ func Scheme() (*runtime.Scheme, error) {
 	if err := v1alpha2.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("adding rukpak types: %w", err)
 	}
-	// Served for the original README's users, converted by the webhook.
+	// core.rukpak.io/v1alpha1 (the API of the original RukPak README):
+	// served unless ServeV1alpha1 is false, converted by the CRD webhook.
 	if err := v1alpha1.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("adding rukpak v1alpha1 types: %w", err)
 	}
