@@ -1,8 +1,7 @@
 // Package pkg_test checks that the public packages under pkg/ read as an
-// API: every exported name has a doc comment, and no exported signature
-// or field names a type of an internal package but through an alias
-// (type Options = internal.EngineOptions), whose internal type must then
-// read as an API itself; and that they keep to their layers (layers_test.go).
+// API: every exported name and every exported field of an exported struct
+// type has a doc comment; and that they keep to their layers, none
+// exposing a type of internal/ (layers_test.go).
 package pkg_test
 
 import (
@@ -11,7 +10,6 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -45,7 +43,6 @@ func checkPackage(t *testing.T, fset *token.FileSet, p *ast.Package) {
 	documented := false
 	for _, f := range p.Files {
 		documented = documented || f.Doc != nil
-		internal := internalImports(f)
 		for _, decl := range f.Decls {
 			switch d := decl.(type) {
 			case *ast.FuncDecl:
@@ -55,7 +52,6 @@ func checkPackage(t *testing.T, fset *token.FileSet, p *ast.Package) {
 				if d.Doc == nil {
 					t.Errorf("%s: func %s has no doc comment", fset.Position(d.Pos()), d.Name.Name)
 				}
-				checkTypes(t, fset, d.Type, internal, d.Name.Name)
 			case *ast.GenDecl:
 				for _, spec := range d.Specs {
 					switch s := spec.(type) {
@@ -66,21 +62,12 @@ func checkPackage(t *testing.T, fset *token.FileSet, p *ast.Package) {
 						if d.Doc == nil && s.Doc == nil {
 							t.Errorf("%s: type %s has no doc comment", fset.Position(s.Pos()), s.Name.Name)
 						}
-						if sel, ok := s.Type.(*ast.SelectorExpr); ok && s.Assign.IsValid() {
-							if id, ok := sel.X.(*ast.Ident); ok && internal[id.Name] != "" {
-								checkAliased(t, internal[id.Name], sel.Sel.Name, s.Name.Name)
-								continue
-							}
-						}
-						checkTypes(t, fset, s.Type, internal, s.Name.Name)
+						checkFields(t, fset, s)
 					case *ast.ValueSpec:
 						for _, n := range s.Names {
 							if n.IsExported() && d.Doc == nil && s.Doc == nil {
 								t.Errorf("%s: %s has no doc comment", fset.Position(n.Pos()), n.Name)
 							}
-						}
-						if s.Type != nil {
-							checkTypes(t, fset, s.Type, internal, s.Names[0].Name)
 						}
 					}
 				}
@@ -92,93 +79,21 @@ func checkPackage(t *testing.T, fset *token.FileSet, p *ast.Package) {
 	}
 }
 
-// internalImports maps the local names of f's imports of internal packages
-// to their paths.
-func internalImports(f *ast.File) map[string]string {
-	internal := map[string]string{}
-	for _, imp := range f.Imports {
-		path, _ := strconv.Unquote(imp.Path.Value)
-		if !strings.Contains(path, "/internal/") && !strings.HasSuffix(path, "/internal") {
-			continue
-		}
-		name := filepath.Base(path)
-		if imp.Name != nil {
-			name = imp.Name.Name
-		}
-		internal[name] = path
-	}
-	return internal
-}
-
-// checkAliased checks the struct type name of package path (of this
-// module), which the exported alias "as" makes public: it must have a doc
-// comment, and so must each exported field, whose types name no internal
-// package.
-func checkAliased(t *testing.T, path, name, as string) {
-	rel, ok := strings.CutPrefix(path, module+"/")
+// checkFields reports the exported fields of s, if it is a struct type,
+// that have no doc comment.
+func checkFields(t *testing.T, fset *token.FileSet, s *ast.TypeSpec) {
+	st, ok := s.Type.(*ast.StructType)
 	if !ok {
-		t.Errorf("%s is an alias of %s.%s, of another module's internal package", as, path, name)
 		return
 	}
-	fset := token.NewFileSet()
-	parsed, err := parser.ParseDir(fset, filepath.Join("..", rel), func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range parsed {
-		for _, f := range p.Files {
-			for _, decl := range f.Decls {
-				d, ok := decl.(*ast.GenDecl)
-				if !ok {
-					continue
-				}
-				for _, spec := range d.Specs {
-					s, ok := spec.(*ast.TypeSpec)
-					if !ok || s.Name.Name != name {
-						continue
-					}
-					if d.Doc == nil && s.Doc == nil {
-						t.Errorf("%s: type %s (public as %s) has no doc comment", fset.Position(s.Pos()), name, as)
-					}
-					st, ok := s.Type.(*ast.StructType)
-					if !ok {
-						t.Errorf("%s: %s (public as %s) is not a struct", fset.Position(s.Pos()), name, as)
-						return
-					}
-					internal := internalImports(f)
-					for _, field := range st.Fields.List {
-						if len(field.Names) == 0 || !field.Names[0].IsExported() {
-							continue
-						}
-						if field.Doc == nil {
-							t.Errorf("%s: field %s of %s (public as %s) has no doc comment", fset.Position(field.Pos()), field.Names[0].Name, name, as)
-						}
-						checkTypes(t, fset, field.Type, internal, as+"."+field.Names[0].Name)
-					}
-					return
-				}
-			}
+	for _, field := range st.Fields.List {
+		if len(field.Names) > 0 && field.Names[0].IsExported() && field.Doc == nil && field.Comment == nil {
+			t.Errorf("%s: field %s of %s has no doc comment", fset.Position(field.Pos()), field.Names[0].Name, s.Name.Name)
 		}
 	}
-	t.Errorf("%s is an alias of %s.%s, which is not found", as, path, name)
 }
 
-// checkTypes reports selector expressions (pkg.Type) of internal packages
-// in n, skipping unexported struct fields.
-func checkTypes(t *testing.T, fset *token.FileSet, n ast.Node, internal map[string]string, where string) {
-	ast.Inspect(n, func(n ast.Node) bool {
-		if f, ok := n.(*ast.Field); ok && len(f.Names) > 0 && !f.Names[0].IsExported() {
-			return false
-		}
-		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok && internal[id.Name] != "" {
-				t.Errorf("%s: %s names %s.%s of an internal package", fset.Position(sel.Pos()), where, id.Name, sel.Sel.Name)
-			}
-		}
-		return true
-	})
-}
-
+// exportedRecv reports whether a method's receiver is of an exported type.
 func exportedRecv(recv *ast.FieldList) bool {
 	typ := recv.List[0].Type
 	if star, ok := typ.(*ast.StarExpr); ok {

@@ -18,12 +18,15 @@
 // internal/, api/, config/ or the contracts imports them, but tests:
 //
 //   - manager: the whole engine for a set of provisioners, with the
-//     options and flags of rukpak's own manager
+//     options and flags rukpak's own manager is built from too
 //   - envtest: a real etcd and kube-apiserver with rukpak's CRDs and
 //     admission policies, for tests
 //
+// No exported name of either layer is, or exposes, a type of internal/:
+// an assembly declares the types of its API itself, so that go doc shows
+// all of it and a change of internal/ is not a change of the API.
+//
 // A package added under pkg/ is a contract unless layers_test.go lists it
-// as an assembly; that test enforces both rules, and api_test.go that
-// every exported name is documented and no exported signature names an
-// internal type.
+// as an assembly; that test enforces these rules, and api_test.go that
+// every exported name and field is documented.
 package pkg

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/tools/go/packages"
 )
 
 // module is rukpak's module path.
@@ -78,6 +80,36 @@ func TestLayersDocumented(t *testing.T) {
 		}
 		if !listed(assembliesDoc, a) {
 			t.Errorf("pkg/doc.go does not list the assembly %s among the assemblies", a)
+		}
+	}
+}
+
+// TestNoInternalTypes: no exported name of a package of pkg/ (the
+// assemblies included) is, or exposes, a type of an internal package, so
+// that `go doc ./pkg/...` is the whole API and a change of internal/ is
+// never a change of it. An exported name may not be an alias of such a
+// type or be declared as one (type T internal.T); nor may one appear in
+// a function's signature, a variable's or constant's type or value, or a
+// type's exported fields, embedded fields and exported methods, followed
+// through every type of pkg/ they name.
+func TestNoInternalTypes(t *testing.T) {
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo, Dir: "."}
+	loaded, err := packages.Load(cfg, "./...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(loaded) < 6 {
+		t.Fatalf("loaded %d packages of pkg/, want pkg and pkg/{envtest,failure,format,manager,provisioner} at least", len(loaded))
+	}
+	for _, p := range loaded {
+		for _, e := range p.Errors {
+			t.Errorf("loading %s: %v", p.PkgPath, e)
+		}
+		if p.Types == nil {
+			continue
+		}
+		for _, exposed := range internalExposed(p.Types, p.Syntax, p.TypesInfo) {
+			t.Error(exposed)
 		}
 	}
 }

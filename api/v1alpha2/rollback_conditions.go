@@ -1,6 +1,6 @@
 package v1alpha2
 
-// Reasons of a rollback across a CRD change (issue 28). A rollback — the
+// Reasons of a rollback across a CRD change. A rollback — the
 // automatic one after a missed progress deadline or a failed apply, or an
 // earlier revision applied again (rukpakctl rollback) — must not take a CRD
 // back to a definition that cannot serve the custom resources stored in it.

@@ -1,5 +1,5 @@
 // Command rukpak is the manager: it runs every built-in provisioner (plain,
-// and the classes later issues add) against the cluster of its kubeconfig.
+// registry+v1, Helm) against the cluster of its kubeconfig.
 package main
 
 import (
@@ -11,9 +11,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/rukpak/rukpak/internal/manager"
+	ownmanager "github.com/rukpak/rukpak/internal/manager"
 	"github.com/rukpak/rukpak/internal/memlimit"
 	"github.com/rukpak/rukpak/internal/version"
+	"github.com/rukpak/rukpak/pkg/manager"
 )
 
 func main() {
@@ -28,13 +29,17 @@ func run() error {
 		fmt.Println("rukpak", version.Get())
 		return nil
 	}
+	// The engine's settings and flags are those of every manager of the
+	// engine, declared by package pkg/manager; own are those of what only
+	// this manager does (its built-in formats' sandbox, the CRD webhook,
+	// serving v1alpha1). --kubeconfig is registered by controller-runtime:
+	// the flag, else $KUBECONFIG, else in-cluster, else ~/.kube/config.
 	opts := manager.DefaultOptions()
 	opts.StorageDir = "/var/cache/rukpak"
+	own := ownmanager.DefaultOptions()
 	fs := flag.CommandLine
-	// The manager's flags are the same for every binary of the engine
-	// (package manager); --kubeconfig is registered by controller-runtime:
-	// the flag, else $KUBECONFIG, else in-cluster, else ~/.kube/config.
 	manager.BindFlags(fs, &opts)
+	ownmanager.BindOwnFlags(fs, &own)
 	var qps float64
 	var burst int
 	var memoryLimit int64
@@ -65,7 +70,8 @@ func run() error {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	cfg.QPS, cfg.Burst = float32(qps), burst
-	mgr, err := manager.New(cfg, opts)
+	own.EngineOptions = ownmanager.EngineOptions(opts)
+	mgr, err := ownmanager.New(cfg, own)
 	if err != nil {
 		return err
 	}

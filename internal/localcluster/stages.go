@@ -26,9 +26,9 @@ var requiredStages = []struct{ kind, prefix string }{
 }
 
 // checkStages refuses a stage configuration that lacks a required stage,
-// such as one written before the node heartbeat was added: with it, the
-// Node would go NotReady about a minute after start and every Pod would
-// lose Ready for good.
+// such as one without the node heartbeat: with it, the Node would go
+// NotReady about a minute after start and every Pod would lose Ready for
+// good.
 func checkStages(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {

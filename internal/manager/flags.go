@@ -10,11 +10,18 @@ import (
 
 // BindFlags registers on fs the flags of rukpak's own manager that opts
 // holds, with opts' values as defaults: the engine's (BindEngineFlags),
-// then those of the CRD webhook, of serving v1alpha1 and of the render
-// sandbox. cmd/rukpak adds the flags of its process (memory, the API
-// client's rate).
+// then its own (BindOwnFlags).
 func BindFlags(fs *flag.FlagSet, opts *Options) {
 	BindEngineFlags(fs, &opts.EngineOptions)
+	BindOwnFlags(fs, opts)
+}
+
+// BindOwnFlags registers on fs the flags of what only rukpak's own
+// manager does, with opts' values as defaults: the CRD webhook, serving
+// v1alpha1 and the render sandbox. cmd/rukpak binds the engine's through
+// package github.com/rukpak/rukpak/pkg/manager, and adds the flags of its
+// process (memory, the API client's rate).
+func BindOwnFlags(fs *flag.FlagSet, opts *Options) {
 	fs.BoolVar(&opts.ServeV1alpha1, "serve-v1alpha1", opts.ServeV1alpha1, "serve core.rukpak.io/v1alpha1, the original README's API, through the CRD webhook's conversion; false (with --crd-webhook-bind-address) stops serving it, which spares each write of a BundleDeployment or Bundle a conversion webhook call (the API server keeps a watch cache per served version)")
 	fs.StringVar(&opts.CRDWebhookBindAddress, "crd-webhook-bind-address", opts.CRDWebhookBindAddress, "host:port of the webhook that applies CRD upgrade safety to direct edits of managed CRDs; empty turns it off")
 	fs.StringVar(&opts.CRDWebhookService, "crd-webhook-service", opts.CRDWebhookService, "Service in rukpak-system through which the API server calls the CRD webhook; empty: it calls --crd-webhook-bind-address")
@@ -27,10 +34,10 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 
 // BindEngineFlags registers on fs a flag for each of opts' fields but
 // Provisioners, Classes, LeaderElectionID and ApprovalTTL, with opts'
-// values as defaults. Every manager of the engine takes them: rukpak's own
-// (BindFlags) and one built on package github.com/rukpak/rukpak/pkg/manager
-// (its BindFlags), so that `rukpakctl local up --provisioner PATH` can
-// start either. --kubeconfig is controller-runtime's own.
+// values as defaults. Every manager of the engine takes them, through
+// BindFlags of package github.com/rukpak/rukpak/pkg/manager: rukpak's own
+// and one built on that package, so that `rukpakctl local up --provisioner
+// PATH` can start either. --kubeconfig is controller-runtime's own.
 func BindEngineFlags(fs *flag.FlagSet, opts *EngineOptions) {
 	fs.StringVar(&opts.StorageDir, "storage-dir", opts.StorageDir, "directory of the content store")
 	fs.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", opts.MaxConcurrentReconciles, "BundleDeployments reconciled at once")

@@ -3,8 +3,9 @@
 // engine, the inventory and the BundleDeployment, Bundle and
 // ProvisionerClass controllers. cmd/rukpak runs it; tests run it in-process
 // against a real API server; package github.com/rukpak/rukpak/pkg/manager
-// runs it for provisioners outside this repository, with the same
-// EngineOptions (its Options) and flags (BindEngineFlags).
+// runs it for provisioners outside this repository. EngineOptions are the
+// settings of both, whose contract is that package's Options; Options add
+// those of what only rukpak's own manager does.
 package manager
 
 import (
@@ -63,7 +64,8 @@ func Scheme() (*runtime.Scheme, error) {
 	if err := v1alpha2.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("adding rukpak types: %w", err)
 	}
-	// Served for the original README's users, converted by the webhook.
+	// core.rukpak.io/v1alpha1 (the API of the original RukPak README):
+	// served unless ServeV1alpha1 is false, converted by the CRD webhook.
 	if err := v1alpha1.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("adding rukpak v1alpha1 types: %w", err)
 	}

@@ -15,11 +15,15 @@ import (
 	"github.com/rukpak/rukpak/pkg/provisioner"
 )
 
-// EngineOptions are the settings every manager of the rukpak engine has:
-// rukpak's own (Options embeds them) and that of a provisioner built on
-// package github.com/rukpak/rukpak/pkg/manager, whose Options they are.
-// BindEngineFlags registers a flag for each but Provisioners, Classes,
-// LeaderElectionID and ApprovalTTL, which are set in code.
+// EngineOptions are the settings every manager of the rukpak engine has,
+// as the engine reads them: rukpak's own (Options embeds them) and that of
+// a provisioner built on package github.com/rukpak/rukpak/pkg/manager.
+// Their contract is that package's Options, which declares the same
+// fields in the same order (this package cannot import it); pkg/manager
+// converts one type to the other, so a field changed here but not there
+// fails to compile. BindEngineFlags registers a flag for each but
+// Provisioners, Classes, LeaderElectionID and ApprovalTTL, which are set in
+// code.
 type EngineOptions struct {
 	// Provisioners are the provisioners the manager runs; their formats
 	// render in the manager's process. Nil means rukpak's built-in ones
@@ -153,7 +157,8 @@ type Options struct {
 	SkipControllerNameValidation bool
 }
 
-// The values of EngineOptions.DefaultIdentity.
+// The values of EngineOptions.DefaultIdentity, as those of
+// pkg/manager.Options.DefaultIdentity (its tests check they are equal).
 const (
 	// IdentityNone: spec.serviceAccount is required.
 	IdentityNone = "none"

@@ -1,7 +1,7 @@
-// Package source fetches bundle content. Each source type (configMaps, and
-// the image, git, http and upload types later issues add) implements Source
-// in a package of its own; a Registry dispatches on BundleSource.Type and
-// composes several sources into one unpacked tree.
+// Package source fetches bundle content. Each source type (image, git,
+// http, configMaps, upload) implements Source in a package of its own; a
+// Registry dispatches on BundleSource.Type and composes several sources
+// into one unpacked tree.
 package source
 
 import (

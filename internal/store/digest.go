@@ -18,8 +18,8 @@ import (
 // "sha256:<hex>".
 const Algorithm = "sha256"
 
-// treeVersion starts every tree digest, so that a future change of the
-// encoding cannot produce digests equal to today's.
+// treeVersion starts every tree digest, so that another encoding (with
+// another version) cannot produce digests equal to this one's.
 const treeVersion = "rukpak-tree-v1"
 
 var digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)

@@ -18,4 +18,6 @@ import (
 // rukpak's manager's, so a provisioner binary that binds them runs where
 // rukpak's manager does (`rukpakctl local up --provisioner PATH` passes
 // them). --kubeconfig is controller-runtime's own.
-func BindFlags(fs *flag.FlagSet, opts *Options) { internal.BindEngineFlags(fs, opts) }
+func BindFlags(fs *flag.FlagSet, opts *Options) {
+	internal.BindEngineFlags(fs, (*internal.EngineOptions)(opts))
+}

@@ -15,8 +15,9 @@
 // leader-election lease.
 //
 // It is an assembly of the public API (see package
-// github.com/rukpak/rukpak/pkg): a thin door onto rukpak's own manager,
-// whose options and flags it shares, so that the two cannot drift.
+// github.com/rukpak/rukpak/pkg): a thin door onto rukpak's own manager.
+// Options are the contract the two share: rukpak's manager is built from
+// them too, and binds the same flags (BindFlags).
 package manager
 
 import (
@@ -30,40 +31,6 @@ import (
 	internal "github.com/rukpak/rukpak/internal/manager"
 )
 
-// The values of Options.DefaultIdentity.
-const (
-	// IdentityNone: each BundleDeployment names its spec.serviceAccount,
-	// whose RBAC bounds what it installs (least privilege).
-	IdentityNone = internal.IdentityNone
-	// IdentityManager: BundleDeployments without spec.serviceAccount
-	// install as the manager itself, which then needs the RBAC of
-	// everything they install.
-	IdentityManager = internal.IdentityManager
-)
-
-// Options configure a manager: the settings of rukpak's own manager but
-// those of what only it does (the built-in provisioners' render sandbox,
-// the CRD webhook, serving v1alpha1). Each field is documented where it is
-// declared (go doc github.com/rukpak/rukpak/internal/manager.EngineOptions),
-// and BindFlags registers a flag for each but Provisioners, Classes,
-// LeaderElectionID and ApprovalTTL. A provisioner sets:
-//
-//   - Provisioners: the provisioners the manager runs (at least one);
-//     their formats render in the manager's process;
-//   - Classes: ProvisionerClasses created when the manager starts, if
-//     they do not exist (typically one per provisioner);
-//   - StorageDir: the directory of the content store; required;
-//   - LeaderElectionID, with LeaderElection: the lease in rukpak-system,
-//     one of this kind of manager's own.
-//
-// Start from DefaultOptions: a zero field means its default only where
-// its documentation says so.
-type Options = internal.EngineOptions
-
-// DefaultOptions are the settings of rukpak's own manager, without
-// provisioners, classes or storage directory.
-func DefaultOptions() Options { return internal.DefaultEngineOptions() }
-
 // New builds a manager for opts.Provisioners; Start it to run. The CRDs of
 // package api/v1alpha2 must be installed.
 func New(cfg *rest.Config, opts Options) (ctrlmanager.Manager, error) {
@@ -76,7 +43,7 @@ func New(cfg *rest.Config, opts Options) (ctrlmanager.Manager, error) {
 	// What only rukpak's own manager does stays as it starts: v1alpha1 is
 	// served, and the CRD upgrade-safety webhook is its own to serve.
 	in := internal.DefaultOptions()
-	in.EngineOptions = opts
+	in.EngineOptions = opts.engine()
 	in.CRDWebhookBindAddress = ""
 	in.DefaultIdentity = cmp.Or(in.DefaultIdentity, IdentityNone)
 	in.LeaderElectionNamespace = cmp.Or(in.LeaderElectionNamespace, v1alpha2.SystemNamespace)

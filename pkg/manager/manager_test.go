@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
+	internal "github.com/rukpak/rukpak/internal/manager"
 	"github.com/rukpak/rukpak/pkg/format"
 	"github.com/rukpak/rukpak/pkg/manager"
 	"github.com/rukpak/rukpak/pkg/provisioner"
@@ -45,5 +46,14 @@ func TestNewRefuses(t *testing.T) {
 				t.Fatalf("New: %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestIdentitiesAreTheEngines: the values of Options.DefaultIdentity this
+// package declares are those the engine takes.
+func TestIdentitiesAreTheEngines(t *testing.T) {
+	if manager.IdentityNone != internal.IdentityNone || manager.IdentityManager != internal.IdentityManager {
+		t.Errorf("IdentityNone, IdentityManager = %q, %q; the engine's are %q, %q",
+			manager.IdentityNone, manager.IdentityManager, internal.IdentityNone, internal.IdentityManager)
 	}
 }

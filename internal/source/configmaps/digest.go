@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// digestVersion starts every ConfigMap digest, so that a future change of
-// the encoding cannot produce digests equal to today's.
+// digestVersion starts every ConfigMap digest, so that another encoding
+// (with another version) cannot produce digests equal to this one's.
 const digestVersion = "rukpak-configmap-v1"
 
 // Digest returns the content digest ("sha256:<hex>") of a ConfigMap: a
