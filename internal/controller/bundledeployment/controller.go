@@ -264,6 +264,10 @@ type scope struct {
 	mem *remembered
 	// as is who the BundleDeployment's objects are read and written as.
 	as *actor
+	// facts are what the reconcile knows of the revisions, sources and
+	// failures the status records (see statusFacts): the steps read and
+	// change them, computeStatus projects them.
+	facts statusFacts
 
 	pinned   []v1alpha2.BundleSource
 	revision string
@@ -428,6 +432,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, bd *v1alph
 	// The cache may not show the status this process wrote last.
 	r.catchUpStatus(bd)
 	s := &scope{bd: bd, prov: prov, mem: r.mem.load(bd.Name), written: bd.Status.DeepCopy(), kindsSeen: r.mem.servedKindsSeen()}
+	s.facts = observe(&bd.Status, s.mem.applied)
 	// Saved after the status is written and before the events of this
 	// reconcile's writes are judged against what it applied (judgeHeld).
 	defer r.mem.save(bd.Name, s.mem)

@@ -43,10 +43,23 @@
 //
 // # Failures and status
 //
-// What a failed install means — return the error to the queue, wait for
-// an admin, retry, wait for a hand-off, roll back, hold — is decided by one
-// pure function, decideFailure (decide.go), from the failure's reason and
-// the retry table of pkg/failure; installFailed (failed.go) acts on it.
+// What a failure of a revision means — return the error to the queue,
+// retry it with backoff, refuse it until the spec changes, wait for an
+// admin, retry, wait for a hand-off, roll back, hold — is decided by one
+// pure function, decideFailure (decide.go), from where it happened (its
+// stage: resolve, unpack, config, apply, health), the failure's reason,
+// the retry table of pkg/failure, spec.upgrade.onFailure and the last
+// healthy revision. The steps act on its verdict: sourceFailed (a source
+// that does not resolve or unpack), refused (a config, Helm values or a
+// health probe the class refuses), installFailed (failed.go, a failed
+// apply) and rollingOut (health.go, a revision not healthy within its
+// progress deadline). Two exceptions remain outside it: errors of the API
+// server while the revision's Bundle is read or created (findBundle,
+// createBundle) go back to the queue as they are, and a Bundle planted
+// under the revision's name by someone else (useBundle, BundleNotOwned)
+// is not a failure of the revision: it is reported, the installed
+// revision stays corrected, and the name is looked at again every
+// notOwnedRecheck.
 // A revision that waits for a kind to be served (UnknownKind: a kind not
 // served yet, or not any more) is retried with backoff and woken by every
 // change of a CustomResourceDefinition or an APIService (kinds.go), which
@@ -54,25 +67,39 @@
 // (Reconciler.KindCaches: the RESTMapper, the served API versions) forget
 // what they know.
 //
-// Every condition is computed from the scope by one pure function,
-// computeStatus (status.go, with ready.go): Paused, Unpacked, Installed
-// from the errors and results the steps recorded, Healthy and Progressing
-// from the health step's verdict (healthFacts, health.go), and Ready from
-// them all. The status is written once, at the end of the reconcile, by
-// patchStatus (controller.go), against the status as last written. The
-// one write in between is the report of a hook being waited for
-// (hookwait.go), which the final patch replaces. Deletion reports a
-// blocked uninstall itself (finalize.go, deletionBlocked). status.activeBundle is
-// set in the scope by the install step when a revision is applied, or
-// from what this process applied last (install.go, install), and by a
-// rollback (rollback.go, rollback); what became of each revision is
-// recorded with scope.decide and written to the Bundles' own status by
-// reportBundles (report.go) — only what package history would not read
-// from the Bundle's creation and this status: a normal install writes no
-// Bundle status. An install costs three writes of custom resources: the
-// BundleDeployment's create (the user's), the Bundle's create and the
-// BundleDeployment's status. Content that cannot be unpacked gets no
-// Bundle; the Unpacked condition says why.
+// The status is a projection of what the reconcile found. The status the
+// reconcile read is its observed input; the steps record what they learn
+// in the scope: errors and results, the health step's verdict
+// (healthFacts, health.go), the review, and the facts the status's
+// revision fields stand for (statusFacts, facts.go: the active, last
+// healthy and failed revisions, the objects installed, skipped and kept,
+// the pinned sources). The facts start from the status as observed and
+// what this process applied last (observe), and steps change them
+// (installing or rolling back a revision, marking one failed or healthy,
+// refusing a status field that names a Bundle not this BundleDeployment's,
+// resolving sources); no step writes the status or reads back a status
+// field it stands for. One pure function, computeStatus (status.go, with
+// facts.go and ready.go), derives every field: observedGeneration, the
+// revision fields (projectFacts), status.review, the conditions — Paused,
+// Unpacked, Installed from the errors and results, Healthy and
+// Progressing from the health verdict — and Ready from them all. The
+// conditions as observed are read as input where a condition keeps its
+// clock or message (Installed of a held revision, Progressing of a
+// rollout) and by the steps for the same reason (the rollout's clock,
+// adminRecheck). The status is written once, at the end of the
+// reconcile, by patchStatus (controller.go), against the status as last
+// written. The one write in between is the report of a hook being waited
+// for (hookwait.go), which the final patch replaces. Deletion reports a
+// blocked uninstall itself (finalize.go, deletionBlocked). Besides the
+// status, a reconcile writes to its BundleDeployment only the cleanup
+// finalizer (TestReconcileChangesOnlyStatus guards it). What became of
+// each revision is recorded with scope.decide and written to the Bundles'
+// own status by reportBundles (report.go) — only what package history
+// would not read from the Bundle's creation and this status: a normal
+// install writes no Bundle status. An install costs three writes of
+// custom resources: the BundleDeployment's create (the user's), the
+// Bundle's create and the BundleDeployment's status. Content that cannot
+// be unpacked gets no Bundle; the Unpacked condition says why.
 //
 // Events of managed objects that arrive while their BundleDeployment's
 // reconcile runs are judged when it ends (echoes.go): the echoes of its

@@ -58,7 +58,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	if err != nil {
 		return true, err
 	}
-	active := s.bd.Status.ActiveBundle
+	active := s.facts.active
 	prior := heldBefore(s.written)
 	if isApplied(st, active, ref, s.created) || (policy == v1alpha2.ApprovalAutomatic && active == "" && prior == nil) {
 		return false, nil
@@ -291,7 +291,7 @@ func (r *Reconciler) reviewRevision(ctx context.Context, s *scope, st *appliedSt
 	}
 	defer release()
 	var activeObjs []*unstructured.Unstructured
-	if active := s.bd.Status.ActiveBundle; active != "" {
+	if active := s.facts.active; active != "" {
 		var aref revisionRef
 		if st != nil && st.bundle == active {
 			aref = revisionRef{bundle: st.bundle, spec: st.spec, digest: st.digest, config: st.config, values: st.values}
@@ -394,7 +394,7 @@ func (r *Reconciler) announceAwaiting(s *scope, digest string, rev *v1alpha2.Rev
 // again to know its objects.
 func (r *Reconciler) keepActive(ctx context.Context, s *scope, st *appliedState, why error) error {
 	s.installErr = why
-	active := s.bd.Status.ActiveBundle
+	active := s.facts.active
 	switch {
 	case active == "":
 		return nil

@@ -21,7 +21,7 @@ func (r *Reconciler) cleanupHistory(ctx context.Context, s *scope) (bool, error)
 		return false, err
 	}
 	limit := int(ptr.Deref(s.bd.Spec.RevisionHistoryLimit, 3))
-	keep := map[string]bool{s.bd.Status.ActiveBundle: true, s.bd.Status.LastHealthyBundle: true, s.revision: true}
+	keep := map[string]bool{s.facts.active: true, s.facts.lastHealthy: true, s.revision: true}
 	if st := s.mem.applied; st != nil {
 		// Status can be written by others: what this process applied is
 		// kept whatever status says.

@@ -83,15 +83,12 @@ type revisionRef struct {
 // spec names another one or the retry annotation changes; meanwhile the
 // active revision is kept in place.
 func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
+	// The active revision is what this process applied last, if it
+	// applied any (observe).
 	st := s.mem.applied
-	if st != nil {
-		// What this process applied last is the truth; the cached status
-		// may lag behind its own last update.
-		s.bd.Status.ActiveBundle = st.bundle
-	}
 	if r.heldBack(s) {
 		s.held = true
-		active := s.bd.Status.ActiveBundle
+		active := s.facts.active
 		if active == "" {
 			return false, nil
 		}
@@ -123,11 +120,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		// A probe that cannot run (too expensive, or invalid) would only
 		// fail the revision after its objects are applied: refuse first.
 		// The spec must change; what is installed stays corrected.
-		s.installErr = err
-		if st != nil && st.bundle != "" {
-			return false, s.keepCorrected(st)
-		}
-		return false, nil
+		return false, s.refused(err)
 	}
 	earlier, err := r.isEarlierRevision(ctx, s)
 	if err != nil {
@@ -136,7 +129,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	// The active revision applied again (after a restart) may be a
 	// rollback that kept CRDs: judged as one, so that its kept CRDs are
 	// not taken for an unsafe upgrade.
-	again := s.bundle.Name == s.bd.Status.ActiveBundle
+	again := s.bundle.Name == s.facts.active
 	ref := revisionRef{bundle: s.bundle.Name, spec: s.specDigest, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, rollback: earlier || again}
 	if held, err := r.gate(ctx, s, st, ref); held || err != nil {
 		return false, err
@@ -146,14 +139,14 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	if err != nil {
 		return false, r.installFailed(ctx, s, err)
 	}
-	if s.bd.Status.ActiveBundle != s.bundle.Name || res.created+res.configured+res.deleted > 0 {
+	if s.facts.active != s.bundle.Name || res.created+res.configured+res.deleted > 0 {
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, v1alpha2.ReasonInstalled, "Install",
 			"Installed revision %s: %d objects (%d created, %d configured, %d unchanged, %d pruned)",
 			s.bundle.Name, res.objects, res.created, res.configured, res.unchanged, res.deleted)
 	}
-	if s.bd.Status.ActiveBundle != s.bundle.Name {
+	if s.facts.active != s.bundle.Name {
 		op := metrics.OperationUpgrade
-		if s.bd.Status.ActiveBundle == "" {
+		if s.facts.active == "" {
 			op = metrics.OperationInstall
 		}
 		metrics.RevisionsTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), op).Inc()
@@ -161,13 +154,12 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		s.report(s.bundle.Name).installed = true
 	}
 	s.installed = res
-	s.bd.Status.SkippedObjects = objectRefs(res.skipped)
+	s.facts.skipped = objectRefs(res.skipped)
 	if len(res.skipped) > 0 {
 		s.requeueWithin(optionalRecheck)
 	}
-	s.bd.Status.ActiveBundle = s.bundle.Name
-	s.bd.Status.InstalledObjects = int32(res.objects)
-	if s.bd.Status.FailedBundle == s.bundle.Name {
+	s.facts.activated(s.bundle.Name, res.objects)
+	if s.facts.failed.bundle == s.bundle.Name {
 		// Retried and installed: judged by health from here on.
 		r.clearFailed(s)
 	}
@@ -275,7 +267,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		return nil, fmt.Errorf("loading inventory: %w", err)
 	}
 	ids := plan.IDs()
-	firstInstall := len(old) == 0 && s.bd.Status.ActiveBundle == ""
+	firstInstall := len(old) == 0 && s.facts.active == ""
 	if firstInstall {
 		// Nothing recorded: a first install, or one whose earlier
 		// attempt stopped (the process was killed) before it recorded
@@ -301,8 +293,8 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		// are not pruned) but not written.
 		toApply = plan.Subset(without(without(ids, same), keptIDs))
 	}
-	toApply.RunHooks(hookRun(s.bd, ref)).OnHookWait(func(w apply.HookWait) { r.reportHookWait(ctx, s, ref.bundle, w) })
-	if (len(old) == 0 && s.bd.Status.ActiveBundle == "") || ref.bundle == s.bd.Status.ActiveBundle {
+	toApply.RunHooks(hookRun(s.facts.active, ref)).OnHookWait(func(w apply.HookWait) { r.reportHookWait(ctx, s, ref.bundle, w) })
+	if (len(old) == 0 && s.facts.active == "") || ref.bundle == s.facts.active {
 		// A first install has nothing installed to protect, and its
 		// objects are in the inventory already; the active revision
 		// applied again (after a restart, to correct drift) was validated
@@ -348,10 +340,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			"Revision %s applied without its definition of %s; the newer definition is kept", ref.bundle, k)
 	}
 	s.keptCRDs = next.kept
-	s.bd.Status.KeptCRDs = nil
-	for _, k := range kept[:min(len(kept), maxKeptReported)] {
-		s.bd.Status.KeptCRDs = append(s.bd.Status.KeptCRDs, k.name)
-	}
+	s.facts.keep(kept)
 	for id, a := range same {
 		next.objects[id] = a
 		countChange(res, apply.Unchanged)
@@ -440,15 +429,16 @@ func (r *Reconciler) earlierRevisionIDs(ctx context.Context, s *scope, current s
 // reads.
 const maxEarlierRevisions = 5
 
-// hookRun is which hooks applying ref runs: install hooks while nothing
-// is installed, upgrade hooks for a new revision over an installed one,
-// and none when a revision is applied again (the active one after a
-// restart, or the last healthy one for a rollback).
-func hookRun(bd *v1alpha2.BundleDeployment, ref revisionRef) apply.HookRun {
+// hookRun is which hooks applying ref over the active revision runs:
+// install hooks while nothing is installed, upgrade hooks for a new
+// revision over an installed one, and none when a revision is applied
+// again (the active one after a restart, or the last healthy one for a
+// rollback).
+func hookRun(active string, ref revisionRef) apply.HookRun {
 	switch {
-	case ref.bundle == bd.Status.ActiveBundle:
+	case ref.bundle == active:
 		return apply.HooksNone
-	case bd.Status.ActiveBundle == "":
+	case active == "":
 		return apply.HooksInstall
 	case ref.upgrade:
 		return apply.HooksUpgrade

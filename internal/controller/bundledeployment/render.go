@@ -79,7 +79,7 @@ func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode
 	if b != nil {
 		number = ownership.RevisionNumber(b)
 	}
-	active := s.bd.Status.ActiveBundle
+	active := s.facts.active
 	cfg.Release = format.Release{IsUpgrade: active != "" && active != ref.bundle, Revision: max(1, number)}
 	objs, answers, err := lookup.Render(ctx, prov.Format, fsys, cfg, r.lookupResolver(s))
 	if err != nil {
@@ -181,7 +181,7 @@ func (r *Reconciler) wasApplied(s *scope, name string) bool {
 	if st := s.mem.applied; st != nil && st.bundle == name {
 		return true
 	}
-	return name == s.bd.Status.ActiveBundle || name == s.bd.Status.LastHealthyBundle
+	return name == s.facts.active || name == s.facts.lastHealthy
 }
 
 // revisionBundle returns Bundle name: the scope's when it is that one.

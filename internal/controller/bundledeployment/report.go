@@ -79,7 +79,7 @@ func (r *Reconciler) reportBundles(ctx context.Context, s *scope) {
 // reconcile began and is not now (upgraded from or rolled back from), ""
 // for none.
 func (s *scope) replaced() string {
-	if prev := s.written.ActiveBundle; prev != "" && prev != s.bd.Status.ActiveBundle {
+	if prev := s.written.ActiveBundle; prev != "" && prev != s.facts.active {
 		return prev
 	}
 	return ""
@@ -101,8 +101,8 @@ func (r *Reconciler) reportBundle(ctx context.Context, s *scope, name string) er
 		report:      s.reports[name],
 		created:     s.created && s.bundle != nil && name == s.bundle.Name,
 		replaced:    name == s.replaced(),
-		wasHealthy:  name == s.written.LastHealthyBundle || name == s.bd.Status.LastHealthyBundle,
-		lastHealthy: s.bd.Status.LastHealthyBundle,
+		wasHealthy:  name == s.written.LastHealthyBundle || name == s.facts.lastHealthy,
+		lastHealthy: s.facts.lastHealthy,
 		now:         metav1.NewTime(time.Now().UTC().Truncate(time.Second)),
 	})
 	if equality.Semantic.DeepEqual(base.Status, b.Status) {

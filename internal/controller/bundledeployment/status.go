@@ -13,10 +13,13 @@ import (
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
-// computeStatus sets observedGeneration and the conditions from what one
-// reconcile found (Paused, Unpacked, Installed, Healthy, Progressing), and
-// last the Ready summary of them all. A paused
-// reconcile changes nothing but Paused (and so Ready).
+// computeStatus derives every status field bd's reconcile sets from what
+// it found (the scope), over the status as observed: observedGeneration,
+// the fields of the revisions, sources and failures (projectFacts), the
+// review, the conditions (Paused, Unpacked, Installed, Healthy,
+// Progressing), and last the Ready summary of them all. A paused reconcile
+// changes nothing but Paused (and so Ready). It is pure: the steps record
+// facts, and nothing reads the status it sets within the reconcile.
 func computeStatus(bd *v1alpha2.BundleDeployment, s *scope) {
 	bd.Status.ObservedGeneration = bd.Generation
 	if s.review != nil {
@@ -24,10 +27,11 @@ func computeStatus(bd *v1alpha2.BundleDeployment, s *scope) {
 	}
 	setCondition(bd, pausedCondition(bd.Spec.Paused))
 	if !bd.Spec.Paused {
+		projectFacts(&bd.Status, s.facts)
 		if c := unpackedCondition(s); c != nil {
 			setCondition(bd, *c)
 		}
-		if c := installedCondition(s, bd.Status.ActiveBundle, meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled)); c != nil {
+		if c := installedCondition(s, s.facts.active, meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled)); c != nil {
 			setCondition(bd, *c)
 		}
 		if h := s.health; h != nil {
