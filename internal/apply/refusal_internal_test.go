@@ -9,7 +9,9 @@ import (
 )
 
 func TestRefuse(t *testing.T) {
-	id := func(name string) inventory.ID { return inventory.ID{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: name} }
+	id := func(name string) inventory.ID {
+		return inventory.ID{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: name}
+	}
 	refusal := func(name string) Refusal {
 		return Refusal{ID: id(name), Code: CodeRefused, Message: fmt.Sprintf("object %s: bad", id(name))}
 	}
