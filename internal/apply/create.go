@@ -70,7 +70,7 @@ func (m *MetadataClient) create(ctx context.Context, resource schema.GroupVersio
 	return out, nil
 }
 
-// createsFirst reports whether a direct plan creates it with a create
+// createsFirst reports whether a direct apply creates it with a create
 // request rather than reading whether it exists first: an object of the
 // second phase, not a hook, and not one the owner already holds (which
 // most likely exists). A create fails if the object exists, so the

@@ -27,7 +27,7 @@ const (
 	// CodeNamespaceNotFound: an object's namespace does not exist.
 	CodeNamespaceNotFound
 	// CodeRefused: the API server refused an object when it was
-	// validated (the dry-run, or the write of a Direct plan).
+	// validated (the dry-run, or the write of a Direct apply).
 	CodeRefused
 	// CodeForbidden: the engine's identity may not write an object, or
 	// may not grant what a role of the bundle holds.

@@ -54,7 +54,7 @@ type item struct {
 	replace bool
 	// hook is set for a Helm hook (see ApplyOptions.Hooks).
 	hook *hookSpec
-	// create is set by validation of a direct plan for an object not
+	// create is set by validation of a direct apply for an object not
 	// read first: it is written with a create request (see createsFirst).
 	create bool
 	// takeOver is set by validation when the object still has fields

@@ -30,7 +30,7 @@ func (e *Engine) write(ctx context.Context, p *run, idx []int, before []string, 
 	var mu sync.Mutex
 	var errs []error
 	var collided collisions
-	var uids []types.UID // of the objects this write created; only a direct plan creates
+	var uids []types.UID // of the objects this write created; only a direct apply creates
 	if p.direct {
 		uids = make([]types.UID, len(p.items))
 	}
@@ -121,7 +121,7 @@ func (e *Engine) applyOrReplace(ctx context.Context, it item) (*metav1.PartialOb
 }
 
 // writeFailure reports the failed write of it: a terminal failure when
-// writing it again will not help (in a direct plan, whose write is the
+// writing it again will not help (in a direct apply, whose write is the
 // validation, as the dry-run would have reported it), else the error.
 func (e *Engine) writeFailure(p *run, it item, err error) error {
 	code := CodeWriteFailed
