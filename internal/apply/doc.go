@@ -2,8 +2,8 @@
 // cluster state with server-side apply under one field manager, and removes
 // what a revision no longer has. It knows nothing of rukpak's API: its
 // caller passes the field manager, the owner's kind and the label and
-// annotation keys it marks objects with (Options, Keys), and turns its
-// errors into its own words.
+// annotation keys it marks objects with (Options, Keys; rukpak's are
+// planner.EngineOptions), and turns its errors into its own words.
 //
 // # Applying a plan
 //
