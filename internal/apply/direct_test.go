@@ -386,4 +386,10 @@ func TestDuplicateListEntries(t *testing.T) {
 	if f := apply.As(err); f == nil || f.Code != apply.CodeRefused || !strings.Contains(f.Message, "Pod "+ns+"/p") || !strings.Contains(f.Message, `duplicate entries for key [name="A"]`) {
 		t.Fatalf("upgrade: err = %v, want ValidationFailed naming the Pod and the duplicate key", err)
 	}
+	// The refusal as a value: the Pod, why, and the message the Error
+	// names it with.
+	want := apply.Refusal{ID: p.IDs()[0], Code: apply.CodeRefused}
+	if rs := apply.As(err).Refusals; len(rs) != 1 || rs[0].ID != want.ID || rs[0].Code != want.Code || !strings.Contains(err.Error(), rs[0].Message) {
+		t.Fatalf("Refusals = %+v, want one of the Pod %v, code %v, whose message the error holds", rs, want.ID, want.Code)
+	}
 }
