@@ -37,6 +37,8 @@ func EngineOptions() apply.Options {
 
 // Preparer turns objects into a plan: the apply engine.
 type Preparer interface {
+	// Prepare places, labels and checks objs as owner's (see
+	// apply.Engine.Prepare).
 	Prepare(objs []*unstructured.Unstructured, installNamespace string, owner apply.Owner) (*apply.Plan, error)
 }
 
