@@ -54,7 +54,7 @@ func (r *Reconciler) claimHeld(s *scope, err error) {
 	if ae == nil {
 		return
 	}
-	for _, h := range ae.Held {
+	for _, h := range ae.Held() {
 		r.mem.claim(h.ID, s.bd.Name)
 		s.handOffWaits = true
 	}

@@ -142,4 +142,12 @@
 // Bundle): drift correction, a restart, another replica and a rollback
 // apply the kept objects, and a lost or damaged render is rendered again
 // with a Warning event. Other formats are rendered again when needed.
+//
+// A render becomes an apply plan through package planner's pipeline
+// (planDigest, install.go: serving certificates, apply.Engine.Prepare,
+// drift ignore rules), the one rukpakctl diff uses too. A plan is a
+// value: the install step applies it with the options of that apply
+// (apply.ApplyOptions: the hooks to run, the collision rules, whether to
+// dry-run first), so the plan rendered when the Bundle was created
+// (record.go, planOf) is applied as it was reviewed and preflighted.
 package bundledeployment

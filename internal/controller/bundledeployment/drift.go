@@ -105,7 +105,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if drifted = r.withRerendered(st, plan, drifted); len(drifted) == 0 {
 		return nil
 	}
-	cs, err := s.as.engine.Apply(ctx, plan.Subset(drifted))
+	cs, err := s.as.engine.Apply(ctx, plan.Subset(drifted), apply.ApplyOptions{})
 	if err != nil {
 		return fmt.Errorf("correcting drift of revision %s: %w", st.bundle, applyFailure(err))
 	}

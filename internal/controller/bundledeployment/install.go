@@ -19,6 +19,7 @@ import (
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/ownership"
+	"github.com/rukpak/rukpak/internal/planner"
 	"github.com/rukpak/rukpak/internal/values"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
@@ -293,17 +294,19 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		// are not pruned) but not written.
 		toApply = plan.Subset(without(without(ids, same), keptIDs))
 	}
-	toApply.RunHooks(hookRun(s.facts.active, ref)).OnHookWait(func(w apply.HookWait) { r.reportHookWait(ctx, s, ref.bundle, w) })
-	if (len(old) == 0 && s.facts.active == "") || ref.bundle == s.facts.active {
+	opts := apply.ApplyOptions{
+		Hooks:      hookRun(s.facts.active, ref),
+		OnHookWait: func(w apply.HookWait) { r.reportHookWait(ctx, s, ref.bundle, w) },
+		Collisions: r.collisions(s, st, recs),
 		// A first install has nothing installed to protect, and its
 		// objects are in the inventory already; the active revision
 		// applied again (after a restart, to correct drift) was validated
 		// when it was installed: no dry-run.
-		toApply.Direct()
+		Direct: (len(old) == 0 && s.facts.active == "") || ref.bundle == s.facts.active,
 	}
 	applyCtx, warnings := apply.CollectWarnings(ctx)
 	began := time.Now()
-	cs, err := s.as.engine.Apply(applyCtx, toApply.WithCollisions(r.collisions(s, st, recs)))
+	cs, err := s.as.engine.Apply(applyCtx, toApply, opts)
 	r.claimHeld(s, err)
 	err = applyFailure(err)
 	metrics.Since(metrics.ApplySeconds.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Result(err)), began)
@@ -496,7 +499,8 @@ func records(objects map[inventory.ID]appliedObject) map[inventory.ID]inventory.
 }
 
 // plan renders the revision's content, with its config and Helm values,
-// into an apply plan (see render for when a kept render is used).
+// and makes it an apply plan through package planner's pipeline (see
+// render for when a kept render is used).
 func (r *Reconciler) plan(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (*apply.Plan, error) {
 	plan, _, err := r.planDigest(ctx, s, ref, mode)
 	return plan, err
@@ -520,35 +524,14 @@ func (r *Reconciler) planDigest(ctx context.Context, s *scope, ref revisionRef, 
 		return nil, "", err
 	}
 	bd := s.bd
-	if err := r.fillCerts(ctx, bd, objs); err != nil {
-		return nil, "", err
-	}
-	plan, err := r.Engine.Prepare(objs, bd.Spec.InstallNamespace, apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID})
+	plan, err := planner.Plan(ctx, r.Engine, planner.Revision{
+		Objects: objs, Owner: apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID},
+		InstallNamespace: bd.Spec.InstallNamespace, DriftIgnore: bd.Spec.DriftIgnore, Certs: r.certs(bd),
+	})
 	if err != nil {
 		return nil, "", applyFailure(err)
 	}
-	rules, err := driftIgnoreRules(bd.Spec.DriftIgnore)
-	if err != nil {
-		return nil, "", err
-	}
-	return plan.WithIgnored(append(rules, plan.AutoscalerRules()...)), objects, nil
-}
-
-// driftIgnoreRules turns spec.driftIgnore into the apply engine's rules.
-func driftIgnoreRules(in []v1alpha2.DriftIgnoreRule) ([]apply.IgnoreRule, error) {
-	out := make([]apply.IgnoreRule, 0, len(in))
-	for i, r := range in {
-		rule := apply.IgnoreRule{Group: r.Group, Kind: r.Kind, Name: r.Name, Namespace: r.Namespace}
-		for j, p := range r.Paths {
-			path, err := apply.ParsePointer(p)
-			if err != nil {
-				return nil, failure.New(v1alpha2.ReasonInvalidConfig, "spec.driftIgnore[%d].paths[%d]: %v", i, j, err)
-			}
-			rule.Paths = append(rule.Paths, path)
-		}
-		out = append(out, rule)
-	}
-	return out, nil
+	return plan, objects, nil
 }
 
 func countChange(res *installResult, a apply.Action) {

@@ -105,8 +105,8 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 }
 
 // planOf returns the plan of revision ref: the one rendered when its
-// Bundle was created in this reconcile (once: applying a plan changes it),
-// else a new render.
+// Bundle was created (or its review was made) in this reconcile, handed
+// over once and let go of by the scope, else a new render.
 func (r *Reconciler) planOf(ctx context.Context, s *scope, ref revisionRef) (*apply.Plan, error) {
 	plan, _, err := r.planAndDigestOf(ctx, s, ref)
 	return plan, err

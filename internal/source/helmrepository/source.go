@@ -16,8 +16,10 @@ import (
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
-// DefaultMaxAge is how long a fetched index answers without a request.
-const DefaultMaxAge = 30 * time.Second
+// DefaultMaxAge is how long a fetched index answers without a request:
+// the shortest poll interval, so that a follower polling that often sees
+// every change of the index.
+const DefaultMaxAge = v1alpha2.MinPollInterval
 
 // Source reads charts from Helm chart repositories.
 type Source struct {
