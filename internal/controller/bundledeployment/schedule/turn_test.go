@@ -74,7 +74,9 @@ func TestObjectEvent(t *testing.T) {
 	if s.queue.Len() != 0 {
 		t.Fatal("an event was judged during the turn")
 	}
-	turn.End(ctrl.Result{}, nil)
+	if _, err := turn.End(ctrl.Result{}, nil); err != nil {
+		t.Fatal(err)
+	}
 	if s.queue.Len() != 0 {
 		t.Fatal("echoes queued the BundleDeployment")
 	}
@@ -89,7 +91,9 @@ func TestObjectEvent(t *testing.T) {
 		if s.queue.Len() != 0 {
 			t.Fatalf("%s: judged during the turn", ev.name)
 		}
-		turn.End(ctrl.Result{}, nil)
+		if _, err := turn.End(ctrl.Result{}, nil); err != nil {
+			t.Fatal(err)
+		}
 		if got := next(t, s); got != "app" || s.queue.Len() != 0 {
 			t.Fatalf("%s: queued %q (%d more), want app once", ev.name, got, s.queue.Len())
 		}
