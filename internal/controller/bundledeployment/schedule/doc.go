@@ -15,13 +15,15 @@
 //     cancelled when the BundleDeployment's spec changes or it is being
 //     deleted (Observe), and the events of its managed objects are held
 //     (ObjectEvent; echoes.go) while it runs.
-//  4. Before it computes its status, it catches up with the status this
-//     process wrote last (CatchUpStatus; ownstatus.go), which the cache may
-//     not show yet, and records what it writes (StatusWritten).
+//  4. Before its steps run, it catches up with the status this process
+//     wrote last (CatchUpStatus; ownstatus.go), which the cache may not
+//     show yet; its status patch records what it wrote (StatusWritten).
 //  5. It ends its turn (Turn.End): a superseded reconcile is queued again
 //     and ends without an error, and the held events are judged — an
 //     echo of its own writes is dropped, drift queues the BundleDeployment
 //     again.
+//
+// A BundleDeployment that is gone is forgotten (Forget).
 //
 // Glossary:
 //
