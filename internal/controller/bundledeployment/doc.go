@@ -3,16 +3,19 @@
 //
 // # One reconcile
 //
-// Reconcile (controller.go) takes a worker of the BundleDeployment's
-// tenant (fairness.go; refused, it is parked until a worker is given
-// back), runs the reconcile on a goroutine of its own that
-// may go on without the worker while it waits for a Helm hook (detach.go),
-// and is stopped when the BundleDeployment changes or is being deleted
-// (fairness.go, inFlight). The reconcile (controller.go, reconcile) reads
-// the BundleDeployment into a scope (controller.go, scope: what this
-// reconcile observed and decided) and runs these steps in order (steps.go);
-// a step that returns false ends the list, but for drift and health, which
-// run whenever the install identity is known:
+// Reconcile (controller.go) hands the BundleDeployment to the scheduler,
+// package schedule (Reconciler.sched): it takes a worker of the
+// BundleDeployment's tenant (refused, it is parked until a worker is
+// given back), runs the reconcile on a goroutine of its own that may go on
+// without the worker while it waits for a Helm hook (schedule.Detach,
+// from reportHookWait), and turns an error made only of write conflicts
+// into a short requeue. The reconcile (controller.go, reconcile) begins a
+// turn of the scheduler (schedule.Turn), stopped when the BundleDeployment
+// changes or is being deleted, reads the BundleDeployment into a scope
+// (controller.go, scope: what this reconcile observed and decided) and
+// runs these steps in order (steps.go); a step that returns false ends the
+// list, but for drift and health, which run whenever the install identity
+// is known:
 //
 //	step            function        file          what it does
 //	authorize       authorize       authorize.go  the requester may act as the install identity, use the class and what the spec names
@@ -34,6 +37,13 @@
 //	                                              installed one, when the newest is installed, held, waiting or refused
 //	health          checkHealth     health.go     judges the newest revision's health; rolls back one that misses its progress deadline
 //	history         cleanupHistory  history.go    deletes Bundles beyond revisionHistoryLimit
+//
+// However it ends, the reconcile ends with one function, finish
+// (controller.go), in this order: the Bundles' reports and the status
+// patch (unless the turn was superseded), the wait for a kind recorded,
+// the memory record saved, and the turn ended (schedule.Turn.End: a
+// superseded reconcile is queued again, the events of its objects held
+// while it ran are judged, its context is cancelled).
 //
 // Deletion (finalize.go) prunes every inventoried object as the install
 // identity (CRDs and helm.sh/resource-policy: keep objects per policy,
@@ -87,7 +97,7 @@
 // clock or message (Installed of a held revision, Progressing of a
 // rollout) and by the steps for the same reason (the rollout's clock,
 // adminRecheck). The status is written once, at the end of the
-// reconcile, by patchStatus (controller.go), against the status as last
+// reconcile, by patchStatus (controller.go, from finish), against the status as last
 // written. The one write in between is the report of a hook being waited
 // for (hookwait.go), which the final patch replaces. Deletion reports a
 // blocked uninstall itself (finalize.go, deletionBlocked). Besides the
@@ -102,35 +112,39 @@
 // be unpacked gets no Bundle; the Unpacked condition says why.
 //
 // Events of managed objects that arrive while their BundleDeployment's
-// reconcile runs are judged when it ends (echoes.go): the echoes of its
-// own applies arrive before it records them. A reconcile that reads its
-// BundleDeployment from a cache that has not seen its own last status
-// patch works with the status it wrote (ownstatus.go), so it does not
-// patch the same status again.
+// reconcile runs are judged when it ends (schedule.Scheduler.ObjectEvent,
+// against isUnchanged): the echoes of its own applies arrive before it
+// records them. A reconcile that reads its BundleDeployment from a cache
+// that has not seen its own last status patch works with the status it
+// wrote (schedule.Scheduler.CatchUpStatus), so it does not patch the same
+// status again.
 //
 // # Memory
 //
 // What this process knows beyond the API server lives in one type,
-// memory (memory.go), which says how long each part lives. What it knows
-// of one BundleDeployment — the state last applied, its failed revision
-// and retries, the requester found allowed, health verdicts, the last
+// memory (memory.go), which says how long each part lives, but for what
+// the scheduler keeps (package schedule). What it knows of one
+// BundleDeployment — the state last applied, its failed revision and
+// retries, the requester found allowed, health verdicts, the last
 // revision number handed out, a held revision's review — is one record,
 // remembered: the reconcile loads it into its scope (scope.mem), its
 // steps read and change it there without a lock, and the reconcile saves
-// it when it ends, before the events of its own writes are judged. What
-// other goroutines read while reconciles run stays in memory, under its
-// lock: the objects a saved record says were applied (drift events), the
-// identities in use, the status written that the cache has not shown
-// yet, claims (objects other BundleDeployments wait for: the apply
-// engine returns them in its Collision error, apply.Error.Held, and
-// claimHeld records them), the retries' workqueue rate limiter and which
-// BundleDeployments wait for a kind (waitForKinds, kinds.go). All of
-// it may be lost: after a restart it is rebuilt from the status and the
-// inventories (applied.go reads the inventory's records; a failed
-// revision is status.failedBundle). Watches of managed objects
-// (objectwatch) and the health verdicts (healthmemo.go) are rebuilt on the first reconcile of each BundleDeployment. A hook wait
-// in progress (detach.go) is not kept: after a restart the revision is
-// applied again and its hooks run again.
+// it when it ends (finish), before the events of its own writes are
+// judged. What other goroutines read while reconciles run stays in
+// memory, under its lock: the objects a saved record says were applied
+// (drift events), the identities in use, claims (objects other
+// BundleDeployments wait for: the apply engine returns them in its
+// Collision error, apply.Error.Held, and claimHeld records them), the
+// retries' workqueue rate limiter and which BundleDeployments wait for a
+// kind (waitForKinds, kinds.go). All of it may be lost: after a restart
+// it is rebuilt from the status and the inventories (applied.go reads the
+// inventory's records; a failed revision is status.failedBundle).
+// Watches of managed objects (objectwatch) and the health verdicts
+// (healthmemo.go) are rebuilt on the first reconcile of each
+// BundleDeployment. The scheduler's status written that the cache has not
+// shown yet, parked BundleDeployments and hook waits in progress are lost
+// too: after a restart a revision whose hook was waited for is applied
+// again and its hooks run again.
 //
 // # Renders
 //

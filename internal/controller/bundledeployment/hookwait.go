@@ -11,6 +11,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/controller/bundledeployment/schedule"
 )
 
 // reportHookWait writes, while a revision's apply waits for a hook Job or
@@ -19,10 +20,10 @@ import (
 // run shows within seconds, not when its wait times out. The patch is made
 // against the status as last written; the status patch at the end of the
 // reconcile replaces the condition with what the reconcile found. The
-// first report detaches the reconcile from its worker (detached).
+// first report detaches the reconcile from its worker (schedule.Detach).
 func (r *Reconciler) reportHookWait(ctx context.Context, s *scope, revision string, w apply.HookWait) {
 	// The wait goes on without the reconcile worker, when there is room.
-	detach(ctx)
+	schedule.Detach(ctx)
 	bd := s.bd.DeepCopy()
 	bd.Status = *s.written.DeepCopy()
 	base := bd.DeepCopy()

@@ -572,6 +572,7 @@ func (r *Reconciler) forget(name string) {
 	if id, unused := r.mem.forget(name); unused {
 		r.Identities.Forget(id)
 	}
+	r.sched.Forget(name)
 	r.servingCerts().forget(name)
 }
 

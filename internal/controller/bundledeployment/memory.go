@@ -23,7 +23,7 @@ import (
 //   - per BundleDeployment, one remembered record (below): loaded into the
 //     scope when a reconcile starts (load), read and changed there by the
 //     steps alone, and saved when the reconcile ends (save), before the
-//     events of its own writes are judged (echoes). Reconciles of one
+//     events of its own writes are judged (finish). Reconciles of one
 //     BundleDeployment never overlap (the workqueue runs one at a time,
 //     and a detached one turns the others away), so nothing saved is lost.
 //     Made by the first save, dropped by forget when the BundleDeployment
@@ -31,14 +31,12 @@ import (
 //   - what other goroutines read while reconciles run, each under the
 //     lock: the objects a saved record says were applied (drift events
 //     and the apply's collision check read them), the install identity
-//     each BundleDeployment uses (its clients go when none does), the
-//     status this process wrote that the cache has not shown yet (the
-//     BundleDeployment informer drops it), claims (objects a
-//     BundleDeployment was refused because another one holds them,
-//     claimHeld; dropped when the holder hands them over, release, or the
-//     claimant is deleted, dropClaims), and the workqueue rate limiter
-//     counting the retries of a revision that failed for a reason the
-//     world can fix, and which BundleDeployments wait for a kind to be
+//     each BundleDeployment uses (its clients go when none does), claims
+//     (objects a BundleDeployment was refused because another one holds
+//     them, claimHeld; dropped when the holder hands them over, release,
+//     or the claimant is deleted, dropClaims), and the workqueue rate
+//     limiter counting the retries of a revision that failed for a reason
+//     the world can fix, and which BundleDeployments wait for a kind to be
 //     served (waitForKinds; dropped by forget).
 //
 // None of it survives a restart, and none of it has to: the API server
@@ -49,8 +47,10 @@ import (
 // the Bundles' labels (nextRevisionNumber), health verdicts by the first
 // health check, a held revision's review by rendering it again (gate),
 // and claims by the claimant's next refused apply (it looks again every
-// handOffRecheck). The status this process last wrote is needed only
-// until the cache shows it (ownstatus.go).
+// handOffRecheck).
+//
+// What the scheduler keeps — the status this process wrote that the
+// cache has not shown yet, among others — is package schedule's.
 type memory struct {
 	mu sync.Mutex
 	// saved are the records of the BundleDeployments, by name, as their
@@ -59,9 +59,6 @@ type memory struct {
 	// identities are the install identities the BundleDeployments use, by
 	// name.
 	identities map[string]identity.Identity
-	// own is the status this process wrote to each BundleDeployment, by
-	// name, that the cache has not shown yet (see ownStatus).
-	own map[string]ownStatus
 	// claims are objects (by inventory.ID.Key) that a BundleDeployment was
 	// refused because another one manages them: the claimant's name.
 	claims map[inventory.ID]string
@@ -120,7 +117,6 @@ func newMemory() *memory {
 	return &memory{
 		saved:      map[string]*remembered{},
 		identities: map[string]identity.Identity{},
-		own:        map[string]ownStatus{},
 		claims:     map[inventory.ID]string{},
 		retries:    workqueue.NewTypedItemExponentialFailureRateLimiter[retryKey](retryBase, retryMax),
 		waiting:    map[string]bool{},
@@ -262,37 +258,10 @@ func (m *memory) forget(name string) (unused identity.Identity, ok bool) {
 		m.forgetRetry(name, r)
 	}
 	delete(m.saved, name)
-	delete(m.own, name)
 	delete(m.waiting, name)
 	id, had := m.identities[name]
 	delete(m.identities, name)
 	return id, had && !m.identityInUse(id)
-}
-
-// ownStatus returns the status this process last wrote to name, while the
-// cache has not shown it.
-func (m *memory) ownStatus(name string) (ownStatus, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	o, ok := m.own[name]
-	return o, ok
-}
-
-// setOwnStatus records o as the status this process last wrote to name.
-func (m *memory) setOwnStatus(name string, o ownStatus) {
-	m.mu.Lock()
-	m.own[name] = o
-	m.mu.Unlock()
-}
-
-// dropOwnStatus forgets the status written to name when the write that
-// made version rv was the last: the cache shows rv (or a later version).
-func (m *memory) dropOwnStatus(name, rv string) {
-	m.mu.Lock()
-	if o, ok := m.own[name]; ok && o.rv == rv {
-		delete(m.own, name)
-	}
-	m.mu.Unlock()
 }
 
 // nextRetry counts one more retry of the revision of name (whose record is

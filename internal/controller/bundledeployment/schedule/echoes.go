@@ -1,4 +1,4 @@
-package bundledeployment
+package schedule
 
 import (
 	"sync"
@@ -8,20 +8,20 @@ import (
 )
 
 // echoes holds the events of managed objects that arrive while their
-// BundleDeployment's reconcile runs, and judges them when it ends. The
-// events of a reconcile's own writes arrive while it is still applying,
-// before it records what it applied: judged at once, each would look like
-// drift and queue a second reconcile that finds nothing to do (for a new
+// BundleDeployment's turn runs, and judges them when it ends. The events
+// of a reconcile's own writes arrive while it is still applying, before
+// it records what it applied: judged at once, each would look like drift
+// and queue a second reconcile that finds nothing to do (for a new
 // install, one in two). Judged once the reconcile has recorded its writes,
 // they are the echoes they are; what someone else changed meanwhile still
-// queues the BundleDeployment, as before.
+// queues the BundleDeployment.
 type echoes struct {
 	mu sync.Mutex
-	// held are the events held for each BundleDeployment whose reconcile
-	// runs, the last one of each object.
+	// held are the events held for each BundleDeployment whose turn runs,
+	// the last one of each object.
 	held map[string]map[heldKey]heldEvent
-	// running counts the reconciles of each that run (one, but for a
-	// detached one ending while the next begins).
+	// running counts the turns of each that run (one, but for a detached
+	// one ending while the next begins).
 	running map[string]int
 }
 
@@ -40,7 +40,7 @@ func newEchoes() *echoes {
 	return &echoes{held: map[string]map[heldKey]heldEvent{}, running: map[string]int{}}
 }
 
-// begin starts holding the events of name's objects: its reconcile runs.
+// begin starts holding the events of name's objects: its turn runs.
 func (e *echoes) begin(name string) {
 	e.mu.Lock()
 	e.running[name]++
@@ -51,7 +51,7 @@ func (e *echoes) begin(name string) {
 }
 
 // hold keeps the event of a managed object of name and reports true when
-// name's reconcile runs; false when it does not (the event is judged now).
+// name's turn runs; false when it does not (the event is judged now).
 func (e *echoes) hold(name string, kind schema.GroupVersionKind, obj *metav1.PartialObjectMetadata, deleted bool) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -63,8 +63,8 @@ func (e *echoes) hold(name string, kind schema.GroupVersionKind, obj *metav1.Par
 	return true
 }
 
-// end returns the events held for name; once no reconcile of name runs,
-// it stops holding them.
+// end returns the events held for name; once no turn of name runs, it
+// stops holding them.
 func (e *echoes) end(name string) map[heldKey]heldEvent {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -78,12 +78,26 @@ func (e *echoes) end(name string) map[heldKey]heldEvent {
 	return h
 }
 
+// ObjectEvent takes an event of a managed object of the BundleDeployment
+// owner (its kind, its metadata, whether it was deleted). While a turn of
+// owner runs, the event is held and judged when the turn ends (Turn.End);
+// otherwise it is judged now: owner is queued again unless the event
+// shows no drift (Options.Unchanged).
+func (s *Scheduler) ObjectEvent(owner string, kind schema.GroupVersionKind, obj *metav1.PartialObjectMetadata, deleted bool) {
+	if s.echoes.hold(owner, kind, obj, deleted) {
+		return
+	}
+	if deleted || !s.unchanged(kind, obj) {
+		s.Enqueue(owner)
+	}
+}
+
 // judgeHeld ends holding name's events and queues name again when one of
 // them is drift of what its reconcile recorded as applied.
-func (r *Reconciler) judgeHeld(name string) {
-	for k, ev := range r.echoes.end(name) {
-		if ev.deleted || !r.isUnchanged(k.kind, ev.obj) {
-			r.enqueue(name)
+func (s *Scheduler) judgeHeld(name string) {
+	for k, ev := range s.echoes.end(name) {
+		if ev.deleted || !s.unchanged(k.kind, ev.obj) {
+			s.Enqueue(name)
 			return
 		}
 	}
