@@ -76,7 +76,8 @@ func (c *chartRepo) setDown(down bool) {
 // TestHelmRepositoryFollowsARange installs the newest version of a chart
 // in a range from a Helm repository, takes a newer version in range
 // within an interval of its publication, ignores one out of range, and
-// keeps what is installed while the repository is down.
+// keeps what is installed while the repository is down; rukpakctl
+// versions lists the published versions and what each is to it.
 func TestHelmRepositoryFollowsARange(t *testing.T) {
 	repo := &chartRepo{archives: map[string][]byte{}}
 	repo.publish(t, "1.0.0", "0.9.0", "2.0.0-rc.1")
@@ -117,6 +118,17 @@ func TestHelmRepositoryFollowsARange(t *testing.T) {
 	upgraded := waitInstalled(t, name)
 	if got := resolvedVersion(upgraded); got != "1.1.0" {
 		t.Errorf("status.resolvedSources says %q, want 1.1.0", got)
+	}
+
+	// rukpakctl versions says what each published version is to it.
+	out, err := rukpakctl("versions", name)
+	if err != nil {
+		t.Fatalf("rukpakctl versions: %v\n%s", err, out)
+	}
+	for _, want := range []string{"1.1.0       installed, newest in range", "2.0.0       out of range", "1.0.0       in range", "2.0.0-rc.1  out of range"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rukpakctl versions does not say %q:\n%s", want, out)
+		}
 	}
 
 	// The repository goes down: the next resolve fails and says so, and
