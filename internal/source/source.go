@@ -36,6 +36,17 @@ type Floating interface {
 	Floating(src v1alpha2.BundleSource) bool
 }
 
+// Forward is implemented by sources that select one of several published
+// versions (a Helm repository's range): given the same source as pinned
+// last time, they never select an older version than that one, so that a
+// version removed from where it was published stays the selected one and
+// nothing is downgraded by itself.
+type Forward interface {
+	// ResolveForward is Resolve of src, whose last pin, of the same spec,
+	// is previous.
+	ResolveForward(ctx context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error)
+}
+
 // Registry is the set of sources a manager can read, by type.
 type Registry map[v1alpha2.SourceType]Source
 
@@ -60,7 +71,9 @@ func (r Registry) get(t v1alpha2.SourceType) (Source, error) {
 // Resolve pins every source, in order. previous are the sources as pinned
 // last time (a BundleDeployment's status.resolvedSources); when reuse is
 // set (their pins are still fresh), a floating source whose spec has not
-// changed keeps its previous pin instead of being looked up again.
+// changed keeps its previous pin instead of being looked up again, and a
+// Forward source whose spec has not changed is resolved from its previous
+// pin.
 func (r Registry) Resolve(ctx context.Context, srcs, previous []v1alpha2.BundleSource, reuse bool) ([]v1alpha2.BundleSource, error) {
 	out := make([]v1alpha2.BundleSource, 0, len(srcs))
 	for i := range srcs {
@@ -72,7 +85,12 @@ func (r Registry) Resolve(ctx context.Context, srcs, previous []v1alpha2.BundleS
 		if f, ok := s.(Floating); ok && reuse && i < len(previous) && f.Floating(src) && samePinned(src, previous[i]) {
 			src = previous[i]
 		}
-		pinned, err := s.Resolve(ctx, src)
+		var pinned v1alpha2.BundleSource
+		if f, ok := s.(Forward); ok && i < len(previous) && samePinned(src, previous[i]) {
+			pinned, err = f.ResolveForward(ctx, src, previous[i])
+		} else {
+			pinned, err = s.Resolve(ctx, src)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("source %d (%s): %w", i, srcs[i].Type, err)
 		}
