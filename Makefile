@@ -112,7 +112,7 @@ export GO_TEST_FLAGS NO_RACE_PKGS
 
 .PHONY: test
 test: build cluster-bins check ## Run all tests: unit (in full: also what -short leaves out), envtest integration and end to end, with the race detector; events in test-results/.
-	UNIT_SHORT= hack/test.sh unit
+	UNIT_SHORT= UNIT_SKIP_INTEGRATION=1 hack/test.sh unit
 	hack/test.sh integration
 	hack/test.sh e2e
 
