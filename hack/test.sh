@@ -131,6 +131,10 @@ integration)
   ;;
 e2e)
   pkgs=$(go list ./test/...)
+  # Their parallel tests mostly wait for the cluster: four at a time (the
+  # default is GOMAXPROCS, 2 here) overlap test/e2e's parallel phase with
+  # TestExamplesStayHealthy's watch.
+  flags+=(-parallel=4)
   ;;
 *)
   echo "usage: $0 unit|integration|e2e|check" >&2
