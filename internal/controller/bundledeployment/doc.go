@@ -15,7 +15,7 @@
 // (controller.go, scope: what this reconcile observed and decided) and
 // runs these steps in order (steps.go); a step that returns false ends the
 // list, but for drift and health, which run whenever the install identity
-// is known:
+// is known (TestStepsDocumented checks this table against steps.go):
 //
 //	step            function        file          what it does
 //	authorize       authorize       authorize.go  the requester may act as the install identity, use the class and what the spec names
@@ -33,9 +33,11 @@
 //	                                              the revision applied as it is (keepCorrected); a rollback keeps a CRD
 //	                                              whose earlier definition cannot serve what is stored, or holds
 //	                                              (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
-//	drift           driftStep       drift.go      corrects the drift of the revision an earlier step kept (correctDrift): the
-//	                                              installed one, when the newest is installed, held, waiting or refused
-//	health          checkHealth     health.go     judges the newest revision's health; rolls back one that misses its progress deadline
+//	drift           driftStep       steps.go      corrects the drift of the revision an earlier step kept (correctDrift,
+//	                                              drift.go): the installed one, when the newest is installed, held,
+//	                                              waiting or refused
+//	health          healthStep      steps.go      judges the newest revision's health (checkHealth, health.go); rolls back
+//	                                              one that misses its progress deadline
 //	history         cleanupHistory  history.go    deletes Bundles beyond revisionHistoryLimit
 //
 // However it ends, the reconcile ends with one function, finish
