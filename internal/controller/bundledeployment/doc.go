@@ -166,4 +166,87 @@
 // (apply.ApplyOptions: the hooks to run, the collision rules, whether to
 // dry-run first), so the plan rendered when the Bundle was created
 // (record.go, planOf) is applied as it was reviewed and preflighted.
+//
+// # Glossary
+//
+// Revisions:
+//
+//   - revision: one pinned spec of a BundleDeployment, named by
+//     ownership.RevisionName and stored as a Bundle it controls; its
+//     number is a label.
+//   - newest revision: the revision the spec names now (scope.revision),
+//     whatever became of it.
+//   - active revision: the revision applied last and installed
+//     (statusFacts.active, status.activeBundle). It is the newest one
+//     unless the newest is held for approval, marked failed, waiting or
+//     refused, or was rolled back from.
+//   - last healthy revision: the last revision the health step found
+//     healthy (status.lastHealthyBundle), the target of a rollback.
+//   - pin: what resolve fixes of a source (an image digest, a commit, a
+//     chart version) and of the Helm values; a revision is named by its
+//     pins, so a new pin is a new revision.
+//
+// Words with one sense each in this package:
+//
+//   - held for approval: a new revision the approval policy stops before
+//     anything of it is written (gate, holds; Installed says
+//     AwaitingApproval). "held" alone means this and nothing else.
+//   - marked failed: a revision that failed for good and is not tried
+//     again until the spec or the retry annotation changes
+//     (status.failedBundle, failedMark, verdictHold, Reconciler.heldBack,
+//     scope.held). spec.upgrade.onFailure Hold is the policy that leaves
+//     such a revision in place instead of rolling back.
+//   - claimed objects: objects an apply needs that another
+//     BundleDeployment manages (the apply engine's apply.Error.Held). The
+//     one that wants them records a claim (claimHeld, memory's claims);
+//     the one that manages them hands them over when it drops them
+//     (release, handOver).
+//   - deferred events: events of managed objects that arrive while their
+//     BundleDeployment's turn runs, judged when it ends (package schedule,
+//     echoes.held).
+//   - corrected revision: the revision already applied that a step
+//     decided to leave as it is, its drift corrected (scope.correct, set
+//     by scope.keepCorrected, often through keepActive): the active
+//     revision while the newest is held for approval, marked failed,
+//     waiting or refused.
+//   - stored render: the render of a revision saved in the cluster
+//     (package renderstore) by a format that renders once; a render made
+//     before its revision passed the permission preflight is pending
+//     (scope.unkept) until keepPending stores it (keepRender, keptRender).
+//   - kept CRD: a CRD a rollback leaves at its newer, installed definition
+//     because the earlier one cannot serve what is stored (keepCRDs,
+//     keptCRD, status.keptCRDs, event reason CRDKept). "kept" alone means
+//     this.
+//   - left in place: an object a prune or a deletion does not delete — one
+//     applied with helm.sh/resource-policy: keep (appliedObject.keep, the
+//     inventory record's Keep), a CRD on delete per policy, or an object
+//     another BundleDeployment claims (Reconciler.keeps, apply.Kept) —
+//     and so released (release.go).
+//   - retained: a Bundle the history step does not delete (the active,
+//     last healthy and newest revisions, and the one applied last).
+//
+// The reconcile and its records:
+//
+//   - scope: what one reconcile observed and decided (controller.go).
+//   - facts: what the status's revision fields stand for, recorded by the
+//     steps in the scope (statusFacts, facts.go) and projected into the
+//     status at the end (projectFacts).
+//   - turn: one reconcile of one BundleDeployment in the scheduler, from
+//     schedule.Scheduler.Begin to schedule.Turn.End; superseded when the
+//     BundleDeployment changes or is being deleted while it runs.
+//   - echo: the event of an object the reconcile itself wrote; dropped
+//     when its turn ends (isUnchanged).
+//   - memory record: what this process knows of one BundleDeployment
+//     beyond the API server (remembered, memory.go), loaded into
+//     scope.mem and saved when the reconcile ends. Not the record step
+//     (record.go, createBundle), nor the inventory's record of an object
+//     (inventory.Record).
+//   - install identity: who applies the revision's objects (a
+//     ServiceAccount, or the manager), picked by the act step; the
+//     requester is the user the authorize step checks may act as it.
+//   - review: what the gate found a new revision would change of power
+//     (package review), shown in status.review; approval is a user's
+//     consent to a revision held for approval.
+//   - verdict: what decideFailure says a failure of a revision means
+//     (decide.go).
 package bundledeployment
