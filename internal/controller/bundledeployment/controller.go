@@ -145,7 +145,7 @@ type Reconciler struct {
 	mem *memory
 	// wake enqueues BundleDeployments handed an object.
 	wake chan event.GenericEvent
-	// healthCache holds compiled health probes.
+	// healthCache caches compiled health probes.
 	healthCache *health.Cache
 	// reviews bound the reviews running at once (reviewSlots).
 	reviews     *tenant.Slots
@@ -289,8 +289,8 @@ type scope struct {
 	unkept *renderstore.Render
 	// values are the revision's resolved Helm values.
 	values values.Resolved
-	// held is set when the newest revision failed before and is not
-	// retried; the active revision stays.
+	// held is set when the newest revision is marked failed (heldBack):
+	// it is not retried, and the active revision stays the corrected one.
 	held bool
 	// review is the newest revision's review, when it was reviewed (see
 	// gate); computeStatus copies it to status.review.
@@ -439,8 +439,8 @@ func (r *Reconciler) reconcile(ctx context.Context, bd *v1alpha2.BundleDeploymen
 //     written, and before the events of this reconcile's writes are
 //     judged against what it applied;
 //  4. the turn ends (schedule.Turn.End): a superseded reconcile is queued
-//     again and returns neither error nor requeue, the events of its
-//     objects held while it ran are judged, and its context is cancelled.
+//     again and returns neither error nor requeue, the deferred events
+//     of its objects (those that arrived while it ran) are judged, and its context is cancelled.
 //
 // Steps 1 to 3 need a scope: a reconcile that ended before it built one
 // (no class, a deletion, the finalizer not added) only ends its turn.

@@ -47,7 +47,7 @@ func watchKey(id identity.Identity, obj inventory.ID, resource schema.GroupVersi
 // drift (not the echo of rukpak's own write, nor a change only to what
 // others own); while the owner's reconcile runs, when it ends.
 func (r *Reconciler) onObjectEvent(kind schema.GroupVersionKind, obj, old *metav1.PartialObjectMetadata, deleted bool) {
-	// Held while the owner's reconcile runs (schedule.Turn.End judges
+	// Deferred while the owner's reconcile runs (schedule.Turn.End judges
 	// it), judged now otherwise (isUnchanged).
 	r.sched.ObjectEvent(obj.GetLabels()[v1alpha2.LabelOwnerName], kind, obj, deleted)
 	// The owner label itself may have been removed or changed.

@@ -20,11 +20,11 @@ type failedRevision struct {
 	err error
 }
 
-// heldBack reports whether the newest revision failed before and is not to
+// heldBack reports whether the newest revision is marked failed and not to
 // be retried yet: neither the spec (generation) nor the retry annotation
-// changed since. The record is kept in status (s.facts.failed) and,
+// changed since. The mark is in status (s.facts.failed) and,
 // because the cached status may lag behind this process's own updates, in
-// memory.
+// the memory record.
 func (r *Reconciler) heldBack(s *scope) bool {
 	bd := s.bd
 	mark := s.facts.failed
@@ -60,7 +60,7 @@ func (r *Reconciler) clearFailed(s *scope) {
 }
 
 // installFailed acts on what a failed install means (decideFailure). A
-// held revision is recorded in status.failedBundle, so it is not retried
+// revision marked failed is recorded in status.failedBundle, so it is not retried
 // until the spec or the retry annotation changes. Nothing was written when
 // the failure came before the first write (render, validation,
 // collisions); a failed write may have left part of the revision applied,

@@ -152,7 +152,7 @@ func reviewKey(ref revisionRef) string { return ref.spec + " " + ref.digest }
 // applied it: by name, and, when this process applied it (st), by its
 // spec and content digests too, so that another revision under the same
 // name is not taken for it. After a restart the name finds the active
-// revision's Bundle, which holds exactly the pinned spec (useBundle) —
+// revision's Bundle, which has exactly the pinned spec (useBundle) —
 // unless this reconcile created that Bundle (created): the active
 // revision's was gone, and the one under its name now is reviewed as new.
 func isApplied(st *appliedState, active string, ref revisionRef, created bool) bool {

@@ -185,7 +185,7 @@ func (r *Reconciler) healthy(s *scope, relevant int) {
 // rollingOut handles an active revision that is not healthy yet (s.health
 // says why): it waits until the progress deadline, then fails the
 // revision and acts on what decideFailure says of that (stageHealth):
-// roll back, or hold it in place. The rollout's clock is the observed
+// roll back, or leave it in place, marked failed (onFailure Hold). The rollout's clock is the observed
 // Progressing condition's.
 func (r *Reconciler) rollingOut(ctx context.Context, s *scope) error {
 	bd := s.bd

@@ -387,8 +387,8 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	return res, nil
 }
 
-// earlierRevisionIDs returns what the BundleDeployment's revisions other
-// than current hold, for a BundleDeployment that has recorded nothing:
+// earlierRevisionIDs returns the objects of the BundleDeployment's
+// revisions other than current, for a BundleDeployment that has recorded nothing:
 // usually there are none (a first install), but an install that was
 // stopped before it recorded its objects (the manager killed half-way)
 // and then replaced by a new revision left its Bundle, and the objects it

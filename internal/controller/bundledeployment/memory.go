@@ -32,8 +32,8 @@ import (
 //     lock: the objects a saved record says were applied (drift events
 //     and the apply's collision check read them), the install identity
 //     each BundleDeployment uses (its clients go when none does), claims
-//     (objects a BundleDeployment was refused because another one holds
-//     them, claimHeld; dropped when the holder hands them over, release,
+//     (objects a BundleDeployment was refused because another one manages
+//     them, claimHeld; dropped when that one hands them over, release,
 //     or the claimant is deleted, dropClaims), and the workqueue rate
 //     limiter counting the retries of a revision that failed for a reason
 //     the world can fix, and which BundleDeployments wait for a kind to be

@@ -26,7 +26,7 @@ type bundleReport struct {
 	decided          bool
 	// installed is set when the revision was first installed now.
 	installed bool
-	// objects, when positive, is how many objects the revision holds.
+	// objects, when positive, is how many objects the revision has.
 	objects int
 }
 

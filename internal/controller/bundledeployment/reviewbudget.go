@@ -9,10 +9,10 @@ import (
 	"github.com/rukpak/rukpak/internal/tenant"
 )
 
-// Review slots: a review holds up to review.MaxAtoms atoms (about 50 MiB
+// Review slots: a review takes up to review.MaxAtoms atoms (about 50 MiB
 // allocated at the limit), so at most DefaultReviewConcurrency run at
 // once, and at most DefaultTenantReviewConcurrency of one tenant; a
-// tenant waiting for its share holds none of the total.
+// tenant waiting for its share takes none of the total.
 const (
 	// DefaultReviewConcurrency is how many reviews run at once.
 	DefaultReviewConcurrency = 2

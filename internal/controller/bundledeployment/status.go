@@ -77,8 +77,8 @@ func unpackedCondition(s *scope) *metav1.Condition {
 }
 
 // installedCondition reports the newest revision's install. When it failed,
-// the message says which revision is still installed. A revision held back
-// after a failure keeps the condition that reported the failure.
+// the message says which revision is still installed. A revision marked
+// failed carries over the condition that reported the failure.
 func installedCondition(s *scope, active string, current *metav1.Condition) *metav1.Condition {
 	switch {
 	case s.rolledBack != nil:

@@ -60,7 +60,8 @@ func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
 
 // driftStep corrects the drift of the revision an earlier step decided to
 // keep as it was applied (scope.keepCorrected): the installed one, when
-// the newest is installed already, held, waiting or refused. It never
+// the newest is installed already, held for approval, marked failed,
+// waiting or refused. It never
 // ends the list.
 func (r *Reconciler) driftStep(ctx context.Context, s *scope) (bool, error) {
 	if s.correct == nil {
