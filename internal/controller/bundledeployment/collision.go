@@ -98,8 +98,8 @@ func (r *Reconciler) claimedByOther(owner string) func(inventory.ID) bool {
 	return func(id inventory.ID) bool { return r.mem.claimedByOther(owner, id) }
 }
 
-// handOver wakes the BundleDeployments waiting for the kept objects of a
-// prune, after the owner's inventory no longer has them.
+// handOver wakes the BundleDeployments waiting for the objects a prune
+// left in place, once the owner's inventory does not list them.
 func (r *Reconciler) handOver(cs *apply.ChangeSet, owner string) {
 	if cs == nil {
 		return

@@ -59,8 +59,8 @@ func (r *Reconciler) onObjectEvent(kind schema.GroupVersionKind, obj, old *metav
 // enqueue queues the BundleDeployment name.
 func (r *Reconciler) enqueue(name string) { r.sched.Enqueue(name) }
 
-// keepCorrected records that the revision applied, st, is kept as it was
-// applied: the drift step corrects its drift (correctDrift). It returns
+// keepCorrected records that the revision applied, st, is the corrected
+// revision, left as it was applied: the drift step corrects its drift (correctDrift). It returns
 // nil, for the steps that end with it.
 func (s *scope) keepCorrected(st *appliedState) error {
 	s.correct = st
@@ -90,7 +90,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
 	}
 	// Applied before, so past the preflight: a render made again (the
-	// kept one was lost) is kept.
+	// stored one was lost) is stored.
 	if err := r.keepPending(ctx, s, st.bundle); err != nil {
 		return err
 	}

@@ -83,8 +83,8 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 			// At once, too, when a CRD or APIService changes.
 			s.requeueWithin(r.mem.nextRetry(s.bd.Name, s.mem, s.revision))
 		}
-		// Meanwhile the revision installed before is kept as it was
-		// applied.
+		// Meanwhile the revision installed before is the corrected
+		// revision, left as it was applied.
 		if st := s.mem.applied; st != nil && st.bundle == s.facts.active {
 			return s.keepCorrected(st)
 		}
@@ -132,7 +132,7 @@ func (s *scope) sourceFailed(st stage, err error) error {
 // refused acts on a revision whose spec is refused (stageConfig): err is
 // returned when decideFailure says it is not a failure of the revision;
 // otherwise it is reported (Installed=False), and the revision applied
-// before is kept as it was applied.
+// before is the corrected revision, left as it was applied.
 func (s *scope) refused(err error) error {
 	if decideFailure(err, s.failureFacts(stageConfig, s.revision)) != verdictRefuse {
 		return err

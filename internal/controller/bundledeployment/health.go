@@ -110,7 +110,7 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 	verdicts := map[inventory.ID]health.Unhealthy{}
 	memo := make(map[inventory.ID]healthVerdict, len(relevantIDs))
 	// Objects the drift watch shows at the resourceVersion the last check
-	// judged keep that verdict; the others are read.
+	// judged have that verdict still; the others are read.
 	var toRead []inventory.ID
 	for _, id := range relevantIDs {
 		a := r.mem.object(st, id)

@@ -49,7 +49,7 @@ import (
 // and claims by the claimant's next refused apply (it looks again every
 // handOffRecheck).
 //
-// What the scheduler keeps — the status this process wrote that the
+// What the scheduler remembers — the status this process wrote that the
 // cache has not shown yet, among others — is package schedule's.
 type memory struct {
 	mu sync.Mutex
@@ -135,7 +135,7 @@ func (m *memory) load(name string) *remembered {
 	return &remembered{}
 }
 
-// save keeps rec as name's record, when a reconcile ends.
+// save stores rec as name's memory record, when a reconcile ends.
 func (m *memory) save(name string, rec *remembered) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -300,8 +300,8 @@ func (m *memory) claimedByOther(owner string, id inventory.ID) bool {
 	return ok && c != owner
 }
 
-// release drops the claims of others than owner on the objects owner kept
-// for them (cs), and returns the claimants to wake.
+// release drops the claims of others than owner on the objects owner's prune
+// left in place for them (cs), and returns the claimants to wake.
 func (m *memory) release(cs *apply.ChangeSet, owner string) []string {
 	var wake []string
 	m.mu.Lock()

@@ -49,7 +49,7 @@ func (r *Reconciler) acquireReview(ctx context.Context) (func(), error) {
 }
 
 // isTooLarge reports whether err says a review would cost more than a
-// review may: a failure of the revision itself, kept with its review.
+// review may: a failure of the revision itself, remembered with its review.
 func isTooLarge(err error) bool {
 	var tooLarge *review.TooLargeError
 	return errors.As(err, &tooLarge)

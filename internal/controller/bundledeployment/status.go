@@ -117,7 +117,7 @@ func installedCondition(s *scope, active string, current *metav1.Condition) *met
 		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonInstalled, Message: msg}
 	case s.unpackErr != nil:
 		if active != "" {
-			// The active revision is still installed: keep Installed as it is.
+			// The active revision is still installed: Installed stays as it is.
 			return nil
 		}
 		msg := fmt.Sprintf("waiting for revision %s to unpack", s.revision)
