@@ -29,13 +29,14 @@
 //	install         install         install.go    renders (or takes the plan createBundle rendered, planOf), reviews a new
 //	                                              revision and holds it for approval (gate, gate.go: spec.upgrade.approval,
 //	                                              status.review), checks (preflight, preflight.go; CRD upgrade safety,
-//	                                              crdsafety.go), applies and prunes the revision (applyRevision), or keeps
-//	                                              the revision applied as it is (keepCorrected); a rollback keeps a CRD
-//	                                              whose earlier definition cannot serve what is stored, or holds
-//	                                              (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
-//	drift           driftStep       steps.go      corrects the drift of the revision an earlier step kept (correctDrift,
-//	                                              drift.go): the installed one, when the newest is installed, held,
-//	                                              waiting or refused
+//	                                              crdsafety.go), applies and prunes the revision (applyRevision), or
+//	                                              leaves the revision applied as it is, the corrected revision
+//	                                              (keepCorrected); a rollback leaves a CRD whose earlier definition
+//	                                              cannot serve what is stored at its newer one (a kept CRD), or applies
+//	                                              nothing (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
+//	drift           driftStep       steps.go      corrects the drift of the corrected revision (correctDrift, drift.go):
+//	                                              the installed one, when the newest is installed, held for approval,
+//	                                              marked failed, waiting or refused
 //	health          healthStep      steps.go      judges the newest revision's health (checkHealth, health.go); rolls back
 //	                                              one that misses its progress deadline
 //	history         cleanupHistory  history.go    deletes Bundles beyond revisionHistoryLimit
@@ -44,12 +45,12 @@
 // (controller.go), in this order: the Bundles' reports and the status
 // patch (unless the turn was superseded), the wait for a kind recorded,
 // the memory record saved, and the turn ended (schedule.Turn.End: a
-// superseded reconcile is queued again, the events of its objects held
-// while it ran are judged, its context is cancelled).
+// superseded reconcile is queued again, the events of its objects
+// deferred while it ran are judged, its context is cancelled).
 //
 // Deletion (finalize.go) prunes every inventoried object as the install
-// identity (CRDs and helm.sh/resource-policy: keep objects per policy,
-// released in a record only the manager writes, release.go), deletes the
+// identity (CRDs and objects applied with helm.sh/resource-policy: keep
+// are left in place per policy, released in a record only the manager writes, release.go), deletes the
 // inventory and the Bundles, and drops the finalizer. A paused
 // BundleDeployment makes no writes.
 //
@@ -57,7 +58,7 @@
 //
 // What a failure of a revision means — return the error to the queue,
 // retry it with backoff, refuse it until the spec changes, wait for an
-// admin, retry, wait for a hand-off, roll back, hold — is decided by one
+// admin, retry, wait for a hand-off, roll back, mark it failed — is decided by one
 // pure function, decideFailure (decide.go), from where it happened (its
 // stage: resolve, unpack, config, apply, health), the failure's reason,
 // the retry table of pkg/failure, spec.upgrade.onFailure and the last
@@ -84,7 +85,8 @@
 // in the scope: errors and results, the health step's verdict
 // (healthFacts, health.go), the review, and the facts the status's
 // revision fields stand for (statusFacts, facts.go: the active, last
-// healthy and failed revisions, the objects installed, skipped and kept,
+// healthy and failed revisions, the objects installed and skipped, the
+// kept CRDs,
 // the pinned sources). The facts start from the status as observed and
 // what this process applied last (observe), and steps change them
 // (installing or rolling back a revision, marking one failed or healthy,
@@ -95,8 +97,8 @@
 // revision fields (projectFacts), status.review, the conditions — Paused,
 // Unpacked, Installed from the errors and results, Healthy and
 // Progressing from the health verdict — and Ready from them all. The
-// conditions as observed are read as input where a condition keeps its
-// clock or message (Installed of a held revision, Progressing of a
+// conditions as observed are read as input where a condition carries
+// over its clock or message (Installed of a revision marked failed, Progressing of a
 // rollout) and by the steps for the same reason (the rollout's clock,
 // adminRecheck). The status is written once, at the end of the
 // reconcile, by patchStatus (controller.go, from finish), against the status as last
@@ -125,10 +127,11 @@
 //
 // What this process knows beyond the API server lives in one type,
 // memory (memory.go), which says how long each part lives, but for what
-// the scheduler keeps (package schedule). What it knows of one
+// the scheduler remembers (package schedule). What it knows of one
 // BundleDeployment — the state last applied, its failed revision and
 // retries, the requester found allowed, health verdicts, the last
-// revision number handed out, a held revision's review — is one record,
+// revision number handed out, the review of a revision held for
+// approval — is one record,
 // remembered: the reconcile loads it into its scope (scope.mem), its
 // steps read and change it there without a lock, and the reconcile saves
 // it when it ends (finish), before the events of its own writes are
@@ -154,9 +157,9 @@
 // that renders once (provisioner.Provisioner.RenderOnce: Helm) is
 // rendered when its revision is first applied, with lookup answered as
 // the install identity and .Release from the revision's number, and the
-// render is kept in the cluster (package renderstore, Secrets owned by the
-// Bundle): drift correction, a restart, another replica and a rollback
-// apply the kept objects, and a lost or damaged render is rendered again
+// render is stored in the cluster (package renderstore, Secrets owned by
+// the Bundle): drift correction, a restart, another replica and a
+// rollback apply the stored render's objects, and a lost or damaged render is rendered again
 // with a Warning event. Other formats are rendered again when needed.
 //
 // A render becomes an apply plan through package planner's pipeline

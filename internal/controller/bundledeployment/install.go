@@ -248,7 +248,8 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			return nil, err
 		}
 	} else if kept, err = r.keepCRDs(ctx, s, plan, ref); err != nil {
-		// A rollback that cannot keep what is stored readable applies
+		// A rollback that cannot keep what is stored readable (with kept
+		// CRDs) applies
 		// nothing (RollbackUnsafe).
 		return nil, err
 	}
