@@ -36,7 +36,7 @@ func (r *Reconciler) heldBack(s *scope) bool {
 		return false
 	}
 	// Report why it failed, when this process knows (after a restart the
-	// status keeps saying it).
+	// status still says it).
 	if f.err != nil {
 		s.installErr = f.err
 	}

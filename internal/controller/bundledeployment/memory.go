@@ -18,7 +18,7 @@ import (
 // reconciles beyond what the API server says. It has one owner, the
 // Reconciler, and one lock.
 //
-// What it holds, and its lifetime:
+// What it remembers, and for how long:
 //
 //   - per BundleDeployment, one remembered record (below): loaded into the
 //     scope when a reconcile starts (load), read and changed there by the
@@ -45,7 +45,8 @@ import (
 // from status.failedBundle (heldBack), the identity and the requester's
 // approval by the first reconcile (act, authorize), revision numbers from
 // the Bundles' labels (nextRevisionNumber), health verdicts by the first
-// health check, a held revision's review by rendering it again (gate),
+// health check, the review of a revision held for approval by rendering
+// it again (gate),
 // and claims by the claimant's next refused apply (it looks again every
 // handOffRecheck).
 //
@@ -99,7 +100,8 @@ type remembered struct {
 	number int
 	// review is the last review of the newest revision: it is reviewed
 	// once while it and the active revision stay the same, not on every
-	// reconcile (a held revision, a retry of a refused apply).
+	// reconcile (a revision held for approval, a retry of a refused
+	// apply).
 	review *reviewMemo
 }
 
@@ -340,7 +342,7 @@ func (m *memory) useIdentity(name string, id identity.Identity) (unused identity
 }
 
 // identityInUse reports whether a BundleDeployment installs as id; the
-// caller holds mu.
+// caller has locked mu.
 func (m *memory) identityInUse(id identity.Identity) bool {
 	for _, used := range m.identities {
 		if used == id {

@@ -24,9 +24,10 @@ import (
 // Take); one reinstalled under the same name takes back its own CRDs.
 
 // keeps returns which of owner's objects a prune leaves in place: those
-// another BundleDeployment claims, and those the revision that
-// applied them marked helm.sh/resource-policy: keep (recs, the inventory's records; never what the live
-// object's annotations say, which others may write).
+// another BundleDeployment claims, and those the revision that applied
+// them marked helm.sh/resource-policy: keep (recs, the inventory's
+// records; never what the live object's annotations say, which others
+// may write).
 func (r *Reconciler) keeps(owner string, recs map[inventory.ID]inventory.Record) func(inventory.ID) bool {
 	claimed := r.claimedByOther(owner)
 	return func(id inventory.ID) bool { return recs[id.Key()].Keep || claimed(id) }

@@ -150,8 +150,8 @@ func healthyCondition(h *healthFacts) metav1.Condition {
 // progressingCondition reports the rollout of the active revision from its
 // health verdict h and the Progressing condition as it stands (current,
 // nil when there is none): nil leaves it as it is. Invalid probes give no
-// verdict, and a revision judged before that is no longer healthy keeps
-// what it had, but for the message of a settled one, which must not say
+// verdict, and a revision judged before that is not healthy any more
+// carries over what it had, but for the message of a settled one, which must not say
 // "healthy" next to Healthy=False.
 func progressingCondition(h *healthFacts, current *metav1.Condition) *metav1.Condition {
 	if h.invalid != nil {
