@@ -34,7 +34,7 @@ func applyReason(code apply.Code) string {
 // condition reason of its code: it returns err with a failure.Error of that
 // reason and the engine's message first in its chain, so that conditions,
 // events and the retry policy (failure.PolicyOf) read it as any other
-// failure. err's message and the rest of its chain are kept. Every error of
+// failure. err's message and the rest of its chain are preserved. Every error of
 // the engine that ends in a condition passes through here, where the
 // controller calls Prepare and Apply.
 func applyFailure(err error) error {

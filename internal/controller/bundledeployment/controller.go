@@ -129,7 +129,7 @@ type Reconciler struct {
 	// ServingCerts issues the serving certificates formats ask for; nil
 	// uses the default lifetimes.
 	ServingCerts *ServingCerts
-	// Renders keeps the render of each revision of a provisioner that
+	// Renders stores the render of each revision of a provisioner that
 	// renders once (Helm); nil renders every revision every time.
 	Renders *renderstore.Store
 	// ReviewConcurrency is how many revisions are reviewed at once;
@@ -145,7 +145,7 @@ type Reconciler struct {
 	mem *memory
 	// wake enqueues BundleDeployments handed an object.
 	wake chan event.GenericEvent
-	// healthCache holds compiled health probes.
+	// healthCache caches compiled health probes.
 	healthCache *health.Cache
 	// reviews bound the reviews running at once (reviewSlots).
 	reviews     *tenant.Slots
@@ -284,13 +284,13 @@ type scope struct {
 	// created, until the install step takes it (planOf).
 	rendered *rendered
 	digest   string
-	// unkept is a render of the revision made before its Bundle existed,
-	// kept once the Bundle is created (see render).
+	// unkept is a pending render: made in this reconcile, stored once its
+	// revision passes the permission preflight (keepPending; see render).
 	unkept *renderstore.Render
 	// values are the revision's resolved Helm values.
 	values values.Resolved
-	// held is set when the newest revision failed before and is not
-	// retried; the active revision stays.
+	// held is set when the newest revision is marked failed (heldBack):
+	// it is not retried, and the active revision stays the corrected one.
 	held bool
 	// review is the newest revision's review, when it was reviewed (see
 	// gate); computeStatus copies it to status.review.
@@ -304,8 +304,9 @@ type scope struct {
 	preflighted *apply.Plan
 	// rolloutStarted is set when this reconcile made a new revision active.
 	rolloutStarted bool
-	// correct is the revision applied that an earlier step decided to keep
-	// as it was applied; the drift step corrects its drift.
+	// correct is the corrected revision: the revision applied that an
+	// earlier step decided to leave as it was applied; the drift step
+	// corrects its drift.
 	correct *appliedState
 	// health is the health step's verdict on the active revision, nil
 	// when it judged none.
@@ -329,7 +330,7 @@ type scope struct {
 
 	unpackErr  error
 	installErr error
-	// driftErr is why the drift of the revision kept (correct) could not
+	// driftErr is why the drift of the corrected revision (correct) could not
 	// be corrected, when a kind of it is not served (see waitsForKind).
 	driftErr  error
 	installed *installResult
@@ -362,8 +363,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// One tenant's reconciles take at most TenantReconciles workers
 	// (more while others leave them free), so that BundleDeployments
-	// whose reconciles are slow cannot keep another tenant's drift
-	// correction and installs waiting; a deletion takes no worker.
+	// whose reconciles are slow cannot make another tenant's drift
+	// correction and installs wait; a deletion takes no worker.
 	// Everything done for it — this reconcile, fetches, the content it
 	// stores, every render — counts against its tenant's share. A
 	// reconcile that waits for a hook goes on without its worker
@@ -439,8 +440,8 @@ func (r *Reconciler) reconcile(ctx context.Context, bd *v1alpha2.BundleDeploymen
 //     written, and before the events of this reconcile's writes are
 //     judged against what it applied;
 //  4. the turn ends (schedule.Turn.End): a superseded reconcile is queued
-//     again and returns neither error nor requeue, the events of its
-//     objects held while it ran are judged, and its context is cancelled.
+//     again and returns neither error nor requeue, the deferred events
+//     of its objects (those that arrived while it ran) are judged, and its context is cancelled.
 //
 // Steps 1 to 3 need a scope: a reconcile that ended before it built one
 // (no class, a deletion, the finalizer not added) only ends its turn.

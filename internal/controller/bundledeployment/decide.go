@@ -43,10 +43,10 @@ const (
 	// verdictRollBack: a write failed part-way, a hook failed, or the
 	// revision was not healthy within its progress deadline, and
 	// upgrade.onFailure is Rollback with a last healthy revision other
-	// than it: that revision is applied again, and the failed one is held.
+	// than it: that revision is applied again, and the failed one is marked failed.
 	verdictRollBack
-	// verdictHold: the revision failed for good: recorded in
-	// status.failedBundle and not tried again until the spec or the retry
+	// verdictHold: the revision failed for good and is marked failed:
+	// recorded in status.failedBundle and not tried again until the spec or the retry
 	// annotation changes. A revision that missed its progress deadline is
 	// left in place.
 	verdictHold

@@ -15,7 +15,7 @@
 // (controller.go, scope: what this reconcile observed and decided) and
 // runs these steps in order (steps.go); a step that returns false ends the
 // list, but for drift and health, which run whenever the install identity
-// is known:
+// is known (TestStepsDocumented checks this table against steps.go):
 //
 //	step            function        file          what it does
 //	authorize       authorize       authorize.go  the requester may act as the install identity, use the class and what the spec names
@@ -29,25 +29,28 @@
 //	install         install         install.go    renders (or takes the plan createBundle rendered, planOf), reviews a new
 //	                                              revision and holds it for approval (gate, gate.go: spec.upgrade.approval,
 //	                                              status.review), checks (preflight, preflight.go; CRD upgrade safety,
-//	                                              crdsafety.go), applies and prunes the revision (applyRevision), or keeps
-//	                                              the revision applied as it is (keepCorrected); a rollback keeps a CRD
-//	                                              whose earlier definition cannot serve what is stored, or holds
-//	                                              (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
-//	drift           driftStep       drift.go      corrects the drift of the revision an earlier step kept (correctDrift): the
-//	                                              installed one, when the newest is installed, held, waiting or refused
-//	health          checkHealth     health.go     judges the newest revision's health; rolls back one that misses its progress deadline
+//	                                              crdsafety.go), applies and prunes the revision (applyRevision), or
+//	                                              leaves the revision applied as it is, the corrected revision
+//	                                              (keepCorrected); a rollback leaves a CRD whose earlier definition
+//	                                              cannot serve what is stored at its newer one (a kept CRD), or applies
+//	                                              nothing (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
+//	drift           driftStep       steps.go      corrects the drift of the corrected revision (correctDrift, drift.go):
+//	                                              the installed one, when the newest is installed, held for approval,
+//	                                              marked failed, waiting or refused
+//	health          healthStep      steps.go      judges the newest revision's health (checkHealth, health.go); rolls back
+//	                                              one that misses its progress deadline
 //	history         cleanupHistory  history.go    deletes Bundles beyond revisionHistoryLimit
 //
 // However it ends, the reconcile ends with one function, finish
 // (controller.go), in this order: the Bundles' reports and the status
 // patch (unless the turn was superseded), the wait for a kind recorded,
 // the memory record saved, and the turn ended (schedule.Turn.End: a
-// superseded reconcile is queued again, the events of its objects held
-// while it ran are judged, its context is cancelled).
+// superseded reconcile is queued again, the events of its objects
+// deferred while it ran are judged, its context is cancelled).
 //
 // Deletion (finalize.go) prunes every inventoried object as the install
-// identity (CRDs and helm.sh/resource-policy: keep objects per policy,
-// released in a record only the manager writes, release.go), deletes the
+// identity (CRDs and objects applied with helm.sh/resource-policy: keep
+// are left in place per policy, released in a record only the manager writes, release.go), deletes the
 // inventory and the Bundles, and drops the finalizer. A paused
 // BundleDeployment makes no writes.
 //
@@ -55,7 +58,7 @@
 //
 // What a failure of a revision means — return the error to the queue,
 // retry it with backoff, refuse it until the spec changes, wait for an
-// admin, retry, wait for a hand-off, roll back, hold — is decided by one
+// admin, retry, wait for a hand-off, roll back, mark it failed — is decided by one
 // pure function, decideFailure (decide.go), from where it happened (its
 // stage: resolve, unpack, config, apply, health), the failure's reason,
 // the retry table of pkg/failure, spec.upgrade.onFailure and the last
@@ -82,7 +85,8 @@
 // in the scope: errors and results, the health step's verdict
 // (healthFacts, health.go), the review, and the facts the status's
 // revision fields stand for (statusFacts, facts.go: the active, last
-// healthy and failed revisions, the objects installed, skipped and kept,
+// healthy and failed revisions, the objects installed and skipped, the
+// kept CRDs,
 // the pinned sources). The facts start from the status as observed and
 // what this process applied last (observe), and steps change them
 // (installing or rolling back a revision, marking one failed or healthy,
@@ -93,8 +97,8 @@
 // revision fields (projectFacts), status.review, the conditions — Paused,
 // Unpacked, Installed from the errors and results, Healthy and
 // Progressing from the health verdict — and Ready from them all. The
-// conditions as observed are read as input where a condition keeps its
-// clock or message (Installed of a held revision, Progressing of a
+// conditions as observed are read as input where a condition carries
+// over its clock or message (Installed of a revision marked failed, Progressing of a
 // rollout) and by the steps for the same reason (the rollout's clock,
 // adminRecheck). The status is written once, at the end of the
 // reconcile, by patchStatus (controller.go, from finish), against the status as last
@@ -123,10 +127,11 @@
 //
 // What this process knows beyond the API server lives in one type,
 // memory (memory.go), which says how long each part lives, but for what
-// the scheduler keeps (package schedule). What it knows of one
+// the scheduler remembers (package schedule). What it knows of one
 // BundleDeployment — the state last applied, its failed revision and
 // retries, the requester found allowed, health verdicts, the last
-// revision number handed out, a held revision's review — is one record,
+// revision number handed out, the review of a revision held for
+// approval — is one record,
 // remembered: the reconcile loads it into its scope (scope.mem), its
 // steps read and change it there without a lock, and the reconcile saves
 // it when it ends (finish), before the events of its own writes are
@@ -152,9 +157,9 @@
 // that renders once (provisioner.Provisioner.RenderOnce: Helm) is
 // rendered when its revision is first applied, with lookup answered as
 // the install identity and .Release from the revision's number, and the
-// render is kept in the cluster (package renderstore, Secrets owned by the
-// Bundle): drift correction, a restart, another replica and a rollback
-// apply the kept objects, and a lost or damaged render is rendered again
+// render is stored in the cluster (package renderstore, Secrets owned by
+// the Bundle): drift correction, a restart, another replica and a
+// rollback apply the stored render's objects, and a lost or damaged render is rendered again
 // with a Warning event. Other formats are rendered again when needed.
 //
 // A render becomes an apply plan through package planner's pipeline
@@ -164,4 +169,87 @@
 // (apply.ApplyOptions: the hooks to run, the collision rules, whether to
 // dry-run first), so the plan rendered when the Bundle was created
 // (record.go, planOf) is applied as it was reviewed and preflighted.
+//
+// # Glossary
+//
+// Revisions:
+//
+//   - revision: one pinned spec of a BundleDeployment, named by
+//     ownership.RevisionName and stored as a Bundle it controls; its
+//     number is a label.
+//   - newest revision: the revision the spec names now (scope.revision),
+//     whatever became of it.
+//   - active revision: the revision applied last and installed
+//     (statusFacts.active, status.activeBundle). It is the newest one
+//     unless the newest is held for approval, marked failed, waiting or
+//     refused, or was rolled back from.
+//   - last healthy revision: the last revision the health step found
+//     healthy (status.lastHealthyBundle), the target of a rollback.
+//   - pin: what resolve fixes of a source (an image digest, a commit, a
+//     chart version) and of the Helm values; a revision is named by its
+//     pins, so a new pin is a new revision.
+//
+// Words with one sense each in this package:
+//
+//   - held for approval: a new revision the approval policy stops before
+//     anything of it is written (gate, holds; Installed says
+//     AwaitingApproval). "held" alone means this and nothing else.
+//   - marked failed: a revision that failed for good and is not tried
+//     again until the spec or the retry annotation changes
+//     (status.failedBundle, failedMark, verdictHold, Reconciler.heldBack,
+//     scope.held). spec.upgrade.onFailure Hold is the policy that leaves
+//     such a revision in place instead of rolling back.
+//   - claimed objects: objects an apply needs that another
+//     BundleDeployment manages (the apply engine's apply.Error.Held). The
+//     one that wants them records a claim (claimHeld, memory's claims);
+//     the one that manages them hands them over when it drops them
+//     (release, handOver).
+//   - deferred events: events of managed objects that arrive while their
+//     BundleDeployment's turn runs, judged when it ends (package schedule,
+//     echoes.held).
+//   - corrected revision: the revision already applied that a step
+//     decided to leave as it is, its drift corrected (scope.correct, set
+//     by scope.keepCorrected, often through keepActive): the active
+//     revision while the newest is held for approval, marked failed,
+//     waiting or refused.
+//   - stored render: the render of a revision saved in the cluster
+//     (package renderstore) by a format that renders once; a render made
+//     before its revision passed the permission preflight is pending
+//     (scope.unkept) until keepPending stores it (keepRender, keptRender).
+//   - kept CRD: a CRD a rollback leaves at its newer, installed definition
+//     because the earlier one cannot serve what is stored (keepCRDs,
+//     keptCRD, status.keptCRDs, event reason CRDKept). "kept" alone means
+//     this.
+//   - left in place: an object a prune or a deletion does not delete — one
+//     applied with helm.sh/resource-policy: keep (appliedObject.keep, the
+//     inventory record's Keep), a CRD on delete per policy, or an object
+//     another BundleDeployment claims (Reconciler.keeps, apply.Kept) —
+//     and so released (release.go).
+//   - retained: a Bundle the history step does not delete (the active,
+//     last healthy and newest revisions, and the one applied last).
+//
+// The reconcile and its records:
+//
+//   - scope: what one reconcile observed and decided (controller.go).
+//   - facts: what the status's revision fields stand for, recorded by the
+//     steps in the scope (statusFacts, facts.go) and projected into the
+//     status at the end (projectFacts).
+//   - turn: one reconcile of one BundleDeployment in the scheduler, from
+//     schedule.Scheduler.Begin to schedule.Turn.End; superseded when the
+//     BundleDeployment changes or is being deleted while it runs.
+//   - echo: the event of an object the reconcile itself wrote; dropped
+//     when its turn ends (isUnchanged).
+//   - memory record: what this process knows of one BundleDeployment
+//     beyond the API server (remembered, memory.go), loaded into
+//     scope.mem and saved when the reconcile ends. Not the record step
+//     (record.go, createBundle), nor the inventory's record of an object
+//     (inventory.Record).
+//   - install identity: who applies the revision's objects (a
+//     ServiceAccount, or the manager), picked by the act step; the
+//     requester is the user the authorize step checks may act as it.
+//   - review: what the gate found a new revision would change of power
+//     (package review), shown in status.review; approval is a user's
+//     consent to a revision held for approval.
+//   - verdict: what decideFailure says a failure of a revision means
+//     (decide.go).
 package bundledeployment

@@ -47,7 +47,7 @@ func watchKey(id identity.Identity, obj inventory.ID, resource schema.GroupVersi
 // drift (not the echo of rukpak's own write, nor a change only to what
 // others own); while the owner's reconcile runs, when it ends.
 func (r *Reconciler) onObjectEvent(kind schema.GroupVersionKind, obj, old *metav1.PartialObjectMetadata, deleted bool) {
-	// Held while the owner's reconcile runs (schedule.Turn.End judges
+	// Deferred while the owner's reconcile runs (schedule.Turn.End judges
 	// it), judged now otherwise (isUnchanged).
 	r.sched.ObjectEvent(obj.GetLabels()[v1alpha2.LabelOwnerName], kind, obj, deleted)
 	// The owner label itself may have been removed or changed.
@@ -59,8 +59,8 @@ func (r *Reconciler) onObjectEvent(kind schema.GroupVersionKind, obj, old *metav
 // enqueue queues the BundleDeployment name.
 func (r *Reconciler) enqueue(name string) { r.sched.Enqueue(name) }
 
-// keepCorrected records that the revision applied, st, is kept as it was
-// applied: the drift step corrects its drift (correctDrift). It returns
+// keepCorrected records that the revision applied, st, is the corrected
+// revision, left as it was applied: the drift step corrects its drift (correctDrift). It returns
 // nil, for the steps that end with it.
 func (s *scope) keepCorrected(st *appliedState) error {
 	s.correct = st
@@ -90,7 +90,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
 	}
 	// Applied before, so past the preflight: a render made again (the
-	// kept one was lost) is kept.
+	// stored one was lost) is stored.
 	if err := r.keepPending(ctx, s, st.bundle); err != nil {
 		return err
 	}

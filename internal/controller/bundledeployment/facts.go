@@ -38,7 +38,7 @@ type statusFacts struct {
 	lastResolved *metav1.Time
 }
 
-// failedMark names a revision held as failed, and what retries it: the
+// failedMark names a revision marked failed, and what retries it: the
 // retry annotation's value and the generation it failed at.
 type failedMark struct {
 	bundle     string
@@ -46,7 +46,7 @@ type failedMark struct {
 	generation int64
 }
 
-// observe returns the facts status holds, as a reconcile starts. What this
+// observe returns the facts the status records, as a reconcile starts. What this
 // process applied last (applied, nil for nothing) is the active revision,
 // whatever the status says: the cached status may lag behind its own last
 // write.

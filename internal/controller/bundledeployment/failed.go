@@ -20,11 +20,11 @@ type failedRevision struct {
 	err error
 }
 
-// heldBack reports whether the newest revision failed before and is not to
+// heldBack reports whether the newest revision is marked failed and not to
 // be retried yet: neither the spec (generation) nor the retry annotation
-// changed since. The record is kept in status (s.facts.failed) and,
+// changed since. The mark is in status (s.facts.failed) and,
 // because the cached status may lag behind this process's own updates, in
-// memory.
+// the memory record.
 func (r *Reconciler) heldBack(s *scope) bool {
 	bd := s.bd
 	mark := s.facts.failed
@@ -36,7 +36,7 @@ func (r *Reconciler) heldBack(s *scope) bool {
 		return false
 	}
 	// Report why it failed, when this process knows (after a restart the
-	// status keeps saying it).
+	// status still says it).
 	if f.err != nil {
 		s.installErr = f.err
 	}
@@ -60,7 +60,7 @@ func (r *Reconciler) clearFailed(s *scope) {
 }
 
 // installFailed acts on what a failed install means (decideFailure). A
-// held revision is recorded in status.failedBundle, so it is not retried
+// revision marked failed is recorded in status.failedBundle, so it is not retried
 // until the spec or the retry annotation changes. Nothing was written when
 // the failure came before the first write (render, validation,
 // collisions); a failed write may have left part of the revision applied,
@@ -83,8 +83,8 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 			// At once, too, when a CRD or APIService changes.
 			s.requeueWithin(r.mem.nextRetry(s.bd.Name, s.mem, s.revision))
 		}
-		// Meanwhile the revision installed before is kept as it was
-		// applied.
+		// Meanwhile the revision installed before is the corrected
+		// revision, left as it was applied.
 		if st := s.mem.applied; st != nil && st.bundle == s.facts.active {
 			return s.keepCorrected(st)
 		}
@@ -132,7 +132,7 @@ func (s *scope) sourceFailed(st stage, err error) error {
 // refused acts on a revision whose spec is refused (stageConfig): err is
 // returned when decideFailure says it is not a failure of the revision;
 // otherwise it is reported (Installed=False), and the revision applied
-// before is kept as it was applied.
+// before is the corrected revision, left as it was applied.
 func (s *scope) refused(err error) error {
 	if decideFailure(err, s.failureFacts(stageConfig, s.revision)) != verdictRefuse {
 		return err

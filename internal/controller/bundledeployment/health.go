@@ -110,7 +110,7 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 	verdicts := map[inventory.ID]health.Unhealthy{}
 	memo := make(map[inventory.ID]healthVerdict, len(relevantIDs))
 	// Objects the drift watch shows at the resourceVersion the last check
-	// judged keep that verdict; the others are read.
+	// judged have that verdict still; the others are read.
 	var toRead []inventory.ID
 	for _, id := range relevantIDs {
 		a := r.mem.object(st, id)
@@ -185,7 +185,7 @@ func (r *Reconciler) healthy(s *scope, relevant int) {
 // rollingOut handles an active revision that is not healthy yet (s.health
 // says why): it waits until the progress deadline, then fails the
 // revision and acts on what decideFailure says of that (stageHealth):
-// roll back, or hold it in place. The rollout's clock is the observed
+// roll back, or leave it in place, marked failed (onFailure Hold). The rollout's clock is the observed
 // Progressing condition's.
 func (r *Reconciler) rollingOut(ctx context.Context, s *scope) error {
 	bd := s.bd

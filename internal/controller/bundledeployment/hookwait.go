@@ -16,7 +16,7 @@ import (
 
 // reportHookWait writes, while a revision's apply waits for a hook Job or
 // Pod, a Progressing condition saying which hook it waits for, until when,
-// and (HookBlocked) what keeps it from running: so that a hook that cannot
+// and (HookBlocked) what stops it from running: so that a hook that cannot
 // run shows within seconds, not when its wait times out. The patch is made
 // against the status as last written; the status patch at the end of the
 // reconcile replaces the condition with what the reconcile found. The

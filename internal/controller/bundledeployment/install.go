@@ -82,7 +82,7 @@ type revisionRef struct {
 // install applies the revision, or corrects drift if it is applied already.
 // A revision that failed (status.failedBundle) is not tried again until the
 // spec names another one or the retry annotation changes; meanwhile the
-// active revision is kept in place.
+// active revision is the corrected revision.
 func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	// The active revision is what this process applied last, if it
 	// applied any (observe).
@@ -168,7 +168,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 }
 
 // reportWarnings turns the API server's warnings about a revision's
-// objects into an event and keeps them for the Installed message.
+// objects into an event and records them for the Installed message.
 func (r *Reconciler) reportWarnings(s *scope, revision string, warnings []string) {
 	if len(warnings) == 0 {
 		return
@@ -229,7 +229,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			return nil, err
 		}
 	}
-	// Its render is kept once it passed the preflight, before anything
+	// Its render is stored once it passed the preflight, before anything
 	// is written.
 	if err := r.keepPending(ctx, s, ref.bundle); err != nil {
 		return nil, err
@@ -248,7 +248,8 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			return nil, err
 		}
 	} else if kept, err = r.keepCRDs(ctx, s, plan, ref); err != nil {
-		// A rollback that cannot keep what is stored readable applies
+		// A rollback that cannot keep what is stored readable (with kept
+		// CRDs) applies
 		// nothing (RollbackUnsafe).
 		return nil, err
 	}
@@ -290,7 +291,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	}
 	toApply := plan
 	if len(same) > 0 || len(keptIDs) > 0 {
-		// Kept CRDs are in ids (the inventory keeps them owned, so they
+		// Kept CRDs are in ids (the inventory lists them as owned, so they
 		// are not pruned) but not written.
 		toApply = plan.Subset(without(without(ids, same), keptIDs))
 	}
@@ -387,8 +388,8 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	return res, nil
 }
 
-// earlierRevisionIDs returns what the BundleDeployment's revisions other
-// than current hold, for a BundleDeployment that has recorded nothing:
+// earlierRevisionIDs returns the objects of the BundleDeployment's
+// revisions other than current, for a BundleDeployment that has recorded nothing:
 // usually there are none (a first install), but an install that was
 // stopped before it recorded its objects (the manager killed half-way)
 // and then replaced by a new revision left its Bundle, and the objects it
@@ -500,7 +501,7 @@ func records(objects map[inventory.ID]appliedObject) map[inventory.ID]inventory.
 
 // plan renders the revision's content, with its config and Helm values,
 // and makes it an apply plan through package planner's pipeline (see
-// render for when a kept render is used).
+// render for when a stored render is used).
 func (r *Reconciler) plan(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (*apply.Plan, error) {
 	plan, _, err := r.planDigest(ctx, s, ref, mode)
 	return plan, err

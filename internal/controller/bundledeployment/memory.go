@@ -18,7 +18,7 @@ import (
 // reconciles beyond what the API server says. It has one owner, the
 // Reconciler, and one lock.
 //
-// What it holds, and its lifetime:
+// What it remembers, and for how long:
 //
 //   - per BundleDeployment, one remembered record (below): loaded into the
 //     scope when a reconcile starts (load), read and changed there by the
@@ -32,8 +32,8 @@ import (
 //     lock: the objects a saved record says were applied (drift events
 //     and the apply's collision check read them), the install identity
 //     each BundleDeployment uses (its clients go when none does), claims
-//     (objects a BundleDeployment was refused because another one holds
-//     them, claimHeld; dropped when the holder hands them over, release,
+//     (objects a BundleDeployment was refused because another one manages
+//     them, claimHeld; dropped when that one hands them over, release,
 //     or the claimant is deleted, dropClaims), and the workqueue rate
 //     limiter counting the retries of a revision that failed for a reason
 //     the world can fix, and which BundleDeployments wait for a kind to be
@@ -45,11 +45,12 @@ import (
 // from status.failedBundle (heldBack), the identity and the requester's
 // approval by the first reconcile (act, authorize), revision numbers from
 // the Bundles' labels (nextRevisionNumber), health verdicts by the first
-// health check, a held revision's review by rendering it again (gate),
+// health check, the review of a revision held for approval by rendering
+// it again (gate),
 // and claims by the claimant's next refused apply (it looks again every
 // handOffRecheck).
 //
-// What the scheduler keeps — the status this process wrote that the
+// What the scheduler remembers — the status this process wrote that the
 // cache has not shown yet, among others — is package schedule's.
 type memory struct {
 	mu sync.Mutex
@@ -99,7 +100,8 @@ type remembered struct {
 	number int
 	// review is the last review of the newest revision: it is reviewed
 	// once while it and the active revision stay the same, not on every
-	// reconcile (a held revision, a retry of a refused apply).
+	// reconcile (a revision held for approval, a retry of a refused
+	// apply).
 	review *reviewMemo
 }
 
@@ -135,7 +137,7 @@ func (m *memory) load(name string) *remembered {
 	return &remembered{}
 }
 
-// save keeps rec as name's record, when a reconcile ends.
+// save stores rec as name's memory record, when a reconcile ends.
 func (m *memory) save(name string, rec *remembered) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -300,8 +302,8 @@ func (m *memory) claimedByOther(owner string, id inventory.ID) bool {
 	return ok && c != owner
 }
 
-// release drops the claims of others than owner on the objects owner kept
-// for them (cs), and returns the claimants to wake.
+// release drops the claims of others than owner on the objects owner's prune
+// left in place for them (cs), and returns the claimants to wake.
 func (m *memory) release(cs *apply.ChangeSet, owner string) []string {
 	var wake []string
 	m.mu.Lock()
@@ -340,7 +342,7 @@ func (m *memory) useIdentity(name string, id identity.Identity) (unused identity
 }
 
 // identityInUse reports whether a BundleDeployment installs as id; the
-// caller holds mu.
+// caller has locked mu.
 func (m *memory) identityInUse(id identity.Identity) bool {
 	for _, used := range m.identities {
 		if used == id {

@@ -17,7 +17,7 @@ import (
 )
 
 // rendered is the plan of the revision rendered when its Bundle was
-// created, kept for the install step of the same reconcile (planOf), so
+// created, handed to the install step of the same reconcile (planOf), so
 // that a revision is rendered once.
 type rendered struct {
 	bundle, digest string
@@ -99,7 +99,7 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 	s.mem.number = number
 	s.bundle = b
 	s.created = true
-	// A render made here (s.unkept) is kept once the revision passes the
+	// A render made here (s.unkept) is stored once the revision passes the
 	// permission preflight (keepPending).
 	return true, nil
 }

@@ -26,7 +26,7 @@ type bundleReport struct {
 	decided          bool
 	// installed is set when the revision was first installed now.
 	installed bool
-	// objects, when positive, is how many objects the revision holds.
+	// objects, when positive, is how many objects the revision has.
 	objects int
 }
 
@@ -198,7 +198,7 @@ func (r *Reconciler) unpackResult(s *scope, b *v1alpha2.Bundle) {
 // maxOutcomeMessage bounds a Bundle's status.outcomeMessage.
 const maxOutcomeMessage = 1024
 
-// shorten bounds a message kept in a Bundle's status.outcomeMessage.
+// shorten bounds a message written to a Bundle's status.outcomeMessage.
 func shorten(msg string) string {
 	if len(msg) <= maxOutcomeMessage {
 		return msg

@@ -53,7 +53,7 @@ func (c *ServingCerts) now() time.Time {
 
 // certs is how the plans of bd fill in the certificates their objects ask
 // for (planner.FillCerts): the live certificate Secrets of the install
-// namespace are read as bd's install identity and kept while good, so that
+// namespace are read as bd's install identity and cached while valid, so that
 // rendering again changes nothing until a certificate is due (see
 // servingcert.Fill), and when they are next due is remembered. The private
 // keys go only into those Secrets, which are applied as the install

@@ -77,8 +77,8 @@ func unpackedCondition(s *scope) *metav1.Condition {
 }
 
 // installedCondition reports the newest revision's install. When it failed,
-// the message says which revision is still installed. A revision held back
-// after a failure keeps the condition that reported the failure.
+// the message says which revision is still installed. A revision marked
+// failed carries over the condition that reported the failure.
 func installedCondition(s *scope, active string, current *metav1.Condition) *metav1.Condition {
 	switch {
 	case s.rolledBack != nil:
@@ -117,7 +117,7 @@ func installedCondition(s *scope, active string, current *metav1.Condition) *met
 		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonInstalled, Message: msg}
 	case s.unpackErr != nil:
 		if active != "" {
-			// The active revision is still installed: keep Installed as it is.
+			// The active revision is still installed: Installed stays as it is.
 			return nil
 		}
 		msg := fmt.Sprintf("waiting for revision %s to unpack", s.revision)
@@ -150,8 +150,8 @@ func healthyCondition(h *healthFacts) metav1.Condition {
 // progressingCondition reports the rollout of the active revision from its
 // health verdict h and the Progressing condition as it stands (current,
 // nil when there is none): nil leaves it as it is. Invalid probes give no
-// verdict, and a revision judged before that is no longer healthy keeps
-// what it had, but for the message of a settled one, which must not say
+// verdict, and a revision judged before that is not healthy any more
+// carries over what it had, but for the message of a settled one, which must not say
 // "healthy" next to Healthy=False.
 func progressingCondition(h *healthFacts, current *metav1.Condition) *metav1.Condition {
 	if h.invalid != nil {

@@ -65,7 +65,7 @@ func (r *Reconciler) trustStatus(ctx context.Context, s *scope) (bool, error) {
 	return true, nil
 }
 
-// checkNamed checks the Bundle name a status field of bd holds: nil when
+// checkNamed checks the Bundle name in a status field of bd: nil when
 // it is bd's or does not exist, a BundleNotOwned failure when it is not
 // bd's.
 func (r *Reconciler) checkNamed(ctx context.Context, bd *v1alpha2.BundleDeployment, name string) error {

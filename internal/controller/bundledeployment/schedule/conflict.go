@@ -20,7 +20,7 @@ const conflictRetry = 200 * time.Millisecond
 // inventory write), the status patch's included, into a requeue after
 // conflictRetry, logged at debug level. The next reconcile reads again and
 // almost always succeeds, so a conflict is not a "Reconciler error". An
-// error that also holds anything else is returned as it is.
+// error that also contains anything else is returned as it is.
 func quietConflicts(ctx context.Context, result ctrl.Result, err error) (ctrl.Result, error) {
 	if err == nil || !onlyConflicts(err) {
 		return result, err

@@ -35,7 +35,7 @@ const (
 // return at once (Scheduler.Detached): they would race with it, and it
 // queues one when it ends. A spec change or a deletion cancels it
 // (inFlight), so it ends at once. At most waits wait at once, and a
-// tenant's share of them; a wait beyond those holds its worker, counting
+// tenant's share of them; a wait beyond those occupies its worker, counting
 // in its tenant's share of the workers.
 //
 // A detached wait is in memory only: after a restart, the revision is

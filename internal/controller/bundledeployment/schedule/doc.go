@@ -1,6 +1,6 @@
 // Package schedule decides when, and on which goroutine, a
-// BundleDeployment's reconcile runs, and keeps what happens around it out
-// of the reconcile's steps. The controller (package bundledeployment)
+// BundleDeployment's reconcile runs, and does what happens around it
+// outside the reconcile's steps. The controller (package bundledeployment)
 // makes one Scheduler and uses it in this order:
 //
 //  1. Reconcile asks Detached first: while a reconcile of the
@@ -13,13 +13,13 @@
 //     (conflict.go).
 //  3. The reconcile starts a Turn (Begin; turn.go): its context is
 //     cancelled when the BundleDeployment's spec changes or it is being
-//     deleted (Observe), and the events of its managed objects are held
+//     deleted (Observe), and the events of its managed objects are deferred
 //     (ObjectEvent; echoes.go) while it runs.
 //  4. Before its steps run, it catches up with the status this process
 //     wrote last (CatchUpStatus; ownstatus.go), which the cache may not
 //     show yet; its status patch records what it wrote (StatusWritten).
 //  5. It ends its turn (Turn.End): a superseded reconcile is queued again
-//     and ends without an error, and the held events are judged — an
+//     and ends without an error, and the deferred events are judged — an
 //     echo of its own writes is dropped, drift queues the BundleDeployment
 //     again.
 //
@@ -37,8 +37,10 @@
 //   - superseded: the BundleDeployment changed (a new generation) or is
 //     being deleted while its turn ran.
 //   - echo: the event of an object the reconcile itself wrote.
-//   - own status: the status this process last wrote, kept until the cache
-//     shows it.
+//   - deferred event: an event of a managed object that arrives while its
+//     BundleDeployment's turn runs, judged when the turn ends (echoes.held).
+//   - own status: the status this process last wrote, remembered until the
+//     cache shows it.
 //
 // Everything here is in memory: after a restart, a detached hook wait is
 // not resumed (the revision is applied again and its hooks run again),

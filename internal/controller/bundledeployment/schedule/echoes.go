@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// echoes holds the events of managed objects that arrive while their
+// echoes defers the events of managed objects that arrive while their
 // BundleDeployment's turn runs, and judges them when it ends. The events
 // of a reconcile's own writes arrive while it is still applying, before
 // it records what it applied: judged at once, each would look like drift
@@ -17,7 +17,7 @@ import (
 // queues the BundleDeployment.
 type echoes struct {
 	mu sync.Mutex
-	// held are the events held for each BundleDeployment whose turn runs,
+	// held are the deferred events of each BundleDeployment whose turn runs,
 	// the last one of each object.
 	held map[string]map[heldKey]heldEvent
 	// running counts the turns of each that run (one, but for a detached
@@ -40,7 +40,7 @@ func newEchoes() *echoes {
 	return &echoes{held: map[string]map[heldKey]heldEvent{}, running: map[string]int{}}
 }
 
-// begin starts holding the events of name's objects: its turn runs.
+// begin starts deferring the events of name's objects: its turn runs.
 func (e *echoes) begin(name string) {
 	e.mu.Lock()
 	e.running[name]++
@@ -50,7 +50,7 @@ func (e *echoes) begin(name string) {
 	e.mu.Unlock()
 }
 
-// hold keeps the event of a managed object of name and reports true when
+// hold defers the event of a managed object of name and reports true when
 // name's turn runs; false when it does not (the event is judged now).
 func (e *echoes) hold(name string, kind schema.GroupVersionKind, obj *metav1.PartialObjectMetadata, deleted bool) bool {
 	e.mu.Lock()
@@ -63,8 +63,8 @@ func (e *echoes) hold(name string, kind schema.GroupVersionKind, obj *metav1.Par
 	return true
 }
 
-// end returns the events held for name; once no turn of name runs, it
-// stops holding them.
+// end returns the events deferred for name; once no turn of name runs,
+// it stops deferring them.
 func (e *echoes) end(name string) map[heldKey]heldEvent {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -80,7 +80,7 @@ func (e *echoes) end(name string) map[heldKey]heldEvent {
 
 // ObjectEvent takes an event of a managed object of the BundleDeployment
 // owner (its kind, its metadata, whether it was deleted). While a turn of
-// owner runs, the event is held and judged when the turn ends (Turn.End);
+// owner runs, the event is deferred and judged when the turn ends (Turn.End);
 // otherwise it is judged now: owner is queued again unless the event
 // shows no drift (Options.Unchanged).
 func (s *Scheduler) ObjectEvent(owner string, kind schema.GroupVersionKind, obj *metav1.PartialObjectMetadata, deleted bool) {
@@ -92,7 +92,7 @@ func (s *Scheduler) ObjectEvent(owner string, kind schema.GroupVersionKind, obj 
 	}
 }
 
-// judgeHeld ends holding name's events and queues name again when one of
+// judgeHeld stops deferring name's events and queues name again when one of
 // them is drift of what its reconcile recorded as applied.
 func (s *Scheduler) judgeHeld(name string) {
 	for k, ev := range s.echoes.end(name) {

@@ -9,7 +9,7 @@ import (
 )
 
 // ownStatus is the status this process last wrote to a BundleDeployment,
-// kept until the cache shows it: a reconcile that follows its own status
+// remembered until the cache shows it: a reconcile that follows its own status
 // patch closely (the echo of its own apply queued it again, say) reads the
 // object as it was before the patch, and would otherwise compute its
 // status against that and patch again — a write of a custom resource that

@@ -49,7 +49,7 @@ type Scheduler struct {
 	detached *detached
 	// flights are the turns running, cancelled when superseded.
 	flights *inFlight
-	// echoes hold events of managed objects while their
+	// echoes defers events of managed objects while their
 	// BundleDeployment's turn runs.
 	echoes *echoes
 	// own is the status this process last wrote to each BundleDeployment.

@@ -22,7 +22,7 @@ type Turn struct {
 // the context it returns is cancelled when bd is superseded (a spec
 // change, a deletion: see Observe), so that a reconcile waiting for a hook
 // stops at once and the next one works on what bd is now; and the events
-// of bd's managed objects are held (ObjectEvent) until the turn ends. The
+// of bd's managed objects are deferred (ObjectEvent) until the turn ends. The
 // caller must call End, however the reconcile ends.
 func (s *Scheduler) Begin(ctx context.Context, bd *v1alpha2.BundleDeployment) (context.Context, *Turn) {
 	ctx, fl, done := s.flights.start(ctx, bd)
@@ -40,7 +40,7 @@ func (t *Turn) Superseded() bool { return t.s.flights.superseded(t.fl) }
 //  1. a superseded reconcile is queued again, at once, for what the
 //     BundleDeployment is now, and ends with neither error nor requeue;
 //     otherwise result and err are returned as they are;
-//  2. the events of its managed objects held while it ran are judged:
+//  2. the events of its managed objects deferred while it ran are judged:
 //     the BundleDeployment is queued again when one is drift (a
 //     deletion, or a change Options.Unchanged does not find unchanged),
 //     not when all are echoes of its own writes — so the reconcile must
@@ -59,7 +59,7 @@ func (t *Turn) End(result ctrl.Result, err error) (ctrl.Result, error) {
 // inFlight cancels the turn of a BundleDeployment that is no longer what
 // it was when the turn began: its spec changed (a new generation) or it
 // is being deleted. A reconcile waiting for a hook then stops at once
-// instead of holding its worker until the hook's deadline, and the next
+// instead of occupying its worker until the hook's deadline, and the next
 // reconcile works on what the BundleDeployment is now.
 type inFlight struct {
 	mu sync.Mutex
