@@ -12,8 +12,8 @@ import (
 	"github.com/rukpak/rukpak/internal/helmrepo"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/credentials"
-	"github.com/rukpak/rukpak/internal/versionrange"
 	httpsource "github.com/rukpak/rukpak/internal/source/http"
+	"github.com/rukpak/rukpak/internal/versionrange"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
