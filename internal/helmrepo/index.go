@@ -419,10 +419,10 @@ func (ir *indexReader) readYAML(r io.Reader) error {
 				item.WriteString("\n")
 				continue
 			}
+			// The chart's entries end: this line is the next chart's key.
 			if err := flush(); err != nil {
 				return err
 			}
-			state = entries
 		}
 		// A chart's key, at the entries' indentation.
 		key, value, ok := mappingKey(string(trimmed))
