@@ -4,7 +4,10 @@ package image
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -177,4 +180,29 @@ func TestResolveVersionsRefused(t *testing.T) {
 		res := resolve(t, testSource(nil), down.testRegistry, down.source("1.x"))
 		checkErr(t, "Resolve", res.err, transient, "listing the tags of repository oci://"+down.host+"/app")
 	})
+}
+
+// TestResolveVersionsHugeTagList checks that a registry whose tag list
+// never ends is cut short at the byte cap.
+func TestResolveVersionsHugeTagList(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v2/app/tags/list" {
+			return // 200 to /v2/: no authentication
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"name":"app","tags":["0.0.0"`)
+		chunk := strings.Repeat(`,"0.0.1"`, 1<<14)
+		for written := 0; written <= int(maxTagListBytes); written += len(chunk) {
+			if _, err := fmt.Fprint(w, chunk); err != nil {
+				return // the client gave up
+			}
+		}
+		fmt.Fprint(w, `]}`)
+	}))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	src := v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{
+		Ref: host + "/app", Versions: "1.x", InsecureSkipTLSVerify: true}}
+	_, err := testSource(nil).Resolve(context.Background(), src)
+	checkErr(t, "Resolve", err, v1alpha2.ReasonResourceLimit, fmt.Sprintf("list of tags is larger than %d bytes", maxTagListBytes))
 }
