@@ -48,6 +48,7 @@ type deadlined struct {
 var (
 	_ Source   = (*deadlined)(nil)
 	_ Floating = (*deadlined)(nil)
+	_ Forward  = (*deadlined)(nil)
 )
 
 // Floating reports what the wrapped source reports; false when it pins
@@ -62,6 +63,23 @@ func (s *deadlined) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1a
 	dctx, cancel := context.WithTimeoutCause(ctx, s.d, errDeadline)
 	defer cancel()
 	out, err := s.inner.Resolve(dctx, src)
+	if err != nil {
+		return v1alpha2.BundleSource{}, s.check(ctx, dctx, "resolving", src, err)
+	}
+	return out, nil
+}
+
+// ResolveForward resolves src from its last pin previous with the wrapped
+// source within the deadline: with its ResolveForward when it is Forward,
+// else with its Resolve.
+func (s *deadlined) ResolveForward(ctx context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	f, ok := s.inner.(Forward)
+	if !ok {
+		return s.Resolve(ctx, src)
+	}
+	dctx, cancel := context.WithTimeoutCause(ctx, s.d, errDeadline)
+	defer cancel()
+	out, err := f.ResolveForward(dctx, src, previous)
 	if err != nil {
 		return v1alpha2.BundleSource{}, s.check(ctx, dctx, "resolving", src, err)
 	}

@@ -1,8 +1,10 @@
 package source
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 )
@@ -52,5 +54,37 @@ func TestDescribeRanges(t *testing.T) {
 		if got := Describe(tt.src); got != tt.want {
 			t.Errorf("Describe = %q, want %q", got, tt.want)
 		}
+	}
+}
+
+// forwardSource counts how it is resolved.
+type forwardSource struct{ resolves, forwards int }
+
+func (f *forwardSource) Resolve(_ context.Context, src v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	f.resolves++
+	return src, nil
+}
+
+func (f *forwardSource) ResolveForward(_ context.Context, _, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	f.forwards++
+	return previous, nil
+}
+
+func (f *forwardSource) Unpack(context.Context, v1alpha2.BundleSource, string) error { return nil }
+
+// TestDeadlineKeepsForward checks that a Forward source wrapped with a
+// deadline, as the manager wraps every source, is still resolved forward.
+func TestDeadlineKeepsForward(t *testing.T) {
+	f := &forwardSource{}
+	reg := Registry{v1alpha2.SourceTypeImage: f}.WithDeadline(time.Minute)
+	spec := v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{Ref: "quay.io/x/y", Versions: "1.x"}}
+	previous := *spec.DeepCopy()
+	previous.Image.ResolvedTag, previous.Image.Digest = "v1.3.0", "sha256:"+strings.Repeat("a", 64)
+	out, err := reg.Resolve(context.Background(), []v1alpha2.BundleSource{spec}, []v1alpha2.BundleSource{previous}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.forwards != 1 || f.resolves != 0 || out[0].Image.ResolvedTag != "v1.3.0" {
+		t.Fatalf("forwards %d, resolves %d, resolved %v; want one forward resolve keeping the previous pin", f.forwards, f.resolves, out[0].Image)
 	}
 }

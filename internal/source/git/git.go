@@ -41,6 +41,7 @@ type Source struct {
 var (
 	_ source.Source   = (*Source)(nil)
 	_ source.Floating = (*Source)(nil)
+	_ source.Forward  = (*Source)(nil)
 )
 
 // Option configures a Source.

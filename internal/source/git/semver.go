@@ -1,6 +1,7 @@
 package git
 
 import (
+	"context"
 	"sort"
 	"strings"
 
@@ -36,4 +37,21 @@ func (r *remote) selectTag(ar *packp.AdvRefs, constraint string) (string, error)
 			r.name, constraint, len(tags), len(versionrange.Sort(tags)))
 	}
 	return best.Name, nil
+}
+
+// ResolveForward resolves src, and keeps previous, its last pin of the
+// same spec, when the tag ref.semver selects now is an older version than
+// previous's: a tag removed from the repository after it was selected
+// stays selected, never downgraded by itself.
+func (s *Source) ResolveForward(ctx context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	pinned, err := s.Resolve(ctx, src)
+	if err != nil || previous.Git == nil || pinned.Git == nil || previous.Git.ResolvedCommit == "" {
+		return pinned, err
+	}
+	prev, err1 := versionrange.Version(previous.Git.ResolvedTag)
+	now, err2 := versionrange.Version(pinned.Git.ResolvedTag)
+	if err1 == nil && err2 == nil && prev.GreaterThan(now) {
+		return previous, nil
+	}
+	return pinned, nil
 }

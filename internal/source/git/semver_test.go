@@ -141,6 +141,27 @@ func TestSemverFollows(t *testing.T) {
 	}
 }
 
+// TestSemverForward checks that a tag selected last, and gone since, stays
+// selected while it is newer than what the repository has, and that an
+// older one is left for the newest.
+func TestSemverForward(t *testing.T) {
+	f := newVersionFixture(t, serverOpts{})
+	s := New(credentials.NewReader(env.Client, v1alpha2.SystemNamespace), WithWorkDir(t.TempDir()))
+	spec := f.source(">=1.2 <2")
+	gone := *spec.DeepCopy()
+	gone.Git.ResolvedTag, gone.Git.ResolvedCommit = "v1.9.0", f.c1.String() // taken off the repository since
+	got, err := s.ResolveForward(context.Background(), spec, gone)
+	if err != nil || got.Git.ResolvedTag != "v1.9.0" || got.Git.ResolvedCommit != f.c1.String() {
+		t.Fatalf("ResolveForward from v1.9.0 = %v, %v; want v1.9.0 kept", got.Git, err)
+	}
+	older := *spec.DeepCopy()
+	older.Git.ResolvedTag, older.Git.ResolvedCommit = "1.2.0", f.commits["1.2.0"].String()
+	got, err = s.ResolveForward(context.Background(), spec, older)
+	if err != nil || got.Git.ResolvedTag != "v1.3.0" || got.Git.ResolvedCommit != f.commits["v1.3.0"].String() {
+		t.Fatalf("ResolveForward from 1.2.0 = %v, %v; want v1.3.0", got.Git, err)
+	}
+}
+
 func TestSemverRefused(t *testing.T) {
 	f := newVersionFixture(t, serverOpts{})
 	s := New(credentials.NewReader(env.Client, v1alpha2.SystemNamespace), WithWorkDir(t.TempDir()))

@@ -32,6 +32,7 @@ type Source struct {
 var (
 	_ source.Source   = (*Source)(nil)
 	_ source.Floating = (*Source)(nil)
+	_ source.Forward  = (*Source)(nil)
 )
 
 // Option configures a Source.

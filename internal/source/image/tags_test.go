@@ -146,6 +146,27 @@ func TestResolveVersionsFollows(t *testing.T) {
 	}
 }
 
+// TestResolveVersionsForward checks that a tag selected last, and gone
+// since, stays selected while it is newer than what the registry has, and
+// that an older one is left for the newest.
+func TestResolveVersionsForward(t *testing.T) {
+	r := newVersionRegistry(t, published...)
+	s := testSource(nil)
+	spec := r.source(">=1.2 <2")
+	gone := *spec.DeepCopy()
+	gone.Image.ResolvedTag, gone.Image.Digest = "v1.9.0", zeroDigest // taken off the registry since
+	got, err := s.ResolveForward(context.Background(), spec, gone)
+	if err != nil || got.Image.ResolvedTag != "v1.9.0" || got.Image.Digest != zeroDigest {
+		t.Fatalf("ResolveForward from v1.9.0 = %v, %v; want v1.9.0 kept", got.Image, err)
+	}
+	older := *spec.DeepCopy()
+	older.Image.ResolvedTag, older.Image.Digest = "1.2.0", r.digests["1.2.0"]
+	got, err = s.ResolveForward(context.Background(), spec, older)
+	if err != nil || got.Image.ResolvedTag != "v1.3.0" || got.Image.Digest != r.digests["v1.3.0"] {
+		t.Fatalf("ResolveForward from 1.2.0 = %v, %v; want v1.3.0", got.Image, err)
+	}
+}
+
 func TestResolveVersionsRefused(t *testing.T) {
 	r := newVersionRegistry(t, published...)
 	t.Run("too many tags", func(t *testing.T) {
