@@ -91,10 +91,15 @@ type LocalObjectReference struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
-// ImageSource reads content from an OCI image.
+// ImageSource reads content from an OCI image: the one ref names, or the
+// newest tag of the repository ref names that is a version in versions.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.versions) || (!self.ref.contains('@') && !self.ref.matches(':[^/]*$'))",message="with versions, ref names the repository only, without a tag or digest"
+// +kubebuilder:validation:XValidation:rule="!has(self.resolvedTag) || (has(self.versions) && has(self.digest))",message="resolvedTag is set only with versions and digest"
 type ImageSource struct {
 	// ref is the image reference, by tag or (preferably) by digest. An
-	// "oci://" prefix, as Helm writes chart references, is allowed.
+	// "oci://" prefix, as Helm writes chart references, is allowed. With
+	// versions set, ref is the repository alone.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
@@ -119,12 +124,30 @@ type ImageSource struct {
 	// +kubebuilder:validation:MaxLength=64
 	Platform string `json:"platform,omitempty"`
 
+	// versions is a semantic-version constraint over the tags of the
+	// repository ref names, read as Helm reads a chart version: an exact
+	// version ("1.2.3") or a range ("1.x", "~1.2.0", ">=1.2 <2"). The
+	// newest tag in it is taken; a pre-release only when the constraint
+	// names one (">=1.3.0-0"). Tags are versions with an optional leading "v";
+	// others ("latest", "1.2") are never taken. The tags are listed again
+	// every pollInterval, and a newer tag in range is a new revision.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Versions string `json:"versions,omitempty"`
+
 	// digest pins the image ("sha256:<hex>", the digest of the manifest or
 	// index ref names). rukpak sets it on resolved sources; a user may set it
 	// to pin a tag ref. A ref by digest is pinned already.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
 	Digest string `json:"digest,omitempty"`
+
+	// resolvedTag is the tag versions selected, whose image digest pins.
+	// rukpak sets it on resolved sources.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	ResolvedTag string `json:"resolvedTag,omitempty"`
 
 	// verify requires the image to be signed: an image whose signature
 	// does not verify is refused (SignatureInvalid) before anything of it
@@ -169,11 +192,17 @@ type GitSource struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[0-9a-f]{40}([0-9a-f]{24})?$`
 	ResolvedCommit string `json:"resolvedCommit,omitempty"`
+
+	// resolvedTag is the tag ref.semver selected, whose commit
+	// resolvedCommit is. rukpak sets it on resolved sources.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	ResolvedTag string `json:"resolvedTag,omitempty"`
 }
 
 // GitRef selects a commit. Exactly one field is set.
 //
-// +kubebuilder:validation:XValidation:rule="[has(self.commit), has(self.tag), has(self.branch)].filter(x, x).size() == 1",message="exactly one of commit, tag and branch must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.commit), has(self.tag), has(self.branch), has(self.semver)].filter(x, x).size() == 1",message="exactly one of commit, tag, branch and semver must be set"
 type GitRef struct {
 	// commit is a full commit hash; it is fetched once.
 	// +optional
@@ -189,6 +218,18 @@ type GitRef struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Branch string `json:"branch,omitempty"`
+
+	// semver is a semantic-version constraint over the repository's tags,
+	// read as Helm reads a chart version: an exact version ("1.2.3") or a
+	// range ("1.x", "~1.2.0", ">=1.2 <2"). The newest tag in it is taken;
+	// a pre-release only when the constraint names one (">=1.3.0-0").
+	// Tags are versions with an optional leading "v"; others ("latest",
+	// "1.2") are never taken. The tags are listed again every
+	// pollInterval, and a newer tag in range is a new revision.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Semver string `json:"semver,omitempty"`
 }
 
 // GitAuth names the credentials for a git repository.

@@ -41,6 +41,13 @@ func bd(name string, mutate func(*v1alpha2.BundleDeployment)) *v1alpha2.BundleDe
 	return b
 }
 
+// withImage makes the BundleDeployment's source img.
+func withImage(img *v1alpha2.ImageSource) func(*v1alpha2.BundleDeployment) {
+	return func(b *v1alpha2.BundleDeployment) {
+		b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeImage, Image: img}}
+	}
+}
+
 func TestBundleDeploymentCreateValidation(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -108,7 +115,62 @@ func TestBundleDeploymentCreateValidation(t *testing.T) {
 					Ref:        v1alpha2.GitRef{Branch: "main", Tag: "v1"},
 				}}}
 			}),
-			wantErr: "exactly one of commit, tag and branch must be set",
+			wantErr: "exactly one of commit, tag, branch and semver must be set",
+		},
+		{
+			name: "a git range",
+			obj: bd(envtest.UniqueName("gitsemver"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeGit, Git: &v1alpha2.GitSource{
+					Repository: "https://example.com/repo.git", Ref: v1alpha2.GitRef{Semver: ">=1.2 <2"},
+				}}}
+			}),
+		},
+		{
+			name: "a git range and a tag",
+			obj: bd(envtest.UniqueName("gitsemvertag"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeGit, Git: &v1alpha2.GitSource{
+					Repository: "https://example.com/repo.git", Ref: v1alpha2.GitRef{Semver: "1.x", Tag: "v1.0.0"},
+				}}}
+			}),
+			wantErr: "exactly one of commit, tag, branch and semver must be set",
+		},
+		{
+			name:    "an image range",
+			obj:     bd(envtest.UniqueName("imgrange"), withImage(&v1alpha2.ImageSource{Ref: "localhost:5000/team/bundle", Versions: ">=1.2 <2"})),
+			wantErr: "",
+		},
+		{
+			name:    "an image range of an oci:// repository",
+			obj:     bd(envtest.UniqueName("imgrangeoci"), withImage(&v1alpha2.ImageSource{Ref: "oci://quay.io/team/chart", Versions: "1.x"})),
+			wantErr: "",
+		},
+		{
+			name: "an image range pinned",
+			obj: bd(envtest.UniqueName("imgrangepin"), withImage(&v1alpha2.ImageSource{Ref: "quay.io/team/bundle", Versions: "1.x",
+				Digest: "sha256:" + strings.Repeat("a", 64), ResolvedTag: "v1.4.0"})),
+			wantErr: "",
+		},
+		{
+			name:    "an image range with a tag",
+			obj:     bd(envtest.UniqueName("imgrangetag"), withImage(&v1alpha2.ImageSource{Ref: "localhost:5000/team/bundle:v1", Versions: "1.x"})),
+			wantErr: "with versions, ref names the repository only, without a tag or digest",
+		},
+		{
+			name: "an image range with a digest",
+			obj: bd(envtest.UniqueName("imgrangedigest"), withImage(&v1alpha2.ImageSource{
+				Ref: "quay.io/team/bundle@sha256:" + strings.Repeat("a", 64), Versions: "1.x"})),
+			wantErr: "with versions, ref names the repository only, without a tag or digest",
+		},
+		{
+			name:    "an empty image range",
+			obj:     bd(envtest.UniqueName("imgrangeempty"), withImage(&v1alpha2.ImageSource{Ref: "quay.io/team/bundle", Versions: ""})),
+			wantErr: "",
+		},
+		{
+			name: "a resolved tag without a range",
+			obj: bd(envtest.UniqueName("imgresolvedtag"), withImage(&v1alpha2.ImageSource{Ref: "quay.io/team/bundle:v1",
+				Digest: "sha256:" + strings.Repeat("a", 64), ResolvedTag: "v1"})),
+			wantErr: "resolvedTag is set only with versions and digest",
 		},
 		{
 			name: "destination escapes the tree",

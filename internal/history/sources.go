@@ -27,6 +27,12 @@ func SourceSummary(s v1alpha2.BundleSource) string {
 		if s.Image.Digest != "" {
 			pin = s.Image.Digest
 		}
+		if s.Image.ResolvedTag != "" {
+			ref += ":" + s.Image.ResolvedTag
+		}
+		if pin == "" && s.Image.Versions != "" {
+			return "image " + ref + " (versions " + s.Image.Versions + ")"
+		}
 		if pin == "" {
 			return "image " + ref
 		}
@@ -34,7 +40,14 @@ func SourceSummary(s v1alpha2.BundleSource) string {
 	case s.Type == v1alpha2.SourceTypeGit && s.Git != nil:
 		g := s.Git
 		if c := cmp.Or(g.ResolvedCommit, g.Ref.Commit); c != "" {
-			return "git " + g.Repository + "@" + c[:min(12, len(c))]
+			out := "git " + g.Repository + "@" + c[:min(12, len(c))]
+			if g.ResolvedTag != "" {
+				out += " (tag " + g.ResolvedTag + ")"
+			}
+			return out
+		}
+		if g.Ref.Semver != "" {
+			return "git " + g.Repository + " (semver " + g.Ref.Semver + ")"
 		}
 		return "git " + g.Repository + "@" + cmp.Or(g.Ref.Tag, g.Ref.Branch)
 	case s.Type == v1alpha2.SourceTypeHTTP && s.HTTP != nil:

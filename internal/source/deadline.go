@@ -48,6 +48,7 @@ type deadlined struct {
 var (
 	_ Source   = (*deadlined)(nil)
 	_ Floating = (*deadlined)(nil)
+	_ Forward  = (*deadlined)(nil)
 )
 
 // Floating reports what the wrapped source reports; false when it pins
@@ -62,6 +63,23 @@ func (s *deadlined) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1a
 	dctx, cancel := context.WithTimeoutCause(ctx, s.d, errDeadline)
 	defer cancel()
 	out, err := s.inner.Resolve(dctx, src)
+	if err != nil {
+		return v1alpha2.BundleSource{}, s.check(ctx, dctx, "resolving", src, err)
+	}
+	return out, nil
+}
+
+// ResolveForward resolves src from its last pin previous with the wrapped
+// source within the deadline: with its ResolveForward when it is Forward,
+// else with its Resolve.
+func (s *deadlined) ResolveForward(ctx context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	f, ok := s.inner.(Forward)
+	if !ok {
+		return s.Resolve(ctx, src)
+	}
+	dctx, cancel := context.WithTimeoutCause(ctx, s.d, errDeadline)
+	defer cancel()
+	out, err := f.ResolveForward(dctx, src, previous)
 	if err != nil {
 		return v1alpha2.BundleSource{}, s.check(ctx, dctx, "resolving", src, err)
 	}
@@ -98,9 +116,9 @@ func (s *deadlined) check(parent, dctx context.Context, op string, src v1alpha2.
 func Describe(src v1alpha2.BundleSource) string {
 	switch {
 	case src.Image != nil:
-		return "image " + src.Image.Ref
+		return describeImage(src.Image)
 	case src.Git != nil:
-		return "git repository " + redactURL(src.Git.Repository)
+		return describeGit(src.Git)
 	case src.HTTP != nil:
 		return "http source " + redactURL(src.HTTP.URL)
 	case src.HelmRepository != nil:
@@ -115,6 +133,31 @@ func Describe(src v1alpha2.BundleSource) string {
 		return "upload " + src.Upload.Digest
 	}
 	return "source of type " + string(src.Type)
+}
+
+// describeImage names an image source: its ref, and the tag its versions
+// resolved to or else the versions.
+func describeImage(img *v1alpha2.ImageSource) string {
+	switch {
+	case img.ResolvedTag != "":
+		return "image " + img.Ref + ":" + img.ResolvedTag
+	case img.Versions != "":
+		return fmt.Sprintf("image %s (versions %q)", img.Ref, img.Versions)
+	}
+	return "image " + img.Ref
+}
+
+// describeGit names a git source: its repository, and the tag its semver
+// constraint resolved to or else the constraint.
+func describeGit(g *v1alpha2.GitSource) string {
+	out := "git repository " + redactURL(g.Repository)
+	switch {
+	case g.ResolvedTag != "":
+		return out + " at tag " + g.ResolvedTag
+	case g.Ref.Semver != "":
+		return fmt.Sprintf("%s (semver %q)", out, g.Ref.Semver)
+	}
+	return out
 }
 
 // redactURL returns raw without the password it may hold; a URL that does

@@ -28,8 +28,8 @@ type Source interface {
 }
 
 // Floating is implemented by sources whose unpinned form must be looked up
-// over the network (an image tag, a git branch or tag, an HTTP URL without
-// sha256). Such a source is re-resolved only every pollInterval.
+// over the network (an image tag, a git branch or tag, a range of image or
+// git tags, an HTTP URL without sha256). Such a source is re-resolved only every pollInterval.
 type Floating interface {
 	// Floating reports whether src (as the user wrote it) needs a network
 	// lookup to be pinned.
@@ -104,10 +104,10 @@ func (r Registry) Resolve(ctx context.Context, srcs, previous []v1alpha2.BundleS
 func samePinned(spec, pinned v1alpha2.BundleSource) bool {
 	p := pinned.DeepCopy()
 	if spec.Image != nil && p.Image != nil && spec.Image.Digest == "" {
-		p.Image.Digest = ""
+		p.Image.Digest, p.Image.ResolvedTag = "", ""
 	}
 	if spec.Git != nil && p.Git != nil && spec.Git.ResolvedCommit == "" {
-		p.Git.ResolvedCommit = ""
+		p.Git.ResolvedCommit, p.Git.ResolvedTag = "", ""
 	}
 	if spec.HTTP != nil && p.HTTP != nil && spec.HTTP.SHA256 == "" {
 		p.HTTP.SHA256 = ""

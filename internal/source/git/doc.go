@@ -6,8 +6,10 @@
 // The source is a pipeline:
 //
 //  1. Floating: a source pinned to a commit (ref.commit or resolvedCommit)
-//     is fixed; a branch or a tag is floating.
-//  2. Resolve pins a branch or tag to a commit with one ls-remote. An
+//     is fixed; a branch, a tag or a semver constraint is floating.
+//  2. Resolve pins a branch or tag to a commit with one ls-remote; for a
+//     semver constraint, the newest tag of that ls-remote in it (package
+//     versionrange), recorded as resolvedTag and fetched by on Unpack. An
 //     annotated tag is pinned to the commit it points to: the peeled
 //     ("^{}") entry when the server advertises it, otherwise the tag is
 //     fetched and peeled. A commit-pinned source makes no request at all.

@@ -34,18 +34,34 @@ func refName(ref v1alpha2.GitRef) (plumbing.ReferenceName, string) {
 	return "", ""
 }
 
-// resolve returns the commit the branch or tag ref points to now. Peeling
-// an annotated tag the server does not peel fetches it into a temporary
+// resolve returns the commit the branch or tag ref points to now, or the
+// commit of the newest tag in ref.semver and that tag. Peeling an
+// annotated tag the server does not peel fetches it into a temporary
 // repository under workDir.
-func (r *remote) resolve(ctx context.Context, ref v1alpha2.GitRef, workDir string, maxObject int64) (plumbing.Hash, error) {
-	name, what := refName(ref)
-	if name == "" {
-		return plumbing.ZeroHash, failure.New(v1alpha2.ReasonUnpackFailed, "repository %s: ref sets none of commit, branch and tag", r.name)
+func (r *remote) resolve(ctx context.Context, ref v1alpha2.GitRef, workDir string, maxObject int64) (plumbing.Hash, string, error) {
+	if ref.Semver == "" {
+		if name, _ := refName(ref); name == "" {
+			return plumbing.ZeroHash, "", failure.New(v1alpha2.ReasonUnpackFailed, "repository %s: ref sets none of commit, branch, tag and semver", r.name)
+		}
 	}
 	ar, err := r.advertise(ctx)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, "", err
 	}
+	var selected string
+	if ref.Semver != "" {
+		if selected, err = r.selectTag(ar, ref.Semver); err != nil {
+			return plumbing.ZeroHash, "", err
+		}
+		ref = v1alpha2.GitRef{Tag: selected}
+	}
+	h, err := r.commitOf(ctx, ar, ref, workDir, maxObject)
+	return h, selected, err
+}
+
+// commitOf returns the commit the branch or tag ref points to in ar.
+func (r *remote) commitOf(ctx context.Context, ar *packp.AdvRefs, ref v1alpha2.GitRef, workDir string, maxObject int64) (plumbing.Hash, error) {
+	name, what := refName(ref)
 	h, ok := ar.References[name.String()]
 	if !ok {
 		return plumbing.ZeroHash, failure.New(v1alpha2.ReasonSourceNotFound, "%s not found in repository %s", what, r.name)

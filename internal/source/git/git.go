@@ -41,6 +41,7 @@ type Source struct {
 var (
 	_ source.Source   = (*Source)(nil)
 	_ source.Floating = (*Source)(nil)
+	_ source.Forward  = (*Source)(nil)
 )
 
 // Option configures a Source.
@@ -103,7 +104,8 @@ func (s *Source) Floating(src v1alpha2.BundleSource) bool {
 // ref.commit is pinned to it, and one with resolvedCommit set is returned
 // as it is, both without any network request. A branch or tag is looked up
 // on the server; one the server does not have is a terminal SourceNotFound
-// failure.
+// failure. With ref.semver, the newest tag in the constraint is, and
+// recorded in resolvedTag; no tag in it is a SourceNotFound failure too.
 func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
 	g, err := spec(src)
 	if err != nil {
@@ -125,11 +127,11 @@ func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alph
 		return v1alpha2.BundleSource{}, err
 	}
 	defer r.close()
-	h, err := r.resolve(ctx, g.Ref, s.workDir, s.maxBytes)
+	h, tag, err := r.resolve(ctx, g.Ref, s.workDir, s.maxBytes)
 	if err != nil {
 		return v1alpha2.BundleSource{}, err
 	}
-	out.Git.ResolvedCommit = h.String()
+	out.Git.ResolvedCommit, out.Git.ResolvedTag = h.String(), tag
 	return *out, nil
 }
 
@@ -164,7 +166,7 @@ func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir stri
 		return err
 	}
 	defer func() { _ = sto.Remove() }()
-	if err := r.fetchCommit(ctx, sto, g.Ref, want); err != nil {
+	if err := r.fetchCommit(ctx, sto, fetchRef(g), want); err != nil {
 		return err
 	}
 	commit, err := verifiedCommit(sto, want)
@@ -173,6 +175,15 @@ func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir stri
 	}
 	w := &writer{sto: sto, root: dir, repo: r.name, maxBytes: s.maxBytes, maxFiles: s.maxFiles}
 	return w.writeCommit(ctx, commit, sub)
+}
+
+// fetchRef is the ref Unpack fetches the pinned commit by: the tag
+// ref.semver resolved to, or ref itself.
+func fetchRef(g *v1alpha2.GitSource) v1alpha2.GitRef {
+	if g.Ref.Semver != "" && g.ResolvedTag != "" {
+		return v1alpha2.GitRef{Tag: g.ResolvedTag}
+	}
+	return g.Ref
 }
 
 // spec returns the git member of src.

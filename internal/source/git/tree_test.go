@@ -78,6 +78,8 @@ func TestFloating(t *testing.T) {
 		{name: "tag", git: &v1alpha2.GitSource{Ref: v1alpha2.GitRef{Tag: "v1"}}, want: true},
 		{name: "commit", git: &v1alpha2.GitSource{Ref: v1alpha2.GitRef{Commit: h}}},
 		{name: "resolved branch", git: &v1alpha2.GitSource{Ref: v1alpha2.GitRef{Branch: "main"}, ResolvedCommit: h}},
+		{name: "semver", git: &v1alpha2.GitSource{Ref: v1alpha2.GitRef{Semver: "1.x"}}, want: true},
+		{name: "resolved semver", git: &v1alpha2.GitSource{Ref: v1alpha2.GitRef{Semver: "1.x"}, ResolvedCommit: h, ResolvedTag: "v1.0.0"}},
 		{name: "no git member"},
 	}
 	for _, tt := range tests {

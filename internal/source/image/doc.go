@@ -6,11 +6,14 @@
 // The source is a pipeline:
 //
 //  1. Floating: a ref by digest, or a tag ref with the digest field set, is
-//     fixed; a tag ref alone is floating.
+//     fixed; a tag ref alone, or a repository with versions, is floating.
 //  2. Resolve pins a tag to the digest of what it points to (a manifest or
 //     a multi-platform index) with one HEAD request, or a GET when the
-//     registry does not answer HEAD usefully. A source pinned already makes
-//     no request at all.
+//     registry does not answer HEAD usefully. With versions, it first
+//     lists the repository's tags (bounded in tags, pages and bytes, see
+//     tags.go) and takes the newest that is a version in the constraint
+//     (package versionrange), recorded as resolvedTag. A source pinned
+//     already makes no request at all.
 //  3. Unpack fetches repository@digest — never the tag — and refuses a
 //     manifest that does not match the digest. An index is narrowed to the
 //     image of the source's platform (or the manager's). The image's layers

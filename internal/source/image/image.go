@@ -23,6 +23,7 @@ type Source struct {
 	creds    *credentials.Reader
 	platform string
 	limits   archive.Limits
+	maxTags  int
 	// backoff is how go-containerregistry retries temporary errors (5xx,
 	// resets) within one call; tests shorten it.
 	backoff remote.Backoff
@@ -31,6 +32,7 @@ type Source struct {
 var (
 	_ source.Source   = (*Source)(nil)
 	_ source.Floating = (*Source)(nil)
+	_ source.Forward  = (*Source)(nil)
 )
 
 // Option configures a Source.
@@ -55,6 +57,7 @@ func New(creds *credentials.Reader, opts ...Option) *Source {
 		creds:    creds,
 		platform: runtime.GOOS + "/" + runtime.GOARCH,
 		limits:   archive.DefaultLimits(),
+		maxTags:  DefaultMaxTags,
 		backoff:  remote.Backoff{Duration: time.Second, Factor: 3, Jitter: 0.1, Steps: 3},
 	}
 	for _, o := range opts {
@@ -66,11 +69,15 @@ func New(creds *credentials.Reader, opts ...Option) *Source {
 // sha256Digest is the only digest form the API accepts as a pin.
 var sha256Digest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
-// Floating reports whether src is a tag ref without a digest pin. An
-// unparsable ref is not floating: Resolve reports it.
+// Floating reports whether src is a tag ref or a range of versions
+// without a digest pin. An unparsable ref is not floating: Resolve
+// reports it.
 func (s *Source) Floating(src v1alpha2.BundleSource) bool {
 	if src.Image == nil || src.Image.Digest != "" {
 		return false
+	}
+	if src.Image.Versions != "" {
+		return true
 	}
 	ref, err := name.ParseReference(src.Image.Ref)
 	if err != nil {
@@ -82,13 +89,20 @@ func (s *Source) Floating(src v1alpha2.BundleSource) bool {
 
 // Resolve returns a copy of src with image.digest set. A ref by digest and
 // a source whose digest is set already are pinned without any request; a
-// tag is looked up in its registry.
+// tag is looked up in its registry; with versions, the newest tag in range
+// is, and recorded in image.resolvedTag.
 func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
 	img, ref, err := parse(src)
 	if err != nil {
 		return v1alpha2.BundleSource{}, err
 	}
 	out := src.DeepCopy()
+	if img.Versions != "" && img.Digest == "" {
+		if err := s.resolveVersion(ctx, out); err != nil {
+			return v1alpha2.BundleSource{}, err
+		}
+		return *out, nil
+	}
 	pin, err := pinOf(img, ref)
 	if err != nil {
 		return v1alpha2.BundleSource{}, err

@@ -76,6 +76,8 @@ func TestFloating(t *testing.T) {
 		{name: "ref by digest", img: &v1alpha2.ImageSource{Ref: "registry.example.com/app@" + digest}},
 		{name: "tag and digest", img: &v1alpha2.ImageSource{Ref: "registry.example.com/app:v1@" + digest}},
 		{name: "unparsable", img: &v1alpha2.ImageSource{Ref: "not a ref"}},
+		{name: "versions", img: &v1alpha2.ImageSource{Ref: "registry.example.com/app", Versions: "1.x"}, want: true},
+		{name: "versions pinned", img: &v1alpha2.ImageSource{Ref: "registry.example.com/app", Versions: "1.x", ResolvedTag: "v1.0.0", Digest: digest}},
 		{name: "no image member"},
 	}
 	s := New(nil)
