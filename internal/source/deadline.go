@@ -46,8 +46,9 @@ type deadlined struct {
 }
 
 var (
-	_ Source   = (*deadlined)(nil)
-	_ Floating = (*deadlined)(nil)
+	_ Source    = (*deadlined)(nil)
+	_ Floating  = (*deadlined)(nil)
+	_ Successor = (*deadlined)(nil)
 )
 
 // Floating reports what the wrapped source reports; false when it pins
@@ -62,6 +63,23 @@ func (s *deadlined) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1a
 	dctx, cancel := context.WithTimeoutCause(ctx, s.d, errDeadline)
 	defer cancel()
 	out, err := s.inner.Resolve(dctx, src)
+	if err != nil {
+		return v1alpha2.BundleSource{}, s.check(ctx, dctx, "resolving", src, err)
+	}
+	return out, nil
+}
+
+// ResolveFrom resolves src from installed with the wrapped source within
+// the deadline; a wrapped source that is no Successor resolves src as
+// Resolve does.
+func (s *deadlined) ResolveFrom(ctx context.Context, src v1alpha2.BundleSource, installed *v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	succ, ok := s.inner.(Successor)
+	if !ok {
+		return s.Resolve(ctx, src)
+	}
+	dctx, cancel := context.WithTimeoutCause(ctx, s.d, errDeadline)
+	defer cancel()
+	out, err := succ.ResolveFrom(dctx, src, installed)
 	if err != nil {
 		return v1alpha2.BundleSource{}, s.check(ctx, dctx, "resolving", src, err)
 	}
@@ -105,6 +123,8 @@ func Describe(src v1alpha2.BundleSource) string {
 		return "http source " + redactURL(src.HTTP.URL)
 	case src.HelmRepository != nil:
 		return "chart " + src.HelmRepository.Chart + " of Helm repository " + redactURL(src.HelmRepository.URL)
+	case src.Catalog != nil:
+		return "package " + src.Catalog.Package + " of catalog " + src.Catalog.Image
 	case len(src.ConfigMaps) > 0:
 		names := make([]string, len(src.ConfigMaps))
 		for i := range src.ConfigMaps {

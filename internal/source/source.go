@@ -1,7 +1,7 @@
 // Package source fetches bundle content. Each source type (image, git,
-// http, configMaps, upload) implements Source in a package of its own; a
-// Registry dispatches on BundleSource.Type and composes several sources
-// into one unpacked tree.
+// http, helmRepository, catalog, configMaps, upload) implements Source in
+// a package of its own; a Registry dispatches on BundleSource.Type and
+// composes several sources into one unpacked tree.
 package source
 
 import (
@@ -36,6 +36,17 @@ type Floating interface {
 	Floating(src v1alpha2.BundleSource) bool
 }
 
+// Successor is implemented by sources whose selection depends on what is
+// installed: a catalog source follows upgrade edges from the installed
+// bundle. Registry.ResolveFrom calls it instead of Resolve for a source
+// whose installed counterpart it is given.
+type Successor interface {
+	// ResolveFrom is Resolve for src when installed (the pinned source
+	// of the same index in the installed revision, never nil) is what is
+	// installed now.
+	ResolveFrom(ctx context.Context, src v1alpha2.BundleSource, installed *v1alpha2.BundleSource) (v1alpha2.BundleSource, error)
+}
+
 // Registry is the set of sources a manager can read, by type.
 type Registry map[v1alpha2.SourceType]Source
 
@@ -60,8 +71,17 @@ func (r Registry) get(t v1alpha2.SourceType) (Source, error) {
 // Resolve pins every source, in order. previous are the sources as pinned
 // last time (a BundleDeployment's status.resolvedSources); when reuse is
 // set (their pins are still fresh), a floating source whose spec has not
-// changed keeps its previous pin instead of being looked up again.
+// changed keeps its previous pin instead of being looked up again. It is
+// ResolveFrom with nothing installed.
 func (r Registry) Resolve(ctx context.Context, srcs, previous []v1alpha2.BundleSource, reuse bool) ([]v1alpha2.BundleSource, error) {
+	return r.ResolveFrom(ctx, srcs, previous, reuse, nil)
+}
+
+// ResolveFrom is Resolve given installed, the pinned sources of the
+// installed revision (nil when nothing is installed): a source that is a
+// Successor and whose installed counterpart (same index, same type) exists
+// is resolved from it, so that it can follow upgrade edges.
+func (r Registry) ResolveFrom(ctx context.Context, srcs, previous []v1alpha2.BundleSource, reuse bool, installed []v1alpha2.BundleSource) ([]v1alpha2.BundleSource, error) {
 	out := make([]v1alpha2.BundleSource, 0, len(srcs))
 	for i := range srcs {
 		s, err := r.get(srcs[i].Type)
@@ -72,7 +92,12 @@ func (r Registry) Resolve(ctx context.Context, srcs, previous []v1alpha2.BundleS
 		if f, ok := s.(Floating); ok && reuse && i < len(previous) && f.Floating(src) && samePinned(src, previous[i]) {
 			src = previous[i]
 		}
-		pinned, err := s.Resolve(ctx, src)
+		var pinned v1alpha2.BundleSource
+		if succ, ok := s.(Successor); ok && i < len(installed) && installed[i].Type == src.Type {
+			pinned, err = succ.ResolveFrom(ctx, src, &installed[i])
+		} else {
+			pinned, err = s.Resolve(ctx, src)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("source %d (%s): %w", i, srcs[i].Type, err)
 		}
@@ -96,6 +121,9 @@ func samePinned(spec, pinned v1alpha2.BundleSource) bool {
 	}
 	if h := spec.HelmRepository; h != nil && p.HelmRepository != nil && h.ResolvedVersion == "" {
 		p.HelmRepository.ResolvedVersion, p.HelmRepository.ResolvedURL, p.HelmRepository.SHA256 = "", "", ""
+	}
+	if c := spec.Catalog; c != nil && p.Catalog != nil && c.ResolvedBundle == "" {
+		p.Catalog.ResolvedBundle, p.Catalog.ResolvedVersion, p.Catalog.ResolvedImage, p.Catalog.CatalogDigest = "", "", "", ""
 	}
 	return equality.Semantic.DeepEqual(&spec, p)
 }
