@@ -143,7 +143,7 @@ func TestResolveAndUnpack(t *testing.T) {
 			wantReason: v1alpha2.ReasonResourceLimit, wantMsg: "bytes of layers, more than the limit of 64"},
 		{name: "catalog image over its unpacked bytes", repo: "ops", pkg: "greeter",
 			opts:       []Option{WithPullLimits(image.PullLimits{Archive: archive.Limits{MaxBytes: 64}})},
-			wantReason: v1alpha2.ReasonUnpackFailed, wantMsg: "64"},
+			wantReason: v1alpha2.ReasonUnpackFailed, wantMsg: "exceed the limit of 64 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
