@@ -8,12 +8,14 @@ import (
 	"github.com/rukpak/rukpak/internal/catalog"
 )
 
-// DefaultCacheSize is how many catalog digests the cache keeps.
+// DefaultCacheSize is how many catalogs (by digest and credentials) the
+// cache keeps.
 const DefaultCacheSize = 4
 
-// cache keeps parsed catalogs by catalog image digest, for every source
-// that follows them. One load of a digest is in flight at a time; a
-// failed load is not kept. It keeps the size digests used last.
+// cache keeps parsed catalogs by key (a catalog image digest and the
+// credentials it was read with), for every source that follows them. One
+// load of a key is in flight at a time; a failed load is not kept. It
+// keeps the size keys used last.
 type cache struct {
 	mu      sync.Mutex
 	size    int
@@ -21,7 +23,7 @@ type cache struct {
 	entries map[string]*entry
 }
 
-// entry is one digest's catalog, or its load in flight.
+// entry is one key's catalog, or its load in flight.
 type entry struct {
 	done    chan struct{} // closed when cat and err are set
 	cat     *catalog.Catalog
@@ -33,12 +35,12 @@ func newCache(size int) *cache {
 	return &cache{size: size, entries: map[string]*entry{}}
 }
 
-// get returns the catalog of digest, loading it with load on a miss.
-// Callers of a digest whose load is in flight wait for it (or for ctx).
-func (c *cache) get(ctx context.Context, digest string, load func() (*catalog.Catalog, error)) (*catalog.Catalog, error) {
+// get returns the catalog of key, loading it with load on a miss.
+// Callers of a key whose load is in flight wait for it (or for ctx).
+func (c *cache) get(ctx context.Context, key string, load func() (*catalog.Catalog, error)) (*catalog.Catalog, error) {
 	c.mu.Lock()
 	c.tick++
-	e, ok := c.entries[digest]
+	e, ok := c.entries[key]
 	if ok {
 		e.lastUse = c.tick
 		c.mu.Unlock()
@@ -46,11 +48,11 @@ func (c *cache) get(ctx context.Context, digest string, load func() (*catalog.Ca
 		case <-e.done:
 			return e.cat, e.err
 		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for catalog %s: %w", digest, context.Cause(ctx))
+			return nil, fmt.Errorf("waiting for catalog %s: %w", key, context.Cause(ctx))
 		}
 	}
 	e = &entry{done: make(chan struct{}), lastUse: c.tick}
-	c.entries[digest] = e
+	c.entries[key] = e
 	c.evict()
 	c.mu.Unlock()
 
@@ -58,8 +60,8 @@ func (c *cache) get(ctx context.Context, digest string, load func() (*catalog.Ca
 	close(e.done)
 	if e.err != nil {
 		c.mu.Lock()
-		if c.entries[digest] == e {
-			delete(c.entries, digest)
+		if c.entries[key] == e {
+			delete(c.entries, key)
 		}
 		c.mu.Unlock()
 	}
@@ -80,7 +82,7 @@ func (c *cache) evict() {
 	}
 }
 
-// len returns how many digests the cache holds.
+// len returns how many keys the cache holds.
 func (c *cache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

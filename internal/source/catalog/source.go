@@ -114,7 +114,7 @@ func (s *Source) resolve(ctx context.Context, src v1alpha2.BundleSource, install
 		return src, fmt.Errorf("catalog image: %w", err)
 	}
 	digest := pinnedCatalog.Image.Digest
-	cat, err := s.cache.get(ctx, digest, func() (*catalog.Catalog, error) { return s.load(ctx, pinnedCatalog) })
+	cat, err := s.cache.get(ctx, cacheKey(c, digest), func() (*catalog.Catalog, error) { return s.load(ctx, pinnedCatalog) })
 	if err != nil {
 		return src, err
 	}
@@ -239,6 +239,21 @@ func (s *Source) load(ctx context.Context, pinned v1alpha2.BundleSource) (*catal
 		return nil, failure.New(v1alpha2.ReasonUnpackFailed, "catalog image %s@%s: %v", pinned.Image.Ref, pinned.Image.Digest, err)
 	}
 	return cat, nil
+}
+
+// cacheKey is the key of the catalog of digest read with c's credentials:
+// a catalog image named by digest is pinned without a request, so the
+// parse one pull secret read must not answer a source naming another or
+// none (which the registry could refuse). Sources with the same
+// credentials share it.
+func cacheKey(c *v1alpha2.CatalogSource, digest string) string {
+	name := func(r *v1alpha2.LocalObjectReference) string {
+		if r == nil {
+			return ""
+		}
+		return r.Name
+	}
+	return fmt.Sprintf("%s pull=%s ca=%s insecure=%t", digest, name(c.PullSecret), name(c.CASecret), c.InsecureSkipTLSVerify)
 }
 
 // imageSource is the image source of ref with c's credentials and TLS
