@@ -6,7 +6,10 @@
 #                -short, without the race detector, from test binaries
 #                kept in .local/test/unit (hack/testrun: only those whose
 #                inputs changed are linked again). With UNIT_SHORT empty
-#                (make test): in full, with the race detector, by go test.
+#                (make test): in full, with the race detector, by go test;
+#                with UNIT_SKIP_INTEGRATION=1 (make test) only the packages
+#                the integration tier leaves out, since it runs the
+#                untagged tests of its own packages as well.
 #   integration  packages whose tests start an API server (pkg/envtest),
 #                built with -tags integration (their untagged tests run
 #                again there), and the appspec provisioner's module
@@ -98,6 +101,12 @@ unit)
   untagged=$(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./... | sort)
   tagged=$(tagged_pkgs)
   pkgs=$(comm -23 <(echo "$all") <(comm -23 <(echo "$tagged") <(echo "$untagged")))
+  if [ "${UNIT_SKIP_INTEGRATION-}" = 1 ]; then
+    # make test: the integration tier runs the untagged tests of its
+    # packages too (in full, with the race detector), so they are left
+    # to it: each test binary is built and run once.
+    pkgs=$(comm -23 <(echo "$pkgs") <(envtest_pkgs -tags integration))
+  fi
   if [ "${UNIT_SHORT-1}" = 1 ]; then
     # The fast tier: -short, and without the race detector (which makes
     # these tests 5 to 10 times slower); make test runs them in full.
@@ -122,6 +131,10 @@ integration)
   ;;
 e2e)
   pkgs=$(go list ./test/...)
+  # Their parallel tests mostly wait for the cluster: four at a time (the
+  # default is GOMAXPROCS, 2 here) overlap test/e2e's parallel phase with
+  # TestExamplesStayHealthy's watch.
+  flags+=(-parallel=4)
   ;;
 *)
   echo "usage: $0 unit|integration|e2e|check" >&2

@@ -54,6 +54,29 @@ func TestLayers(t *testing.T) {
 	}
 }
 
+// apiFree are packages that know nothing of rukpak's API: their callers
+// pass them its names (the apply engine's field manager, owner kind and
+// keys) and turn their errors into its reasons.
+var apiFree = []string{module + "/internal/apply"}
+
+// TestAPIFree: no package of apiFree imports anything under api/, even
+// through other packages.
+func TestAPIFree(t *testing.T) {
+	deps := moduleDeps(t)
+	for _, p := range apiFree {
+		ds, ok := deps[p]
+		if !ok {
+			t.Errorf("%s is not a package of the module", p)
+			continue
+		}
+		for _, d := range ds {
+			if under(d, module+"/api") {
+				t.Errorf("%s imports %s (through %s)", p, d, via(deps, p, d))
+			}
+		}
+	}
+}
+
 // TestLayersDocumented: pkg/doc.go lists each package of pkg/ in its layer.
 func TestLayersDocumented(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)

@@ -14,6 +14,7 @@ import (
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/objdiff"
+	"github.com/rukpak/rukpak/internal/planner"
 )
 
 func init() { register(newDiffCmd) }
@@ -146,36 +147,34 @@ func (o *diffOptions) objectsOf(ctx context.Context, stderr io.Writer, cl *clust
 	return append(diffs, removed...), nil
 }
 
-// plan renders in.bd's content and prepares it as the manager would apply
-// it as revision own.revision: serving certificates filled, objects
-// placed and labelled, fields others own kept as they are live, and the
-// hooks of own.hooks run.
+// plan renders in.bd's content and makes it a plan through the manager's
+// pipeline (package planner) as revision own.revision: serving
+// certificates filled, objects placed and labelled, fields others own kept
+// as they are live.
 func (o *diffOptions) plan(ctx context.Context, stderr io.Writer, cl *cluster, engine *apply.Engine, in input, own owner) (*apply.Plan, error) {
 	objs, err := o.render(ctx, stderr, cl, in, own.release)
 	if err != nil {
 		return nil, err
 	}
-	if err := fillCerts(ctx, stderr, cl.client, in.bd.Spec.InstallNamespace, objs); err != nil {
-		return nil, err
-	}
-	plan, err := engine.Prepare(objs, in.bd.Spec.InstallNamespace, apply.Owner{Name: own.name, Revision: own.revision, UID: own.uid})
+	plan, err := planner.Plan(ctx, engine, planner.Revision{
+		Objects: objs, Owner: apply.Owner{Name: own.name, Revision: own.revision, UID: own.uid},
+		InstallNamespace: in.bd.Spec.InstallNamespace, DriftIgnore: in.bd.Spec.DriftIgnore,
+		Certs: diffCerts(stderr, cl.client, in.bd.Spec.InstallNamespace),
+	})
 	if err != nil {
 		return nil, err
 	}
 	for _, id := range plan.Skipped() {
 		fmt.Fprintf(stderr, "note: %s is optional and its kind is not served: left out, as the manager leaves it out\n", id)
 	}
-	rules, err := driftIgnoreRules(in.bd.Spec.DriftIgnore)
-	if err != nil {
-		return nil, err
-	}
-	return plan.WithIgnored(append(rules, plan.AutoscalerRules()...)).RunHooks(own.hooks), nil
+	return plan, nil
 }
 
-// appliedObjects dry-runs plan and returns each object the manager would
-// write, as it is and as it would be.
+// appliedObjects dry-runs plan, running the hooks of own.hooks, and
+// returns each object the manager would write, as it is and as it would
+// be.
 func appliedObjects(ctx context.Context, stderr io.Writer, engine *apply.Engine, own owner, plan *apply.Plan) ([]objdiff.Object, error) {
-	previews, err := engine.DryRun(ctx, plan)
+	previews, err := engine.DryRun(ctx, plan, apply.ApplyOptions{Hooks: own.hooks})
 	if err != nil {
 		return nil, err
 	}

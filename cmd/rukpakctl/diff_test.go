@@ -23,8 +23,8 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/builtins"
-	"github.com/rukpak/rukpak/internal/controller/bundledeployment"
 	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/planner"
 	"github.com/rukpak/rukpak/internal/servingcert"
 	"github.com/rukpak/rukpak/internal/values"
 )
@@ -126,7 +126,7 @@ func installObjects(t *testing.T, ns, class string, objs []*unstructured.Unstruc
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.Apply(ctx, plan); err != nil {
+	if _, err := engine.Apply(ctx, plan, apply.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	store := inventory.NewStore(testEnv.Client, testEnv.Client, v1alpha2.SystemNamespace)
@@ -154,9 +154,9 @@ func managerEngine(t *testing.T) *apply.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return apply.New(c, c, md, c.RESTMapper(), apply.Options{
-		FieldManager: v1alpha2.FieldManager, OwnerKind: v1alpha2.BundleDeploymentKind, Keys: bundledeployment.EngineKeys, Concurrency: 4,
-	})
+	opts := planner.EngineOptions()
+	opts.Concurrency = 4
+	return apply.New(c, c, md, c.RESTMapper(), opts)
 }
 
 // golden compares out, with the test's names and UIDs replaced, with
@@ -325,7 +325,7 @@ func TestDiffKeepsLiveServingCertificates(t *testing.T) {
 	if len(servingcert.Requested(objs, ns)) == 0 {
 		t.Fatal("the bundle asks for no serving certificate: the test tests nothing")
 	}
-	if err := fillCerts(ctx, io.Discard, testEnv.Client, ns, objs); err != nil {
+	if err := planner.FillCerts(ctx, ns, objs, diffCerts(io.Discard, testEnv.Client, ns)); err != nil {
 		t.Fatal(err)
 	}
 	inst := installObjects(t, ns, v1alpha2.ClassRegistry, objs)

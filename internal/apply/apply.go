@@ -14,8 +14,9 @@ import (
 // write, or — for objects that need a CRD or Namespace of the same bundle —
 // before the second phase is written. A failure before the first write
 // returns no ChangeSet; once writes began, the ChangeSet says what was
-// written.
-func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
+// written. opts are this call's settings; p is not changed.
+func (e *Engine) Apply(ctx context.Context, plan *Plan, opts ApplyOptions) (*ChangeSet, error) {
+	p := newRun(plan, opts)
 	deferred, err := e.deferred(ctx, p)
 	if err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func (e *Engine) Apply(ctx context.Context, p *Plan) (*ChangeSet, error) {
 // deferred marks the objects that cannot be validated before the first
 // phase is applied: their kind comes from a CRD of the bundle, or their
 // namespace is a Namespace of the bundle that does not exist yet.
-func (e *Engine) deferred(ctx context.Context, p *Plan) ([]bool, error) {
+func (e *Engine) deferred(ctx context.Context, p *run) ([]bool, error) {
 	missing := map[string]bool{}
 	for ns := range p.namespaces {
 		err := e.live().Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})

@@ -221,7 +221,7 @@ func TestApplyCRDAndCustomResourceInOneBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := e.Apply(ctx, p)
+	cs, err := e.Apply(ctx, p, apply.ApplyOptions{})
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
@@ -237,7 +237,7 @@ func TestApplyCRDAndCustomResourceInOneBundle(t *testing.T) {
 		t.Fatal("Gadget g1 was not created")
 	}
 	// Applying the same plan again changes nothing.
-	cs, err = e.Apply(ctx, p)
+	cs, err = e.Apply(ctx, p, apply.ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestCustomResourceOfBundleCRDWithoutDiscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []apply.Action{apply.Created, apply.Unchanged} {
-		cs, err := e.Apply(ctx, p)
+		cs, err := e.Apply(ctx, p, apply.ApplyOptions{})
 		if err != nil {
 			t.Fatalf("Apply: %v", err)
 		}
@@ -335,7 +335,7 @@ func TestInvalidObjectFailsBeforeAnyWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = e.Apply(ctx, p)
+			_, err = e.Apply(ctx, p, apply.ApplyOptions{})
 			f := apply.As(err)
 			if f == nil || f.Code != apply.CodeRefused || !strings.Contains(f.Message, tt.want) {
 				t.Fatalf("err = %v, want ValidationFailed naming %q", err, tt.want)
@@ -365,7 +365,7 @@ func TestPruneOrderOwnershipAndCRDPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(ctx, p); err != nil {
+	if _, err := e.Apply(ctx, p, apply.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Another owner takes "taken" over: pruning must leave it alone.
@@ -373,7 +373,7 @@ func TestPruneOrderOwnershipAndCRDPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(ctx, taken); err != nil {
+	if _, err := e.Apply(ctx, taken, apply.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := e.Prune(ctx, "owner-a", p.IDs(), apply.PruneOptions{})

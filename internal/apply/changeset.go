@@ -65,7 +65,7 @@ type ChangeSet struct {
 func (cs *ChangeSet) add(c Change) { cs.Entries = append(cs.Entries, c) }
 
 // changes reports what happened to the objects at idx that were written.
-func (e *Engine) changes(p *Plan, idx []int, before []string, after []written) *ChangeSet {
+func (e *Engine) changes(p *run, idx []int, before []string, after []written) *ChangeSet {
 	cs := &ChangeSet{}
 	for _, i := range idx {
 		if after[i].rv == "" {

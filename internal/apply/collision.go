@@ -106,14 +106,14 @@ const (
 // rules; it returns the zero collision when the plan may apply it, else
 // why not. obj is the object's metadata as read already, or nil to read
 // it.
-func (e *Engine) collision(ctx context.Context, p *Plan, it item, obj *metav1.PartialObjectMetadata) (collision, error) {
+func (e *Engine) collision(ctx context.Context, p *run, it item, obj *metav1.PartialObjectMetadata) (collision, error) {
 	why, heldBy, err := e.collides(ctx, p, it, obj)
 	return collision{why: why, heldBy: heldBy}, err
 }
 
 // collides is collision's work: why the plan may not take it's object
 // ("" when it may) and, when another BundleDeployment holds it, which.
-func (e *Engine) collides(ctx context.Context, p *Plan, it item, obj *metav1.PartialObjectMetadata) (why, heldBy string, err error) {
+func (e *Engine) collides(ctx context.Context, p *run, it item, obj *metav1.PartialObjectMetadata) (why, heldBy string, err error) {
 	c := p.collisions
 	if c == nil || c.Owned[it.id.Key()] {
 		return "", "", nil

@@ -114,7 +114,7 @@ func TestCollisionsWithStaleOwners(t *testing.T) {
 			if tt.owned {
 				c.Owned[p.IDs()[0].Key()] = true
 			}
-			_, err = e.Apply(ctx, p.WithCollisions(c))
+			_, err = e.Apply(ctx, p, apply.ApplyOptions{Collisions: c})
 			got := &corev1.ConfigMap{}
 			if gerr := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, got); gerr != nil {
 				t.Fatal(gerr)
@@ -139,7 +139,7 @@ func TestCollisionsWithStaleOwners(t *testing.T) {
 			if tt.wantHeldBy != "" {
 				wantHeld = []apply.Held{{ID: p.IDs()[0], By: tt.wantHeldBy}}
 			}
-			if held := apply.As(err).Held; !reflect.DeepEqual(held, wantHeld) {
+			if held := apply.As(err).Held(); !reflect.DeepEqual(held, wantHeld) {
 				t.Fatalf("Held = %+v, want %+v", held, wantHeld)
 			}
 		})

@@ -70,13 +70,13 @@ func (m *MetadataClient) create(ctx context.Context, resource schema.GroupVersio
 	return out, nil
 }
 
-// createsFirst reports whether a direct plan creates it with a create
+// createsFirst reports whether a direct apply creates it with a create
 // request rather than reading whether it exists first: an object of the
 // second phase, not a hook, and not one the owner already holds (which
 // most likely exists). A create fails if the object exists, so the
 // existence check and the write are one request, with no moment between
 // them for another writer to create the object.
-func createsFirst(p *Plan, it item) bool {
+func createsFirst(p *run, it item) bool {
 	return p.direct && it.phase == phaseRest && it.hook == nil && (p.collisions == nil || !p.collisions.Owned[it.id.Key()])
 }
 
@@ -94,7 +94,7 @@ type created struct {
 // the plan's collision rules as a dry-run would have, and applies it (or
 // replaces it, for an immutable field that may be) when the plan may take
 // it.
-func (e *Engine) createOrTake(ctx context.Context, p *Plan, it item) (created, error) {
+func (e *Engine) createOrTake(ctx context.Context, p *run, it item) (created, error) {
 	body, err := json.Marshal(it.obj.Object)
 	if err != nil {
 		return created{}, fmt.Errorf("encoding object %s: %w", it.id, err)
@@ -125,7 +125,7 @@ func (e *Engine) createOrTake(ctx context.Context, p *Plan, it item) (created, e
 // undoCreates deletes the objects at idx that this apply created (their
 // UIDs in uids), as a refused plan leaves nothing it wrote in that phase.
 // It returns the indexes it could not delete.
-func (e *Engine) undoCreates(ctx context.Context, p *Plan, idx []int, uids []types.UID) ([]int, error) {
+func (e *Engine) undoCreates(ctx context.Context, p *run, idx []int, uids []types.UID) ([]int, error) {
 	var left []int
 	var errs []error
 	for _, i := range idx {

@@ -30,7 +30,7 @@ type Preview struct {
 	// NotDryRun, when set, says why Merged is not the answer of a
 	// dry-run.
 	NotDryRun string
-	// Hook is set for a Helm hook that Apply runs (see Plan.RunHooks).
+	// Hook is set for a Helm hook that Apply runs (see ApplyOptions.Hooks).
 	Hook bool
 	// RunOnce is set for a Job that removes itself once it finished (see
 	// Entry.RunOnce).
@@ -41,8 +41,9 @@ type Preview struct {
 // as Apply would write it — the engine's field manager, conflicts forced,
 // fields other controllers own as the live object holds them — and
 // returns, in p's order, each object as it is and as the API server says
-// it would be. Hooks that Apply would not run (see RunHooks) are left out,
-// as Apply leaves them. Nothing is written.
+// it would be. Hooks that Apply would not run with opts (see
+// ApplyOptions.Hooks, the only option DryRun reads) are left out, as
+// Apply leaves them. Nothing is written, and p is not changed.
 //
 // Some objects cannot be dry-run before the apply creates what they need;
 // their Merged is the plan's object (not defaulted by the API server) and
@@ -53,7 +54,8 @@ type Preview struct {
 // again because a field that cannot change does (see replaceable). An
 // object whose such field changes and may not be replaced fails DryRun
 // with CodeImmutable, as it fails Apply.
-func (e *Engine) DryRun(ctx context.Context, p *Plan) ([]Preview, error) {
+func (e *Engine) DryRun(ctx context.Context, plan *Plan, opts ApplyOptions) ([]Preview, error) {
+	p := newRun(plan, ApplyOptions{Hooks: opts.Hooks})
 	missing, err := e.missingNamespaces(ctx, p)
 	if err != nil {
 		return nil, err
@@ -93,7 +95,7 @@ func (e *Engine) DryRun(ctx context.Context, p *Plan) ([]Preview, error) {
 
 // missingNamespaces returns the namespaces of p's objects that do not
 // exist.
-func (e *Engine) missingNamespaces(ctx context.Context, p *Plan) (map[string]bool, error) {
+func (e *Engine) missingNamespaces(ctx context.Context, p *run) (map[string]bool, error) {
 	missing := map[string]bool{}
 	seen := map[string]bool{}
 	for _, it := range p.items {
@@ -116,7 +118,7 @@ func (e *Engine) missingNamespaces(ctx context.Context, p *Plan) (map[string]boo
 }
 
 // dryRunOne previews one object (see DryRun).
-func (e *Engine) dryRunOne(ctx context.Context, p *Plan, it item, missingNS map[string]bool) (Preview, error) {
+func (e *Engine) dryRunOne(ctx context.Context, p *run, it item, missingNS map[string]bool) (Preview, error) {
 	pv := Preview{ID: it.id, Hook: it.hook != nil, RunOnce: it.runOnce}
 	asSent := func(why string) (Preview, error) {
 		pv.Merged, pv.NotDryRun = it.obj.DeepCopy(), why

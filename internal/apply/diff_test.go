@@ -32,7 +32,7 @@ func TestDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(ctx, first); err != nil {
+	if _, err := e.Apply(ctx, first, apply.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -43,8 +43,8 @@ func TestDryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another controller owns data.value of "scaled": kept as it is live.
-	next.WithIgnored([]apply.IgnoreRule{{Kind: "ConfigMap", Name: "scaled", Paths: []apply.FieldPath{{"data", "value"}}}})
-	previews, err := e.DryRun(ctx, next)
+	next = next.WithIgnored([]apply.IgnoreRule{{Kind: "ConfigMap", Name: "scaled", Paths: []apply.FieldPath{{"data", "value"}}}})
+	previews, err := e.DryRun(ctx, next, apply.ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestDryRunImmutable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(ctx, first); err != nil {
+	if _, err := e.Apply(ctx, first, apply.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -136,7 +136,7 @@ func TestDryRunImmutable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			previews, err := e.DryRun(ctx, p)
+			previews, err := e.DryRun(ctx, p, apply.ApplyOptions{})
 			if tt.wantErr != "" {
 				if apply.CodeOf(err) != apply.CodeImmutable || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %s containing %q", err, apply.CodeImmutable, tt.wantErr)
@@ -165,14 +165,14 @@ func TestPrunable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(ctx, p); err != nil {
+	if _, err := e.Apply(ctx, p, apply.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	taken, err := e.Prepare(objs(t, cm("taken", ns, "2")), ns, apply.Owner{Name: "owner-q", Revision: "owner-q-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(ctx, taken); err != nil {
+	if _, err := e.Apply(ctx, taken, apply.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ids := append(p.IDs()[1:], inventory.ID{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "gone"})
@@ -230,7 +230,7 @@ func TestDryRunHooks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			previews, err := e.DryRun(ctx, p.RunHooks(tt.run))
+			previews, err := e.DryRun(ctx, p, apply.ApplyOptions{Hooks: tt.run})
 			if err != nil {
 				t.Fatal(err)
 			}

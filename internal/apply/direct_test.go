@@ -90,7 +90,7 @@ func TestDirectPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
+	cs, err := e.Apply(ctx, p, apply.ApplyOptions{Collisions: &apply.Collisions{}, Direct: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestDirectPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err = e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
+	cs, err = e.Apply(ctx, p, apply.ApplyOptions{Collisions: &apply.Collisions{}, Direct: true})
 	if f := apply.As(err); f == nil || f.Code != apply.CodeCollision || !strings.Contains(f.Message, "ConfigMap "+ns+"/theirs") || !strings.Contains(f.Message, "nothing was applied") {
 		t.Fatalf("err = %v, want Collision naming the foreign ConfigMap", err)
 	}
@@ -149,7 +149,7 @@ func TestDirectPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
+	_, err = e.Apply(ctx, p, apply.ApplyOptions{Collisions: &apply.Collisions{}, Direct: true})
 	f := apply.As(err)
 	if f == nil || f.Code != apply.CodeCollision {
 		t.Fatalf("err = %v, want Collision", err)
@@ -168,7 +168,7 @@ func TestDirectPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Apply(ctx, p.Direct())
+	_, err = e.Apply(ctx, p, apply.ApplyOptions{Direct: true})
 	if f := apply.As(err); f == nil || f.Code != apply.CodeRefused || !strings.Contains(f.Message, "Service "+ns+"/broken") {
 		t.Fatalf("err = %v, want ValidationFailed naming the Service", err)
 	}
@@ -211,7 +211,7 @@ func TestDirectPlansFindWhatExists(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct()); err != nil {
+			if _, err := e.Apply(ctx, p, apply.ApplyOptions{Collisions: &apply.Collisions{}, Direct: true}); err != nil {
 				t.Fatal(err)
 			}
 
@@ -225,7 +225,7 @@ func TestDirectPlansFindWhatExists(t *testing.T) {
 				t.Fatal(err)
 			}
 			log.reset()
-			_, err = e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
+			_, err = e.Apply(ctx, p, apply.ApplyOptions{Collisions: &apply.Collisions{}, Direct: true})
 			if f := apply.As(err); f == nil || f.Code != apply.CodeCollision || !strings.Contains(f.Message, "ConfigMap "+ns+"/theirs") {
 				t.Fatalf("err = %v, want Collision naming the stranger's ConfigMap", err)
 			}
@@ -241,7 +241,7 @@ func TestDirectPlansFindWhatExists(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cs, err := e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
+			cs, err := e.Apply(ctx, p, apply.ApplyOptions{Collisions: &apply.Collisions{}, Direct: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -308,7 +308,7 @@ func TestCreatedObjectsUpgradeLikeApplied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct()); err != nil {
+	if _, err := e.Apply(ctx, p, apply.ApplyOptions{Collisions: &apply.Collisions{}, Direct: true}); err != nil {
 		t.Fatal(err)
 	}
 	if log.count("POST") != 1 {
@@ -323,7 +323,7 @@ func TestCreatedObjectsUpgradeLikeApplied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(ctx, p.WithCollisions(&apply.Collisions{Owned: owned})); err != nil {
+	if _, err := e.Apply(ctx, p, apply.ApplyOptions{Collisions: &apply.Collisions{Owned: owned}}); err != nil {
 		t.Fatal(err)
 	}
 	got := &corev1.ConfigMap{}
@@ -346,7 +346,7 @@ func TestCreatedObjectsUpgradeLikeApplied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := e.Apply(ctx, p.WithCollisions(&apply.Collisions{}).Direct())
+	cs, err := e.Apply(ctx, p, apply.ApplyOptions{Collisions: &apply.Collisions{}, Direct: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,15 +375,21 @@ func TestDuplicateListEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(ctx, p.Direct()); err != nil {
+	if _, err := e.Apply(ctx, p, apply.ApplyOptions{Direct: true}); err != nil {
 		t.Fatalf("first install: %v", err)
 	}
 	p, err = e.Prepare(objs(t, pod("y")), ns, apply.Owner{Name: "bd", Revision: "bd-2", UID: "uid-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Apply(ctx, p)
+	_, err = e.Apply(ctx, p, apply.ApplyOptions{})
 	if f := apply.As(err); f == nil || f.Code != apply.CodeRefused || !strings.Contains(f.Message, "Pod "+ns+"/p") || !strings.Contains(f.Message, `duplicate entries for key [name="A"]`) {
 		t.Fatalf("upgrade: err = %v, want ValidationFailed naming the Pod and the duplicate key", err)
+	}
+	// The refusal as a value: the Pod, why, and the message the Error
+	// names it with.
+	want := apply.Refusal{ID: p.IDs()[0], Code: apply.CodeRefused}
+	if rs := apply.As(err).Refusals; len(rs) != 1 || rs[0].ID != want.ID || rs[0].Code != want.Code || !strings.Contains(err.Error(), rs[0].Message) {
+		t.Fatalf("Refusals = %+v, want one of the Pod %v, code %v, whose message the error holds", rs, want.ID, want.Code)
 	}
 }

@@ -2,8 +2,8 @@
 // cluster state with server-side apply under one field manager, and removes
 // what a revision no longer has. It knows nothing of rukpak's API: its
 // caller passes the field manager, the owner's kind and the label and
-// annotation keys it marks objects with (Options, Keys), and turns its
-// errors into its own words.
+// annotation keys it marks objects with (Options, Keys; rukpak's are
+// planner.EngineOptions), and turns its errors into its own words.
 //
 // # Applying a plan
 //
@@ -26,7 +26,13 @@
 //     rules of the role it names; then every other object, in parallel;
 //     then the post-install (post-upgrade) hooks.
 //
-// A Direct plan skips the dry-run: existing objects are still read and
+// A Plan is a value: applying it never changes it. How one Apply goes is
+// that call's ApplyOptions: Direct, the collision rules, which hooks run,
+// who is told of the hooks waited for. What a call decides about each
+// object (create it, replace it, take over its fields) is kept in that
+// call's copy of the plan's objects (run.go).
+//
+// A Direct apply skips the dry-run: existing objects are still read and
 // checked against the collision rules, and the objects of the second
 // phase its owner does not hold yet (hooks aside) are created with a
 // create request, which is its own existence check.
@@ -39,9 +45,10 @@
 // aggregation controller writes back right after their deletion are
 // deleted again (writeback.go).
 //
-// Collisions decide which existing objects a plan may take over: objects
-// another owner released (left in place, recorded by the caller) are
-// taken through Collisions.Take, once; see collision.go.
+// Collisions (ApplyOptions.Collisions) decide which existing objects a
+// plan may take over: objects another owner released (left in place,
+// recorded by the caller) are taken through Collisions.Take, once; see
+// collision.go.
 //
 // Every write returns a ChangeSet saying what happened to each object
 // (created, configured, unchanged, deleted, kept).
@@ -55,24 +62,32 @@
 // A failure the engine understood is an *Error with a Code (CodeRefused,
 // CodeForbidden, CodeCollision, CodeHookFailed, …) and a message naming
 // the object at fault; every other error is transient (the API server,
-// a timeout, a conflict). The engine does not use pkg/failure, whose
-// reasons and retry policy are the API's condition reasons (it imports
-// api/v1alpha2): the BundleDeployment controller maps each Code to its
-// condition reason in one place (applyReason in
-// internal/controller/bundledeployment/applyapi.go), where it calls
-// Prepare and Apply.
+// a timeout, a conflict). An Error that refuses a plan for some of its
+// objects (validation, collisions) carries them all as Refusals — each
+// object's ID, Code, message and, for a collision, the owner holding it
+// (Error.Held) — and its message names the first five (Refusals.String).
+//
+// The engine does not use pkg/failure, whose reasons and retry policy are
+// the API's condition reasons (it imports api/v1alpha2), nor anything
+// else under api/ (pkg/layers_test.go, TestAPIFree): the BundleDeployment
+// controller maps each Code to its condition reason in one place
+// (applyReason in internal/controller/bundledeployment/applyapi.go),
+// where it calls Apply and, through package planner, Prepare.
 //
 // # Files
 //
 // One verb or concern per file:
 //
-//   - engine.go, options.go: the Engine, its Options and Keys, the Owner;
+//   - engine.go, options.go: the Engine, its Options and Keys, the Owner,
+//     the ApplyOptions of one call;
 //   - plan.go: Prepare — the Plan, its phases and its objects' labels;
+//   - run.go: one Apply or DryRun of a plan, and what it decides;
 //   - apply.go: Apply — the pipeline above, stage by stage;
-//   - validate.go: the dry-run of a stage, all refusals in one message;
+//   - validate.go: the dry-run of a stage, every refusal collected;
+//   - refusal.go: the Refusals an Error carries, and their message;
 //   - write.go: the write of a stage, and what a failed write reports;
 //   - patch.go: one server-side apply (or dry-run) request;
-//   - create.go: a Direct plan's create requests, and the metadata client;
+//   - create.go: a Direct apply's create requests, and the metadata client;
 //   - existing.go: reading existing objects (one by one, or listed);
 //   - replace.go: deleting and creating again an object whose immutable
 //     field changes;

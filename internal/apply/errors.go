@@ -27,7 +27,7 @@ const (
 	// CodeNamespaceNotFound: an object's namespace does not exist.
 	CodeNamespaceNotFound
 	// CodeRefused: the API server refused an object when it was
-	// validated (the dry-run, or the write of a Direct plan).
+	// validated (the dry-run, or the write of a Direct apply).
 	CodeRefused
 	// CodeForbidden: the engine's identity may not write an object, or
 	// may not grant what a role of the bundle holds.
@@ -74,12 +74,29 @@ func (c Code) String() string {
 type Error struct {
 	// Code is what kind of failure it is.
 	Code Code
-	// Message names the object at fault and what is wrong with it.
+	// Message names the object at fault and what is wrong with it; for
+	// an Error that refuses a plan for some of its objects, a headline
+	// and Refusals' String.
 	Message string
-	// Held are the objects of a CodeCollision refused because another
-	// owner's installed revision has them, so that the caller can ask
-	// that owner to hand them over when it drops them.
-	Held []Held
+	// Refusals are every object a plan was refused for, sorted by
+	// message, when the Error refuses it for some of its objects: those
+	// its validation refused (CodeForbidden, CodeUnknownKind,
+	// CodeImmutable, CodeRefused), and the collisions (CodeCollision).
+	// Empty for other failures.
+	Refusals Refusals
+}
+
+// Held returns the objects of a CodeCollision refused because another
+// owner's installed revision has them (Refusal.HeldBy), so that the
+// caller can ask that owner to hand them over when it drops them.
+func (e *Error) Held() []Held {
+	var out []Held
+	for _, r := range e.Refusals {
+		if r.HeldBy != "" {
+			out = append(out, Held{ID: r.ID, By: r.HeldBy})
+		}
+	}
+	return out
 }
 
 // Held is an object a plan was refused because another owner holds it.
@@ -114,29 +131,4 @@ func CodeOf(err error) Code {
 		return e.Code
 	}
 	return 0
-}
-
-// collisions collects the collisions of a plan's objects (safe for the
-// goroutines of one phase when the caller holds a lock) and makes the
-// CodeCollision Error that refuses the plan.
-type collisions struct {
-	whys []string
-	held []Held
-}
-
-// add records that it's object collided (c is not the zero collision).
-func (cs *collisions) add(it item, c collision) {
-	cs.whys = append(cs.whys, c.why)
-	if c.heldBy != "" {
-		cs.held = append(cs.held, Held{ID: it.id, By: c.heldBy})
-	}
-}
-
-// refusal is the Error refusing the plan, its message a summary (format,
-// given the count and the list of reasons, then args) and Held the
-// objects others hold.
-func (cs *collisions) refusal(format string, args ...any) *Error {
-	e := newError(CodeCollision, format, append([]any{len(cs.whys), list(cs.whys)}, args...)...)
-	e.Held = cs.held
-	return e
 }

@@ -38,7 +38,7 @@ type listedObjects map[kindIn]map[string]*metav1.PartialObjectMetadata
 // a page at a time, keeping only the plan's objects. Like a read, a list
 // sees every object, whoever wrote it; the lists are as current as reads
 // (the API server serves them at its latest revision).
-func (e *Engine) listExisting(ctx context.Context, p *Plan, idx []int) (listedObjects, error) {
+func (e *Engine) listExisting(ctx context.Context, p *run, idx []int) (listedObjects, error) {
 	names := map[kindIn]map[string]bool{}
 	resources := map[kindIn]schema.GroupVersionResource{}
 	for _, i := range idx {

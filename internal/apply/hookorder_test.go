@@ -180,7 +180,7 @@ func TestHooksRunAsHelmRuns(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if _, err := e.Apply(context.Background(), p.RunHooks(run)); err != nil {
+					if _, err := e.Apply(context.Background(), p, apply.ApplyOptions{Hooks: run}); err != nil {
 						t.Fatalf("run %d: %v", i+1, err)
 					}
 					got, want := rec.take(t, ns, fmt.Sprintf("marker-%d", i)), model.run(run)

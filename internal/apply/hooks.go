@@ -17,7 +17,7 @@ import (
 )
 
 // HookRun says which hooks of a plan run when it is applied (see
-// Plan.RunHooks).
+// ApplyOptions.Hooks).
 type HookRun int
 
 const (
@@ -125,24 +125,9 @@ func hookOf(obj *unstructured.Unstructured) *hookSpec {
 	return h
 }
 
-// RunHooks makes Apply run the plan's hooks of run: objects whose
-// helm.sh/hook annotation names pre-install (pre-upgrade) are written
-// before the other objects and post-install (post-upgrade) after them, in
-// helm.sh/hook-weight order; a Job or Pod among them is waited for until
-// it succeeds. Delete policies are honoured: before-hook-creation (the
-// default) deletes a hook left by an earlier revision before it is
-// created again, hook-succeeded deletes it once it succeeded, hook-failed
-// once it failed. A hook that fails (or does not finish within
-// Options.HookTimeout) fails the plan with CodeHookFailed. Without
-// RunHooks, or for hooks of other events, hooks are not written at all.
-func (p *Plan) RunHooks(run HookRun) *Plan {
-	p.hookRun = run
-	return p
-}
-
 // byWeight splits the hooks at idx into groups of equal weight, lightest
 // first, each group by kind and name.
-func byWeight(p *Plan, idx []int) [][]int {
+func byWeight(p *run, idx []int) [][]int {
 	sort.SliceStable(idx, func(a, b int) bool {
 		x, y := p.items[idx[a]], p.items[idx[b]]
 		if x.hook.weight != y.hook.weight {
@@ -168,7 +153,7 @@ func byWeight(p *Plan, idx []int) [][]int {
 // hook-succeeded are deleted once every hook of the phase succeeded (last
 // first), and when one fails, it is deleted if it has hook-failed and the
 // ones that succeeded before it if they have hook-succeeded.
-func (e *Engine) runHooks(ctx context.Context, p *Plan, phase string, idx []int, before []string, after []written) error {
+func (e *Engine) runHooks(ctx context.Context, p *run, phase string, idx []int, before []string, after []written) error {
 	var succeeded []item
 	for _, group := range byWeight(p, idx) {
 		for _, i := range group {
@@ -220,8 +205,8 @@ func (e *Engine) removeSucceeded(ctx context.Context, done []item) error {
 // kinds are done once written); rv is its resourceVersion when written. A
 // Job or Pod that fails, or does not finish within HookTimeout, is a
 // HookFailed failure naming it and, when a warning event said why it could
-// not run, that event. The wait is reported to the plan's OnHookWait.
-func (e *Engine) await(ctx context.Context, p *Plan, phase string, it item, rv string) error {
+// not run, that event. The wait is reported to the call's ApplyOptions.OnHookWait.
+func (e *Engine) await(ctx context.Context, p *run, phase string, it item, rv string) error {
 	if !(it.id.Group == "batch" && it.id.Kind == "Job" || it.id.Group == "" && it.id.Kind == "Pod") {
 		return nil
 	}

@@ -251,7 +251,7 @@ metadata:
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = e.Apply(ctx, p.RunHooks(tt.run))
+			_, err = e.Apply(ctx, p, apply.ApplyOptions{Hooks: tt.run})
 			if tt.err == "" && err != nil {
 				t.Fatal(err)
 			}
@@ -317,7 +317,7 @@ func TestHookRunsAgainEachRevision(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Apply(ctx, p.RunHooks(run)); err != nil {
+		if _, err := e.Apply(ctx, p, apply.ApplyOptions{Hooks: run}); err != nil {
 			t.Fatalf("%s: %v", rev, err)
 		}
 		if got := jobs.runs("migrate"); got != i+1 {
@@ -351,7 +351,7 @@ func TestHookRemovedAsItFinishes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = e.Apply(ctx, p.RunHooks(apply.HooksInstall))
+			_, err = e.Apply(ctx, p, apply.ApplyOptions{Hooks: apply.HooksInstall})
 			if fail {
 				if f := apply.As(err); f == nil || f.Code != apply.CodeHookFailed || !strings.Contains(f.Message, "failed: Job has reached the specified backoff limit") {
 					t.Fatalf("err = %v, want HookFailed: the Job failed", err)
@@ -379,7 +379,7 @@ func TestHookTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Apply(ctx, p.RunHooks(apply.HooksInstall))
+	_, err = e.Apply(ctx, p, apply.ApplyOptions{Hooks: apply.HooksInstall})
 	f := apply.As(err)
 	if f == nil || f.Code != apply.CodeHookFailed || !strings.Contains(f.Message, "Job.batch "+ns+"/slow did not finish within 1s") {
 		t.Fatalf("err = %v, want HookFailed: did not finish within 1s", err)
@@ -423,7 +423,8 @@ func TestHookBlockedIsReported(t *testing.T) {
 	var waits []apply.HookWait
 	var warned time.Time // when the warning was written
 	var reportedAfter time.Duration
-	p.RunHooks(apply.HooksInstall).OnHookWait(func(w apply.HookWait) {
+	opts := apply.ApplyOptions{Hooks: apply.HooksInstall}
+	opts.OnHookWait = func(w apply.HookWait) {
 		mu.Lock()
 		defer mu.Unlock()
 		waits = append(waits, w)
@@ -450,8 +451,8 @@ func TestHookBlockedIsReported(t *testing.T) {
 		if err := env.Client.Create(ctx, ev); err != nil {
 			t.Errorf("writing the warning: %v", err)
 		}
-	})
-	_, err = e.Apply(ctx, p)
+	}
+	_, err = e.Apply(ctx, p, opts)
 	f := apply.As(err)
 	wantWhy := "FailedCreate: " + strings.ReplaceAll(why, "NS", ns)
 	if f == nil || f.Code != apply.CodeHookFailed || !strings.Contains(f.Message, "did not finish within 8s") || !strings.Contains(f.Message, "it could not run: "+wantWhy) {

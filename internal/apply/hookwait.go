@@ -15,7 +15,7 @@ import (
 )
 
 // HookWait is what Apply reports while it waits for a hook Job or Pod
-// (see Plan.OnHookWait).
+// (see ApplyOptions.OnHookWait).
 type HookWait struct {
 	// ID names the hook.
 	ID inventory.ID
@@ -33,22 +33,12 @@ type HookWait struct {
 	Blocked string
 }
 
-// OnHookWait makes Apply call fn when it starts waiting for a hook Job or
-// Pod, and again whenever what blocks the hook changes, so that a caller
-// can say in its status what it waits for, and why it may never finish,
-// long before the wait times out. fn is called on the goroutine that
-// called Apply.
-func (p *Plan) OnHookWait(fn func(HookWait)) *Plan {
-	p.onHookWait = fn
-	return p
-}
-
 // blockedPoll is how often the warning events of a hook being waited for
 // are read.
 const blockedPoll = 2 * time.Second
 
-// hookWatch follows one hook's wait: it reports it to the plan's
-// OnHookWait and reads the warning events about it.
+// hookWatch follows one hook's wait: it reports it to the call's
+// ApplyOptions.OnHookWait and reads the warning events about it.
 type hookWatch struct {
 	e      *Engine
 	report func(HookWait)
@@ -57,7 +47,7 @@ type hookWatch struct {
 }
 
 // newHookWatch starts following it, waited for in phase until deadline.
-func (e *Engine) newHookWatch(p *Plan, it item, phase string, deadline time.Time) *hookWatch {
+func (e *Engine) newHookWatch(p *run, it item, phase string, deadline time.Time) *hookWatch {
 	w := &hookWatch{e: e, report: p.onHookWait, wait: HookWait{ID: it.id, Phase: phase, Deadline: deadline}}
 	w.send()
 	return w

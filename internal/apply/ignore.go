@@ -58,17 +58,21 @@ func (r IgnoreRule) matches(it item) bool {
 		(r.Name == "" || r.Name == it.id.Name) && (r.Namespace == "" || r.Namespace == it.id.Namespace)
 }
 
-// WithIgnored applies rules to the plan's objects (see IgnoreRule).
+// WithIgnored returns a plan of p's objects with rules (see IgnoreRule),
+// and no others, applied to them; p is not changed.
 func (p *Plan) WithIgnored(rules []IgnoreRule) *Plan {
-	for i := range p.items {
-		p.items[i].ignore = nil
+	out := *p
+	out.items = make([]item, len(p.items))
+	for i, it := range p.items {
+		it.ignore = nil
 		for _, r := range rules {
-			if r.matches(p.items[i]) {
-				p.items[i].ignore = append(p.items[i].ignore, r.Paths...)
+			if r.matches(it) {
+				it.ignore = append(it.ignore, r.Paths...)
 			}
 		}
+		out.items[i] = it
 	}
-	return p
+	return &out
 }
 
 // AutoscalerRules are the rules a plan's HorizontalPodAutoscalers imply:

@@ -71,7 +71,7 @@ func TestFieldsOtherControllersOwn(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := e.Apply(ctx, p.WithIgnored(append(tt.rules, p.AutoscalerRules()...))); err != nil {
+				if _, err := e.Apply(ctx, p.WithIgnored(append(tt.rules, p.AutoscalerRules()...)), apply.ApplyOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -93,11 +93,7 @@ func TestKindNotServedAnyMore(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Prepare: %v (the stale RESTMapper maps the kind)", err)
 			}
-			p = p.WithCollisions(&apply.Collisions{})
-			if tt.direct {
-				p = p.Direct()
-			}
-			_, err = e.Apply(ctx, p)
+			_, err = e.Apply(ctx, p, apply.ApplyOptions{Collisions: &apply.Collisions{}, Direct: tt.direct})
 			f := apply.As(err)
 			if f == nil || f.Code != apply.CodeUnknownKind || !strings.Contains(f.Message, "Monitor") || !strings.Contains(f.Message, "not served") {
 				t.Fatalf("Apply: %v (code %v), want UnknownKind naming the Monitor and saying it is not served", err, apply.CodeOf(err))

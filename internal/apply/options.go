@@ -21,7 +21,7 @@ type Options struct {
 	// EstablishTimeout bounds the wait for a bundle's CRDs to be Established.
 	EstablishTimeout time.Duration
 	// HookTimeout bounds the wait for one hook Job or Pod to finish (see
-	// Plan.RunHooks); Helm's default, 5 minutes, when zero.
+	// ApplyOptions.Hooks); Helm's default, 5 minutes, when zero.
 	HookTimeout time.Duration
 	// Events reads the warning events about hooks being waited for (a
 	// Job's FailedCreate, say), uncached; the engine's reader when nil.
@@ -56,4 +56,43 @@ type Keys struct {
 	// Optional is the annotation that, "true" on an object, leaves it out
 	// of a plan when the cluster does not serve its kind.
 	Optional string
+}
+
+// ApplyOptions are the settings of one Apply (or DryRun) of a Plan. They
+// belong to the call, not to the Plan, which applying never changes: the
+// same Plan may be applied with different options. The zero value applies
+// with a dry-run first, checks no collisions and runs no hooks.
+type ApplyOptions struct {
+	// Direct makes Apply write without a server-side dry-run first:
+	// existing objects are still read and checked against Collisions
+	// before anything is written, but content the API server refuses
+	// fails the write of that object, after others may have been written.
+	// For a first install, which has nothing installed to protect, and
+	// whose objects the caller has recorded (in the inventory) before the
+	// write.
+	Direct bool
+	// Collisions, when set, make Apply check existing objects against
+	// them before the first write; a refused object fails the plan with
+	// CodeCollision and nothing is applied. Nil takes every existing
+	// object.
+	Collisions *Collisions
+	// Hooks is which of the plan's hooks Apply runs: objects whose
+	// helm.sh/hook annotation names pre-install (pre-upgrade) are written
+	// before the other objects and post-install (post-upgrade) after
+	// them, in helm.sh/hook-weight order; a Job or Pod among them is
+	// waited for until it succeeds. Delete policies are honoured:
+	// before-hook-creation (the default) deletes a hook left by an
+	// earlier revision before it is created again, hook-succeeded deletes
+	// it once it succeeded, hook-failed once it failed. A hook that fails
+	// (or does not finish within Options.HookTimeout) fails the plan with
+	// CodeHookFailed. With HooksNone (the zero value), or for hooks of
+	// other events, hooks are not written at all. DryRun previews the
+	// hooks Apply would run.
+	Hooks HookRun
+	// OnHookWait, when set, is called when Apply starts waiting for a
+	// hook Job or Pod, and again whenever what blocks the hook changes,
+	// so that a caller can say in its status what it waits for, and why
+	// it may never finish, long before the wait times out. It is called
+	// on the goroutine that called Apply.
+	OnHookWait func(HookWait)
 }

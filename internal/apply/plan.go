@@ -44,13 +44,17 @@ type item struct {
 	// runOnce marks a Job that removes itself when it finishes (see
 	// Entry.RunOnce).
 	runOnce bool
+	// replace, create and takeOver are what one Apply decided about the
+	// object, set on that call's copy of the items (see run), never on a
+	// Plan's.
+	//
 	// replace is set by validation when the object must be deleted and
 	// created again (an immutable field changes; see replaceable), or
 	// for a hook left by an earlier revision (before-hook-creation).
 	replace bool
-	// hook is set for a Helm hook (see RunHooks).
+	// hook is set for a Helm hook (see ApplyOptions.Hooks).
 	hook *hookSpec
-	// create is set by validation of a direct plan for an object not
+	// create is set by validation of a direct apply for an object not
 	// read first: it is written with a create request (see createsFirst).
 	create bool
 	// takeOver is set by validation when the object still has fields
@@ -59,33 +63,18 @@ type item struct {
 }
 
 // Plan is a revision's objects, ready to apply: placed, labelled, checked
-// and in apply order.
+// and in apply order. A Plan is a value: nothing changes it once Prepare
+// made it — not Apply, DryRun or validation, which work on their own
+// copy of what they decide about each object; WithIgnored and Subset
+// return new Plans. How one Apply goes (a dry-run first or not, the
+// collision rules, which hooks run) is the call's ApplyOptions.
 type Plan struct {
 	owner Owner
 	items []item
 	// namespaces are the Namespaces the plan itself creates.
 	namespaces map[string]bool
-	// collisions, when set, are checked for objects that exist already.
-	collisions *Collisions
 	// skipped are optional objects whose kind the cluster does not serve.
 	skipped []inventory.ID
-	// direct skips the dry-run before the first write (see Direct).
-	direct bool
-	// hookRun is which hooks Apply runs (see RunHooks).
-	hookRun HookRun
-	// onHookWait is told of the hooks Apply waits for (see OnHookWait).
-	onHookWait func(HookWait)
-}
-
-// Direct makes Apply write without a server-side dry-run first: existing
-// objects are still read and checked against the collision rules before
-// anything is written, but content the API server refuses fails the write
-// of that object, after others may have been written. For a first install,
-// which has nothing installed to protect, and whose objects the caller has
-// recorded (in the inventory) before the write.
-func (p *Plan) Direct() *Plan {
-	p.direct = true
-	return p
 }
 
 // Entry is one object of a plan as the caller records it.
@@ -104,7 +93,7 @@ type Entry struct {
 	// again for the same revision. Such a Job carries the revision in an
 	// annotation (Keys.Revision), so each revision runs it once.
 	RunOnce bool
-	// Hook is set for a Helm hook (see Plan.RunHooks): it runs once per
+	// Hook is set for a Helm hook (see ApplyOptions.Hooks): it runs once per
 	// revision, at its phase, and is never corrected for drift. It carries
 	// the revision too.
 	Hook bool
@@ -122,15 +111,6 @@ func (p *Plan) Entries() []Entry {
 // Skipped returns the optional objects (annotation Keys.Optional
 // "true") left out because the cluster does not serve their kind.
 func (p *Plan) Skipped() []inventory.ID { return p.skipped }
-
-// WithCollisions makes Apply check existing objects against c before the
-// first write; a refused object fails the plan with CodeCollision and
-// nothing is applied. Drift correction (a Subset of an applied plan) keeps
-// them.
-func (p *Plan) WithCollisions(c *Collisions) *Plan {
-	p.collisions = c
-	return p
-}
 
 // IDs returns the IDs of the plan's objects, in apply order.
 func (p *Plan) IDs() []inventory.ID {
@@ -188,7 +168,7 @@ func (p *Plan) Subset(ids []inventory.ID) *Plan {
 	for _, id := range ids {
 		want[id.Key()] = true
 	}
-	out := &Plan{owner: p.owner, namespaces: p.namespaces, collisions: p.collisions, direct: p.direct, hookRun: p.hookRun, onHookWait: p.onHookWait}
+	out := &Plan{owner: p.owner, namespaces: p.namespaces}
 	for _, it := range p.items {
 		if want[it.id.Key()] {
 			out.items = append(out.items, it)

@@ -30,7 +30,7 @@ func isRole(it item) bool {
 // dry-run can tell: the role's own dry-run checked that the identity holds
 // every rule of it (the escalation check), which is what binding it needs
 // too, and the role is written before the binding.
-func (e *Engine) roleOfPlanMissing(ctx context.Context, p *Plan, it item, err error) bool {
+func (e *Engine) roleOfPlanMissing(ctx context.Context, p *run, it item, err error) bool {
 	if !apierrors.IsNotFound(err) || it.id.Group != rbacGroup || (it.id.Kind != "RoleBinding" && it.id.Kind != "ClusterRoleBinding") {
 		return false
 	}

@@ -67,7 +67,7 @@ func TestRolesBeforeTheirBindings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Apply(ctx, p.Direct()); err != nil {
+		if _, err := e.Apply(ctx, p, apply.ApplyOptions{Direct: true}); err != nil {
 			t.Fatalf("direct apply %d: %v", i, err)
 		}
 		if i < 4 {
@@ -82,7 +82,7 @@ func TestRolesBeforeTheirBindings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(ctx, p); err != nil {
+	if _, err := e.Apply(ctx, p, apply.ApplyOptions{}); err != nil {
 		t.Fatalf("upgrade adding a role and its binding: %v", err)
 	}
 	if !exists(t, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", user+"-2") {
@@ -97,10 +97,7 @@ func TestRolesBeforeTheirBindings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if direct {
-			p.Direct()
-		}
-		_, err = e.Apply(ctx, p)
+		_, err = e.Apply(ctx, p, apply.ApplyOptions{Direct: direct})
 		f := apply.As(err)
 		if f == nil || f.Code != apply.CodeForbidden || !strings.Contains(f.Message, "ClusterRole.rbac.authorization.k8s.io "+user+"-3") || !strings.Contains(f.Message, "secrets") {
 			t.Fatalf("direct=%v: err = %v, want MissingPermissions naming ClusterRole %s-3 and secrets", direct, err, user)

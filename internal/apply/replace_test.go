@@ -57,7 +57,7 @@ func TestImmutableFieldChanges(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = e.Apply(ctx, p.RunHooks(apply.HooksUpgrade))
+				_, err = e.Apply(ctx, p, apply.ApplyOptions{Hooks: apply.HooksUpgrade})
 				return err
 			}
 			if err := applyImage("one"); err != nil {
@@ -122,7 +122,7 @@ func TestFirstInstallOverExistingImmutable(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = e.Apply(ctx, p.Direct())
+				_, err = e.Apply(ctx, p, apply.ApplyOptions{Direct: true})
 				return err
 			}
 			if err := first("one"); err != nil {

@@ -3,22 +3,17 @@ package apply
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// maxReported bounds how many refused objects one message names.
-const maxReported = 5
-
 // validate dry-runs the objects at idx, recording each one's current
 // resourceVersion in before, and checks those that exist already against
-// the plan's collision rules. Every refusal is collected, so the message
-// names all (up to maxReported) refused objects.
-func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []string) error {
+// the plan's collision rules. Every refusal is collected: the Error's
+// Refusals hold them all, its message names up to maxReported.
+func (e *Engine) validate(ctx context.Context, p *run, idx []int, before []string) error {
 	var listed listedObjects
 	if p.direct {
 		var err error
@@ -27,7 +22,7 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 		}
 	}
 	var mu sync.Mutex
-	var refused, forbidden, immutable, unserved []string
+	var refused, forbidden, immutable, unserved Refusals
 	var collided collisions
 	var transient error
 	e.each(ctx, idx, func(i int) bool {
@@ -55,7 +50,7 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 		if fields := immutableFields(err); fields != nil {
 			if !e.replaceable(it) {
 				mu.Lock()
-				immutable = append(immutable, e.immutableRefusal(it, fields))
+				immutable = append(immutable, Refusal{ID: it.id, Code: CodeImmutable, Message: e.immutableRefusal(it, fields)})
 				mu.Unlock()
 				return true
 			}
@@ -97,15 +92,15 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 		if apierrors.IsForbidden(err) && !terminating(err) {
 			// The identity may not write it, or (RBAC) may not grant
 			// what it holds: a permission, not a content, problem.
-			forbidden = append(forbidden, fmt.Sprintf("object %s: %v", it.id, err))
+			forbidden = append(forbidden, Refusal{ID: it.id, Code: CodeForbidden, Message: fmt.Sprintf("object %s: %v", it.id, err)})
 			return true
 		}
 		if f := e.classifyAnswer(err, CodeRefused); f != nil {
-			msg := fmt.Sprintf("object %s: %s", it.id, f.Message)
+			r := Refusal{ID: it.id, Code: f.Code, Message: fmt.Sprintf("object %s: %s", it.id, f.Message)}
 			if f.Code == CodeUnknownKind {
-				unserved = append(unserved, msg)
+				unserved = append(unserved, r)
 			} else {
-				refused = append(refused, msg)
+				refused = append(refused, r)
 			}
 			return true
 		}
@@ -115,35 +110,25 @@ func (e *Engine) validate(ctx context.Context, p *Plan, idx []int, before []stri
 		return false
 	})
 	if len(forbidden) > 0 {
-		return newError(CodeForbidden, "the API server forbade %d object(s), nothing was applied: %s", len(forbidden), list(forbidden))
+		return refuse(CodeForbidden, forbidden, "the API server forbade %d object(s), nothing was applied: %s")
 	}
 	if len(unserved) > 0 {
 		// The cluster stopped serving a kind the plan was made with:
 		// waited for, whatever else is refused.
-		return newError(CodeUnknownKind, "the cluster does not serve the kind of %d object(s), nothing was applied: %s", len(unserved), list(unserved))
+		return refuse(CodeUnknownKind, unserved, "the cluster does not serve the kind of %d object(s), nothing was applied: %s")
 	}
 	if len(immutable) > 0 && len(refused) == 0 {
-		return newError(CodeImmutable, "%d object(s) cannot be updated in place, nothing was applied: %s", len(immutable), list(immutable))
+		return refuse(CodeImmutable, immutable, "%d object(s) cannot be updated in place, nothing was applied: %s")
 	}
 	refused = append(refused, immutable...)
 	if len(refused) > 0 {
-		return newError(CodeRefused, "server-side validation refused %d object(s), nothing was applied: %s", len(refused), list(refused))
+		return refuse(CodeRefused, refused, "server-side validation refused %d object(s), nothing was applied: %s")
 	}
-	if len(collided.whys) > 0 {
+	if collided.any() {
 		return collided.refusal("%d object(s) collide, nothing was applied: %s")
 	}
 	if transient != nil {
 		return transient
 	}
 	return ctx.Err()
-}
-
-// list joins up to maxReported of msgs, sorted, and says how many more.
-func list(msgs []string) string {
-	sort.Strings(msgs)
-	msg := strings.Join(msgs[:min(len(msgs), maxReported)], "; ")
-	if len(msgs) > maxReported {
-		msg += fmt.Sprintf("; and %d more", len(msgs)-maxReported)
-	}
-	return msg
 }

@@ -16,7 +16,7 @@ const establishPoll = 100 * time.Millisecond
 // waitEstablished waits until every CRD among the objects at idx is
 // Established. A CRD whose names the API server refused is a terminal
 // failure; one that is not Established within EstablishTimeout is not.
-func (e *Engine) waitEstablished(ctx context.Context, p *Plan, idx []int) error {
+func (e *Engine) waitEstablished(ctx context.Context, p *run, idx []int) error {
 	for _, i := range idx {
 		it := p.items[i]
 		if it.id.Group != crdGK.Group || it.id.Kind != crdGK.Kind {

@@ -26,11 +26,11 @@ type written struct {
 // created in the phase, as when the collision is found before the write
 // (objects it took, existing ones it may adopt, stay, and the refusal
 // says so).
-func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string, after []written) error {
+func (e *Engine) write(ctx context.Context, p *run, idx []int, before []string, after []written) error {
 	var mu sync.Mutex
 	var errs []error
 	var collided collisions
-	var uids []types.UID // of the objects this write created; only a direct plan creates
+	var uids []types.UID // of the objects this write created; only a direct apply creates
 	if p.direct {
 		uids = make([]types.UID, len(p.items))
 	}
@@ -77,7 +77,7 @@ func (e *Engine) write(ctx context.Context, p *Plan, idx []int, before []string,
 		after[i] = written{rv: obj.GetResourceVersion(), generation: obj.GetGeneration()}
 		return true
 	})
-	if len(collided.whys) > 0 {
+	if collided.any() {
 		left, err := e.undoCreates(context.WithoutCancel(ctx), p, idx, uids)
 		for _, i := range idx {
 			if uids[i] != "" && !slices.Contains(left, i) {
@@ -121,9 +121,9 @@ func (e *Engine) applyOrReplace(ctx context.Context, it item) (*metav1.PartialOb
 }
 
 // writeFailure reports the failed write of it: a terminal failure when
-// writing it again will not help (in a direct plan, whose write is the
+// writing it again will not help (in a direct apply, whose write is the
 // validation, as the dry-run would have reported it), else the error.
-func (e *Engine) writeFailure(p *Plan, it item, err error) error {
+func (e *Engine) writeFailure(p *run, it item, err error) error {
 	code := CodeWriteFailed
 	if p.direct {
 		// No dry-run came first: the write is the validation, and

@@ -89,7 +89,7 @@ func TestPruneDeletesWriteBacks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.Apply(ctx, p); err != nil {
+			if _, err := e.Apply(ctx, p, apply.ApplyOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			done := afterDelete(t, kube, name, func(ctx context.Context) error { return tt.recreate(ctx, name) })
@@ -162,7 +162,7 @@ func TestWrittenBackClusterRoleIsTakenOver(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = e.Apply(ctx, p.WithCollisions(&apply.Collisions{Owned: map[inventory.ID]bool{}}))
+			_, err = e.Apply(ctx, p, apply.ApplyOptions{Collisions: &apply.Collisions{Owned: map[inventory.ID]bool{}}})
 			if tt.wantRefuse == "" {
 				if err != nil {
 					t.Fatalf("Apply: %v; want the written-back ClusterRole taken over", err)
@@ -195,14 +195,14 @@ func TestPruneKeeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(ctx, p); err != nil {
+	if _, err := e.Apply(ctx, p, apply.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	taken, err := e.Prepare(objs(t, cm("taken", ns, "2")), ns, apply.Owner{Name: "other", Revision: "other-1", UID: "uid-other"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(ctx, taken); err != nil {
+	if _, err := e.Apply(ctx, taken, apply.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	keep := func(id inventory.ID) bool { return id.Name != "deleted" }

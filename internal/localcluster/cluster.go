@@ -185,15 +185,31 @@ func up(ctx context.Context, o Options, began time.Time) (_ *Cluster, err error)
 			}
 		}
 	}()
-	for _, comp := range components(l, pt, o.Minimal) {
-		proc, err := startProcess(comp.name, l.bin(comp.name), comp.args, o.StateDir, l.logs())
-		if err != nil {
-			return nil, err
+	// etcd and the API server first: the controller manager gives the API
+	// server 10 s to become healthy and exits when it has not, which on a
+	// loaded machine (its RBAC bootstrap hook taking longer) it may not.
+	all := components(l, pt, o.Minimal)
+	start := func(comps []component) error {
+		for _, comp := range comps {
+			proc, err := startProcess(comp.name, l.bin(comp.name), comp.args, o.StateDir, l.logs())
+			if err != nil {
+				return err
+			}
+			s.Processes = append(s.Processes, proc)
+			if err := writeState(o.StateDir, s); err != nil {
+				return err
+			}
 		}
-		s.Processes = append(s.Processes, proc)
-		if err := writeState(o.StateDir, s); err != nil {
-			return nil, err
-		}
+		return nil
+	}
+	if err := start(all[:2]); err != nil {
+		return nil, err
+	}
+	if err := waitStore(ctx, o, s, began); err != nil {
+		return nil, err
+	}
+	if err := start(all[2:]); err != nil {
+		return nil, err
 	}
 	if err := waitControlPlane(ctx, o, l, s, began); err != nil {
 		return nil, err
@@ -213,9 +229,8 @@ func up(ctx context.Context, o Options, began time.Time) (_ *Cluster, err error)
 	return clusterFrom(o.StateDir, s), nil
 }
 
-// waitControlPlane waits for etcd and the API server, bootstraps the
-// cluster and waits for the remaining components.
-func waitControlPlane(ctx context.Context, o Options, l layout, s *state, began time.Time) error {
+// waitStore waits for etcd and the API server.
+func waitStore(ctx context.Context, o Options, s *state, began time.Time) error {
 	etcd, _ := s.process("etcd")
 	if err := waitHTTP(ctx, plainClient(), etcd, fmt.Sprintf("http://%s/health", loopback(s.Ports.EtcdClient)), 30*time.Second); err != nil {
 		return err
@@ -225,6 +240,12 @@ func waitControlPlane(ctx context.Context, o Options, l layout, s *state, began 
 		return err
 	}
 	fmt.Fprintf(o.Out, "kube-apiserver ready (%s)\n", since(began))
+	return nil
+}
+
+// waitControlPlane bootstraps the cluster once the API server is ready
+// and waits for the remaining components.
+func waitControlPlane(ctx context.Context, o Options, l layout, s *state, began time.Time) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", l.kubeconfig())
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)

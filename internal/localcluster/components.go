@@ -37,7 +37,8 @@ func (l layout) bin(name string) string {
 
 func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
-// components returns the processes of a cluster in start order.
+// components returns the processes of a cluster in start order: etcd and
+// kube-apiserver first (Up waits for them before it starts the others).
 func components(l layout, p ports, minimal bool) []component {
 	etcdClient := "http://" + loopback(p.EtcdClient)
 	etcdPeer := "http://" + loopback(p.EtcdPeer)

@@ -16,11 +16,13 @@
 //  2. pick free 127.0.0.1 ports and generate a CA, the API server's serving
 //     certificate, a service-account signing key and an admin client
 //     certificate, and write <StateDir>/kubeconfig;
-//  3. start etcd and kube-apiserver and, unless Options.Minimal,
-//     kube-controller-manager, kube-scheduler and kwok (which simulates the
-//     kubelet of the Node this package creates), recording each process in
-//     <StateDir>/pids.json as soon as it runs;
-//  4. wait for etcd's /health and the API server's /readyz;
+//  3. start etcd and kube-apiserver, recording each process in
+//     <StateDir>/pids.json as soon as it runs, and wait for etcd's /health
+//     and the API server's /readyz;
+//  4. unless Options.Minimal, start kube-controller-manager, kube-scheduler
+//     and kwok (which simulates the kubelet of the Node this package
+//     creates) — only now: the controller manager gives the API server 10 s
+//     to become healthy and exits when it has not;
 //  5. install rukpak's CRDs (from package config), the rukpak-system
 //     namespace, the ClusterRoles the release ships for users
 //     (rukpak-uploader, rukpak-content-reader, rukpak-metrics-reader) and

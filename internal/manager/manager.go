@@ -49,6 +49,7 @@ import (
 	"github.com/rukpak/rukpak/internal/message"
 	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/permissions"
+	"github.com/rukpak/rukpak/internal/planner"
 	"github.com/rukpak/rukpak/internal/renderstore"
 	"github.com/rukpak/rukpak/internal/source/builtin"
 	"github.com/rukpak/rukpak/internal/store"
@@ -231,17 +232,14 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the apply engine's client: %w", err)
 	}
-	engine := apply.New(mgr.GetClient(), live, md, mgr.GetRESTMapper(), apply.Options{
-		FieldManager:     v1alpha2.FieldManager,
-		OwnerKind:        v1alpha2.BundleDeploymentKind,
-		Keys:             bundledeployment.EngineKeys,
-		Concurrency:      opts.ApplyConcurrency,
-		EstablishTimeout: time.Minute,
-		// The warning events about hook Jobs and Pods it waits for,
-		// read as the manager: an install identity may not list events.
-		Events:        live,
-		KindNotServed: kindNotServed,
-	})
+	engineOpts := planner.EngineOptions()
+	engineOpts.Concurrency = opts.ApplyConcurrency
+	engineOpts.EstablishTimeout = time.Minute
+	// The warning events about hook Jobs and Pods it waits for, read as
+	// the manager: an install identity may not list events.
+	engineOpts.Events = live
+	engineOpts.KindNotServed = kindNotServed
+	engine := apply.New(mgr.GetClient(), live, md, mgr.GetRESTMapper(), engineOpts)
 	// Every event fits the API server's limit: a longer note is cut (the
 	// full one is logged) instead of refused and lost.
 	recorder := message.NewRecorder(mgr.GetEventRecorder("rukpak"), mgr.GetLogger().WithName("events"))

@@ -47,6 +47,17 @@ type Successor interface {
 	ResolveFrom(ctx context.Context, src v1alpha2.BundleSource, installed *v1alpha2.BundleSource) (v1alpha2.BundleSource, error)
 }
 
+// Forward is implemented by sources that select one of several published
+// versions (a Helm repository's range): given the same source as pinned
+// last time, they never select an older version than that one, so that a
+// version removed from where it was published stays the selected one and
+// nothing is downgraded by itself.
+type Forward interface {
+	// ResolveForward is Resolve of src, whose last pin, of the same spec,
+	// is previous.
+	ResolveForward(ctx context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error)
+}
+
 // Registry is the set of sources a manager can read, by type.
 type Registry map[v1alpha2.SourceType]Source
 
@@ -71,8 +82,9 @@ func (r Registry) get(t v1alpha2.SourceType) (Source, error) {
 // Resolve pins every source, in order. previous are the sources as pinned
 // last time (a BundleDeployment's status.resolvedSources); when reuse is
 // set (their pins are still fresh), a floating source whose spec has not
-// changed keeps its previous pin instead of being looked up again. It is
-// ResolveFrom with nothing installed.
+// changed keeps its previous pin instead of being looked up again, and a
+// Forward source whose spec has not changed is resolved from its previous
+// pin. It is ResolveFrom with nothing installed.
 func (r Registry) Resolve(ctx context.Context, srcs, previous []v1alpha2.BundleSource, reuse bool) ([]v1alpha2.BundleSource, error) {
 	return r.ResolveFrom(ctx, srcs, previous, reuse, nil)
 }
@@ -93,9 +105,14 @@ func (r Registry) ResolveFrom(ctx context.Context, srcs, previous []v1alpha2.Bun
 			src = previous[i]
 		}
 		var pinned v1alpha2.BundleSource
-		if succ, ok := s.(Successor); ok && i < len(installed) && installed[i].Type == src.Type {
+		succ, isSucc := s.(Successor)
+		fwd, isFwd := s.(Forward)
+		switch {
+		case isSucc && i < len(installed) && installed[i].Type == src.Type:
 			pinned, err = succ.ResolveFrom(ctx, src, &installed[i])
-		} else {
+		case isFwd && i < len(previous) && samePinned(src, previous[i]):
+			pinned, err = fwd.ResolveForward(ctx, src, previous[i])
+		default:
 			pinned, err = s.Resolve(ctx, src)
 		}
 		if err != nil {

@@ -49,6 +49,7 @@ spec:
 // the last healthy revision, the old template is running again, and the
 // status says which revision failed and why.
 func TestBadRolloutRollsBack(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	name := envtest.UniqueName("rollout")
 	bd := &v1alpha2.BundleDeployment{

@@ -120,6 +120,7 @@ func configMapValue(t *testing.T, ns, name string) string {
 // it to another digest, and shows that a digest-pinned bundle costs no
 // registry request however often it is reconciled.
 func TestImageSource(t *testing.T) {
+	t.Parallel()
 	reg := &counting{h: registry.New()}
 	srv := httptest.NewServer(reg)
 	defer srv.Close()
@@ -165,6 +166,7 @@ func TestImageSource(t *testing.T) {
 // refuses one whose sha256 does not match without touching the installed
 // revision.
 func TestHTTPSource(t *testing.T) {
+	t.Parallel()
 	good := tarGz(t, map[string]string{"manifests/cm.yaml": configMapYAML("from-http", "v1")})
 	evil := tarGz(t, map[string]string{"manifests/cm.yaml": configMapYAML("from-http", "evil")})
 	sum := sha256.Sum256(good)
@@ -230,6 +232,7 @@ func waitConditionWithin(t *testing.T, deadline time.Duration, name, typ string,
 // first installs it, a changed file pivots to a new revision, the same
 // content again changes nothing.
 func TestUploadSource(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(value string) {
 		if err := os.MkdirAll(filepath.Join(dir, "manifests"), 0o755); err != nil {
@@ -275,6 +278,7 @@ func TestUploadSource(t *testing.T) {
 // TestGitSource installs a bundle from a branch of a repository served by
 // git http-backend, and follows the branch when it moves.
 func TestGitSource(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	repo := filepath.Join(root, "bundle.git")
 	work := filepath.Join(root, "work")

@@ -41,14 +41,15 @@ func recorded(e apply.Entry, rec inventory.Record) appliedObject {
 	return appliedObject{resource: e.Resource, rv: rec.ResourceVersion, generation: rec.Generation, labels: e.Labels, annotations: e.Annotations, hash: rec.Hash, runOnce: e.RunOnce, hook: e.Hook}
 }
 
-// record is what the inventory keeps of a.
+// record is what the inventory records of a.
 func (a appliedObject) record() inventory.Record {
 	return inventory.Record{Hash: a.hash, ResourceVersion: a.rv, Generation: a.generation, Keep: a.keep()}
 }
 
 // keep reports whether the revision applied the object with
 // helm.sh/resource-policy: keep (as Helm reads it: case and spaces
-// ignored). Hooks are never kept: their delete policy decides.
+// ignored), so that a prune leaves it in place. Hooks are never left in
+// place: their delete policy decides.
 func (a appliedObject) keep() bool {
 	return !a.hook && strings.EqualFold(strings.TrimSpace(a.annotations[v1alpha2.AnnotationResourcePolicy]), v1alpha2.ResourcePolicyKeep)
 }

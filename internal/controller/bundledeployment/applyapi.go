@@ -6,18 +6,6 @@ import (
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
-// EngineKeys are the labels and annotations of rukpak's API that the apply
-// engine writes and reads; the manager passes them in apply.Options, with
-// v1alpha2.FieldManager and v1alpha2.BundleDeploymentKind.
-var EngineKeys = apply.Keys{
-	OwnerKind:          v1alpha2.LabelOwnerKind,
-	OwnerName:          v1alpha2.LabelOwnerName,
-	OwnerUID:           v1alpha2.LabelOwnerUID,
-	Revision:           v1alpha2.AnnotationRevision,
-	ReplaceOnImmutable: v1alpha2.AnnotationReplaceOnImmutable,
-	Optional:           v1alpha2.AnnotationOptional,
-}
-
 // applyReason is the condition reason of an apply engine failure of code.
 func applyReason(code apply.Code) string {
 	switch code {
@@ -46,7 +34,7 @@ func applyReason(code apply.Code) string {
 // condition reason of its code: it returns err with a failure.Error of that
 // reason and the engine's message first in its chain, so that conditions,
 // events and the retry policy (failure.PolicyOf) read it as any other
-// failure. err's message and the rest of its chain are kept. Every error of
+// failure. err's message and the rest of its chain are preserved. Every error of
 // the engine that ends in a condition passes through here, where the
 // controller calls Prepare and Apply.
 func applyFailure(err error) error {

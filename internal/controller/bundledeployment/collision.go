@@ -45,16 +45,16 @@ func (r *Reconciler) collisions(s *scope, st *appliedState, recs map[inventory.I
 	}
 }
 
-// claimHeld records the objects an apply of s was refused because another
-// BundleDeployment holds them (apply.Error.Held) as claimed by s's, so that
-// the holder hands them over instead of deleting them when it drops them,
+// claimHeld records the claimed objects an apply of s was refused because
+// another BundleDeployment manages them (apply.Error.Held) as claimed by
+// s's, so that the one managing them hands them over instead of deleting them when it drops them,
 // and notes in s that the revision waits for a hand-off.
 func (r *Reconciler) claimHeld(s *scope, err error) {
 	ae := apply.As(err)
 	if ae == nil {
 		return
 	}
-	for _, h := range ae.Held {
+	for _, h := range ae.Held() {
 		r.mem.claim(h.ID, s.bd.Name)
 		s.handOffWaits = true
 	}
@@ -64,7 +64,7 @@ func (r *Reconciler) claimHeld(s *scope, err error) {
 // records it, "" if it has none) makes of id: gone when no
 // BundleDeployment of that name and UID exists (the label is stale),
 // released when its inventory (saved after every successful install and
-// prune) no longer has id, else it holds it.
+// prune) does not have id any more, else it manages it.
 func (r *Reconciler) ownerState(ctx context.Context, other string, uid types.UID, id inventory.ID) (apply.OwnerState, error) {
 	bd := &v1alpha2.BundleDeployment{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: other}, bd); err != nil {
@@ -98,8 +98,8 @@ func (r *Reconciler) claimedByOther(owner string) func(inventory.ID) bool {
 	return func(id inventory.ID) bool { return r.mem.claimedByOther(owner, id) }
 }
 
-// handOver wakes the BundleDeployments waiting for the kept objects of a
-// prune, after the owner's inventory no longer has them.
+// handOver wakes the BundleDeployments waiting for the objects a prune
+// left in place, once the owner's inventory does not list them.
 func (r *Reconciler) handOver(cs *apply.ChangeSet, owner string) {
 	if cs == nil {
 		return

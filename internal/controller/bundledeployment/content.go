@@ -19,15 +19,14 @@ func (r *Reconciler) ensureContent(ctx context.Context, s *scope) (bool, error) 
 	}
 	digest, err := r.Unpacker.Ensure(ctx, s.revision, s.pinned, known)
 	if err != nil {
-		s.unpackErr = err
-		return false, retryUnpack(err)
+		return false, s.sourceFailed(stageUnpack, err)
 	}
 	s.digest = digest
 	return true, nil
 }
 
-// retryUnpack returns the error of a failed resolve or unpack so that it is
-// retried with exponential backoff (up to about 16 minutes apart): even a
+// retryUnpack returns the error of a failed resolve or unpack
+// (verdictBackoff) so that it is retried with exponential backoff (up to about 16 minutes apart): even a
 // terminal failure of a source (unknown tag, bad credentials, a missing
 // ConfigMap) is often fixed outside the spec — the tag is pushed, the Secret
 // corrected. The condition already says why.

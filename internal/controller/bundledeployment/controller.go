@@ -30,6 +30,7 @@ import (
 	"github.com/rukpak/rukpak/internal/approval"
 	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/content"
+	"github.com/rukpak/rukpak/internal/controller/bundledeployment/schedule"
 	"github.com/rukpak/rukpak/internal/health"
 	"github.com/rukpak/rukpak/internal/identity"
 	"github.com/rukpak/rukpak/internal/inventory"
@@ -112,10 +113,11 @@ type Reconciler struct {
 	// for a kind are queued.
 	KindCaches []Invalidator
 	// TenantReconciles is how many BundleDeployments of one tenant (see
-	// tenantOf) are reconciled at once; DefaultTenantReconciles when 0.
+	// tenant.Of) are reconciled at once; DefaultTenantReconciles when 0.
 	TenantReconciles int
 	// HookWaits is how many BundleDeployments wait for hooks without a
-	// reconcile worker at once (see detached); DefaultHookWaits when 0.
+	// reconcile worker at once (see schedule.Detach); DefaultHookWaits
+	// when 0.
 	HookWaits int
 	// TenantHookWaits is how many of one tenant do;
 	// DefaultTenantHookWaits when 0.
@@ -127,7 +129,7 @@ type Reconciler struct {
 	// ServingCerts issues the serving certificates formats ask for; nil
 	// uses the default lifetimes.
 	ServingCerts *ServingCerts
-	// Renders keeps the render of each revision of a provisioner that
+	// Renders stores the render of each revision of a provisioner that
 	// renders once (Helm); nil renders every revision every time.
 	Renders *renderstore.Store
 	// ReviewConcurrency is how many revisions are reviewed at once;
@@ -139,30 +141,35 @@ type Reconciler struct {
 
 	// watches are the drift watches of managed objects.
 	watches *objectwatch.Watcher
-	// queue is the controller's work queue (drift events go there).
-	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
 	// mem is what this process knows beyond the API server (see memory).
 	mem *memory
 	// wake enqueues BundleDeployments handed an object.
 	wake chan event.GenericEvent
-	// healthCache holds compiled health probes.
+	// healthCache caches compiled health probes.
 	healthCache *health.Cache
-	// workers bound each tenant's reconciles at once (package tenant;
-	// the total is the controller's MaxConcurrentReconciles).
-	workers *tenant.Slots
 	// reviews bound the reviews running at once (reviewSlots).
 	reviews     *tenant.Slots
 	reviewsOnce sync.Once
-	// detached are the reconciles that wait for hooks without a worker.
-	detached *detached
-	// flights are the reconciles running, cancelled when superseded.
-	flights *inFlight
-	// parked are BundleDeployments waiting for a worker of their tenant.
-	parked *parked
-	// echoes hold events of managed objects while their
-	// BundleDeployment's reconcile runs.
-	echoes *echoes
+	// sched runs the reconciles: each tenant's share of the workers,
+	// hook waits without a worker, superseded reconciles, the echoes of
+	// their writes and the status they wrote (package schedule). Its
+	// queue is the controller's work queue (drift events go there).
+	sched *schedule.Scheduler
 }
+
+// Bounds of the reconciles at once (package schedule), for
+// Reconciler.TenantReconciles, HookWaits and TenantHookWaits.
+const (
+	// DefaultTenantReconciles is how many reconciles of one tenant run
+	// at once by default (schedule.DefaultTenantReconciles).
+	DefaultTenantReconciles = schedule.DefaultTenantReconciles
+	// DefaultHookWaits is how many BundleDeployments wait for hooks
+	// without a worker at once by default (schedule.DefaultHookWaits).
+	DefaultHookWaits = schedule.DefaultHookWaits
+	// DefaultTenantHookWaits is how many of one tenant do by default
+	// (schedule.DefaultTenantHookWaits).
+	DefaultTenantHookWaits = schedule.DefaultTenantHookWaits
+)
 
 // managedSelector selects the objects rukpak manages.
 const managedSelector = v1alpha2.LabelOwnerKind
@@ -182,27 +189,22 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		return fmt.Errorf("indexing Bundles by BundleDeployment: %w", err)
 	}
 	r.mem = newMemory()
-	reconciles := r.TenantReconciles
-	if reconciles < 1 {
-		reconciles = DefaultTenantReconciles
-	}
-	// The total is the controller's; only the shares are bounded here.
-	// A tenant is lent workers beyond its share while a share's worth of
-	// them stays free, for a tenant that comes along.
-	r.workers = tenant.NewSlots(max(reconciles, opts.MaxConcurrentReconciles), reconciles).Lend(reconciles)
-	r.flights = newInFlight()
-	r.parked = newParked()
-	r.echoes = newEchoes()
-	r.detached = newDetached(r.HookWaits, r.TenantHookWaits)
+	r.sched = schedule.New(schedule.Options{
+		Workers:         opts.MaxConcurrentReconciles,
+		TenantWorkers:   r.TenantReconciles,
+		HookWaits:       r.HookWaits,
+		TenantHookWaits: r.TenantHookWaits,
+		Unchanged:       r.isUnchanged,
+	})
 	inf, err := mgr.GetCache().GetInformer(context.Background(), &v1alpha2.BundleDeployment{})
 	if err != nil {
 		return fmt.Errorf("getting the BundleDeployment informer: %w", err)
 	}
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) {
 		if bd, ok := obj.(*v1alpha2.BundleDeployment); ok {
-			r.flights.supersede(bd)
-			// The cache shows this process's own status write now.
-			r.mem.dropOwnStatus(bd.Name, bd.ResourceVersion)
+			// Supersedes a reconcile of an older generation; the cache
+			// shows this process's own status write now.
+			r.sched.Observe(bd)
 		}
 	}}); err != nil {
 		return fmt.Errorf("watching BundleDeployments for superseded reconciles: %w", err)
@@ -234,7 +236,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		// Managed objects are watched per identity (objectwatch); their
 		// events go to the queue this source is given.
 		WatchesRawSource(crsource.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-			r.queue = q
+			r.sched.SetQueue(q)
 			r.watches = objectwatch.New(ctx, managedSelector, r.metadataFor, r.onObjectEvent)
 			return nil
 		})).
@@ -264,6 +266,10 @@ type scope struct {
 	mem *remembered
 	// as is who the BundleDeployment's objects are read and written as.
 	as *actor
+	// facts are what the reconcile knows of the revisions, sources and
+	// failures the status records (see statusFacts): the steps read and
+	// change them, computeStatus projects them.
+	facts statusFacts
 
 	pinned   []v1alpha2.BundleSource
 	revision string
@@ -278,13 +284,13 @@ type scope struct {
 	// created, until the install step takes it (planOf).
 	rendered *rendered
 	digest   string
-	// unkept is a render of the revision made before its Bundle existed,
-	// kept once the Bundle is created (see render).
+	// unkept is a pending render: made in this reconcile, stored once its
+	// revision passes the permission preflight (keepPending; see render).
 	unkept *renderstore.Render
 	// values are the revision's resolved Helm values.
 	values values.Resolved
-	// held is set when the newest revision failed before and is not
-	// retried; the active revision stays.
+	// held is set when the newest revision is marked failed (heldBack):
+	// it is not retried, and the active revision stays the corrected one.
 	held bool
 	// review is the newest revision's review, when it was reviewed (see
 	// gate); computeStatus copies it to status.review.
@@ -298,8 +304,9 @@ type scope struct {
 	preflighted *apply.Plan
 	// rolloutStarted is set when this reconcile made a new revision active.
 	rolloutStarted bool
-	// correct is the revision applied that an earlier step decided to keep
-	// as it was applied; the drift step corrects its drift.
+	// correct is the corrected revision: the revision applied that an
+	// earlier step decided to leave as it was applied; the drift step
+	// corrects its drift.
 	correct *appliedState
 	// health is the health step's verdict on the active revision, nil
 	// when it judged none.
@@ -323,7 +330,7 @@ type scope struct {
 
 	unpackErr  error
 	installErr error
-	// driftErr is why the drift of the revision kept (correct) could not
+	// driftErr is why the drift of the corrected revision (correct) could not
 	// be corrected, when a kind of it is not served (see waitsForKind).
 	driftErr  error
 	installed *installResult
@@ -340,9 +347,8 @@ type scope struct {
 }
 
 // Reconcile drives one BundleDeployment toward its spec.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	defer quietConflicts(ctx, &result, &retErr)
-	if r.detached.running(req.Name) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if r.sched.Detached(req.Name) {
 		// Its detached reconcile queues it again when it ends; a spec
 		// change or a deletion ends it at once.
 		return ctrl.Result{}, nil
@@ -356,46 +362,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, fmt.Errorf("getting BundleDeployment: %w", err)
 	}
 	// One tenant's reconciles take at most TenantReconciles workers
-	// (more while others leave them free, see SetupWithManager), so that
-	// BundleDeployments whose reconciles are slow cannot keep another
-	// tenant's drift correction and installs waiting. A deletion takes no
-	// place: it must not wait behind the tenant's installs.
+	// (more while others leave them free), so that BundleDeployments
+	// whose reconciles are slow cannot make another tenant's drift
+	// correction and installs wait; a deletion takes no worker.
 	// Everything done for it — this reconcile, fetches, the content it
-	// stores, every render — counts against its tenant's share.
-	t := tenant.Of(bd)
-	ctx = tenant.WithContext(ctx, t)
-	worker := func() {}
-	if bd.DeletionTimestamp.IsZero() {
-		release, ok := r.acquireWorker(ctx, t, req.Name)
-		if !ok {
-			// Queued again when a worker is given back (parked).
-			return ctrl.Result{}, nil
-		}
-		worker = release
-	}
-	// A reconcile that waits for a hook goes on without its worker
-	// (detached).
-	return r.runDetachable(ctx, req.Name, worker, func(ctx context.Context) (ctrl.Result, error) {
-		return r.reconcile(ctx, req, bd)
-	})
+	// stores, every render — counts against its tenant's share. A
+	// reconcile that waits for a hook goes on without its worker
+	// (schedule.Detach, reportHookWait).
+	return r.sched.Run(ctx, bd, r.reconcile)
 }
 
-// reconcile is Reconcile's work on bd, once it has a worker.
-func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, bd *v1alpha2.BundleDeployment) (result ctrl.Result, retErr error) {
+// reconcile is Reconcile's work on bd, once it has a worker: a turn of
+// the scheduler, which finish ends.
+func (r *Reconciler) reconcile(ctx context.Context, bd *v1alpha2.BundleDeployment) (result ctrl.Result, retErr error) {
 	// A spec change or a deletion stops this reconcile where it waits:
 	// the next one works on what the BundleDeployment is now.
-	ctx, superseded, done := r.flights.start(ctx, bd)
-	defer done()
-	// Events of its objects are judged once it has recorded its writes.
-	r.echoes.begin(bd.Name)
-	defer r.judgeHeld(bd.Name)
-	defer func() {
-		if superseded() {
-			// Again, at once, for what it is now.
-			r.enqueue(req.Name)
-			result, retErr = ctrl.Result{}, nil
-		}
-	}()
+	ctx, turn := r.sched.Begin(ctx, bd)
+	// s is set once the reconcile has a scope to finish with.
+	var s *scope
+	// Deferred, so that it runs however the reconcile ends, a step's
+	// panic included.
+	defer func() { result, retErr = r.finish(ctx, turn, s, result, retErr) }()
 	prov, ok, err := r.Provisioners.ForClass(ctx, r.Client, bd.Spec.ProvisionerClassName)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -426,28 +413,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, bd *v1alph
 	}
 
 	// The cache may not show the status this process wrote last.
-	r.catchUpStatus(bd)
-	s := &scope{bd: bd, prov: prov, mem: r.mem.load(bd.Name), written: bd.Status.DeepCopy(), kindsSeen: r.mem.servedKindsSeen()}
-	// Saved after the status is written and before the events of this
-	// reconcile's writes are judged against what it applied (judgeHeld).
-	defer r.mem.save(bd.Name, s.mem)
-	defer func() {
-		// Waiting for a kind: woken when what the cluster serves
-		// changes, or at once when it changed while this reconcile ran.
-		if r.mem.waitForKinds(bd.Name, waitsForKind(s), s.kindsSeen) && !superseded() {
-			r.enqueue(req.Name)
-		}
-	}()
-	defer func() {
-		if superseded() {
-			// What it found is about a spec (or a life) that is gone.
-			return
-		}
-		r.reportBundles(ctx, s)
-		if err := r.patchStatus(ctx, s, s.written); err != nil {
-			retErr = errors.Join(retErr, err)
-		}
-	}()
+	r.sched.CatchUpStatus(bd)
+	s = &scope{bd: bd, prov: prov, mem: r.mem.load(bd.Name), written: bd.Status.DeepCopy(), kindsSeen: r.mem.servedKindsSeen()}
+	s.facts = observe(&bd.Status, s.mem.applied)
 	if bd.Spec.Paused {
 		return ctrl.Result{}, nil
 	}
@@ -455,6 +423,43 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, bd *v1alph
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
+}
+
+// finish ends every reconcile that began its turn, and returns its
+// result. In this order:
+//
+//  1. unless the turn was superseded (what the reconcile found is about a
+//     spec, or a life, that is gone): the Bundles' reports (reportBundles)
+//     and the status patch (patchStatus), against the status as last
+//     written; the patch's error is joined to the reconcile's;
+//  2. a BundleDeployment waiting for a kind to be served is woken when
+//     what the cluster serves changes (waitForKinds), or queued at once
+//     when it changed while the reconcile ran (unless superseded: it is
+//     queued again anyway);
+//  3. the memory record is saved (memory.save): after the status is
+//     written, and before the events of this reconcile's writes are
+//     judged against what it applied;
+//  4. the turn ends (schedule.Turn.End): a superseded reconcile is queued
+//     again and returns neither error nor requeue, the deferred events
+//     of its objects (those that arrived while it ran) are judged, and its context is cancelled.
+//
+// Steps 1 to 3 need a scope: a reconcile that ended before it built one
+// (no class, a deletion, the finalizer not added) only ends its turn.
+func (r *Reconciler) finish(ctx context.Context, turn *schedule.Turn, s *scope, result ctrl.Result, err error) (ctrl.Result, error) {
+	if s != nil {
+		name := s.bd.Name
+		if !turn.Superseded() {
+			r.reportBundles(ctx, s)
+			if perr := r.patchStatus(ctx, s, s.written); perr != nil {
+				err = errors.Join(err, perr)
+			}
+		}
+		if r.mem.waitForKinds(name, waitsForKind(s), s.kindsSeen) && !turn.Superseded() {
+			r.enqueue(name)
+		}
+		r.mem.save(name, s.mem)
+	}
+	return turn.End(result, err)
 }
 
 // patchStatus computes the conditions from s and patches the status if it
@@ -473,7 +478,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, orig *v1alpha2.B
 		}
 		return fmt.Errorf("patching status: %w", err)
 	}
-	r.statusWritten(bd, base.ResourceVersion)
+	r.sched.StatusWritten(bd, base.ResourceVersion)
 	return nil
 }
 

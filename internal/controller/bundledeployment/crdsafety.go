@@ -96,7 +96,7 @@ func findingIDs(findings []crdsafety.Finding) []string {
 // refusedAsCollision reports whether the apply's collision check (see
 // apply.Collisions) will certainly refuse the installed CRD: it is not in
 // bd's inventory nor in what bd last applied, and another BundleDeployment
-// holds it (or takes it over from the one that released it), or no live
+// manages it (or takes it over from the one that released it), or no live
 // BundleDeployment manages it, none released it, and bd's
 // collisionProtection does not adopt it. Such a CRD is not compared for
 // upgrade safety; in any doubt it is.
@@ -131,7 +131,7 @@ func (r *Reconciler) refusedAsCollision(ctx context.Context, s *scope, installed
 			}
 		}
 		// Its owner no longer has it: taken over when it released it
-		// (a reinstall takes back its kept CRD, and upgrades it).
+		// (a reinstall takes back a CRD it left in place on delete, and upgrades it).
 		verdict, _, err := r.Inventory.Peek(ctx, inventory.Owner{Name: owner, UID: uid}, id, installed.UID, inventoryOf(bd), r.alive)
 		if err != nil || verdict != inventory.NotReleased {
 			return verdict == inventory.TakenByOther, err

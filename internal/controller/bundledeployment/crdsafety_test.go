@@ -25,6 +25,7 @@ import (
 // policy, two BundleDeployments never fight); a hand-made one the policy
 // adopts is an upgrade of it, so it is compared: CRDUpgradeUnsafe.
 func TestCRDCollisionBeforeUpgradeSafety(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		handMade   bool
@@ -39,6 +40,7 @@ func TestCRDCollisionBeforeUpgradeSafety(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			plural := envtest.UniqueName("sprockets")
 			kind := "S" + strings.ReplaceAll(plural[len("sprockets-"):], "-", "")

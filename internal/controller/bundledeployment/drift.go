@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
@@ -48,27 +47,20 @@ func watchKey(id identity.Identity, obj inventory.ID, resource schema.GroupVersi
 // drift (not the echo of rukpak's own write, nor a change only to what
 // others own); while the owner's reconcile runs, when it ends.
 func (r *Reconciler) onObjectEvent(kind schema.GroupVersionKind, obj, old *metav1.PartialObjectMetadata, deleted bool) {
-	owner := obj.GetLabels()[v1alpha2.LabelOwnerName]
-	if r.echoes.hold(owner, kind, obj, deleted) {
-		// Judged when the owner's reconcile ends (see echoes).
-	} else if deleted || !r.isUnchanged(kind, obj) {
-		r.enqueue(owner)
-	}
+	// Deferred while the owner's reconcile runs (schedule.Turn.End judges
+	// it), judged now otherwise (isUnchanged).
+	r.sched.ObjectEvent(obj.GetLabels()[v1alpha2.LabelOwnerName], kind, obj, deleted)
 	// The owner label itself may have been removed or changed.
 	if old != nil && old.GetLabels()[v1alpha2.LabelOwnerName] != obj.GetLabels()[v1alpha2.LabelOwnerName] {
 		r.enqueue(old.GetLabels()[v1alpha2.LabelOwnerName])
 	}
 }
 
-func (r *Reconciler) enqueue(name string) {
-	if name == "" || r.queue == nil {
-		return
-	}
-	r.queue.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
-}
+// enqueue queues the BundleDeployment name.
+func (r *Reconciler) enqueue(name string) { r.sched.Enqueue(name) }
 
-// keepCorrected records that the revision applied, st, is kept as it was
-// applied: the drift step corrects its drift (correctDrift). It returns
+// keepCorrected records that the revision applied, st, is the corrected
+// revision, left as it was applied: the drift step corrects its drift (correctDrift). It returns
 // nil, for the steps that end with it.
 func (s *scope) keepCorrected(st *appliedState) error {
 	s.correct = st
@@ -98,14 +90,14 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
 	}
 	// Applied before, so past the preflight: a render made again (the
-	// kept one was lost) is kept.
+	// stored one was lost) is stored.
 	if err := r.keepPending(ctx, s, st.bundle); err != nil {
 		return err
 	}
 	if drifted = r.withRerendered(st, plan, drifted); len(drifted) == 0 {
 		return nil
 	}
-	cs, err := s.as.engine.Apply(ctx, plan.Subset(drifted))
+	cs, err := s.as.engine.Apply(ctx, plan.Subset(drifted), apply.ApplyOptions{})
 	if err != nil {
 		return fmt.Errorf("correcting drift of revision %s: %w", st.bundle, applyFailure(err))
 	}

@@ -20,13 +20,15 @@ type failedRevision struct {
 	err error
 }
 
-// heldBack reports whether the newest revision failed before and is not to
+// heldBack reports whether the newest revision is marked failed and not to
 // be retried yet: neither the spec (generation) nor the retry annotation
-// changed since. The record is kept in status and, because the cached
-// status may lag behind this process's own updates, in memory.
+// changed since. The mark is in status (s.facts.failed) and,
+// because the cached status may lag behind this process's own updates, in
+// the memory record.
 func (r *Reconciler) heldBack(s *scope) bool {
 	bd := s.bd
-	f := failedRevision{bundle: bd.Status.FailedBundle, retry: bd.Status.FailedRetry, generation: bd.Status.FailedGeneration}
+	mark := s.facts.failed
+	f := failedRevision{bundle: mark.bundle, retry: mark.retry, generation: mark.generation}
 	if m := s.mem.failed; m != nil && m.generation >= f.generation {
 		f = *m
 	}
@@ -34,7 +36,7 @@ func (r *Reconciler) heldBack(s *scope) bool {
 		return false
 	}
 	// Report why it failed, when this process knows (after a restart the
-	// status keeps saying it).
+	// status still says it).
 	if f.err != nil {
 		s.installErr = f.err
 	}
@@ -45,22 +47,20 @@ func (r *Reconciler) heldBack(s *scope) bool {
 // BundleDeployment's current generation and retry annotation.
 func (r *Reconciler) markFailed(s *scope, revision string, why error) {
 	bd := s.bd
-	bd.Status.FailedBundle = revision
-	bd.Status.FailedRetry = bd.Annotations[v1alpha2.AnnotationRetry]
-	bd.Status.FailedGeneration = bd.Generation
-	s.mem.failed = &failedRevision{bundle: revision, retry: bd.Status.FailedRetry, generation: bd.Generation, err: why}
+	s.facts.failed = failedMark{bundle: revision, retry: bd.Annotations[v1alpha2.AnnotationRetry], generation: bd.Generation}
+	s.mem.failed = &failedRevision{bundle: revision, retry: s.facts.failed.retry, generation: bd.Generation, err: why}
 }
 
 // clearFailed forgets a failed revision that became healthy or
 // installed, and its retries.
 func (r *Reconciler) clearFailed(s *scope) {
-	s.bd.Status.FailedBundle, s.bd.Status.FailedRetry, s.bd.Status.FailedGeneration = "", "", 0
+	s.facts.failed = failedMark{}
 	s.mem.failed = nil
 	r.mem.forgetRetry(s.bd.Name, s.mem)
 }
 
 // installFailed acts on what a failed install means (decideFailure). A
-// held revision is recorded in status.failedBundle, so it is not retried
+// revision marked failed is recorded in status.failedBundle, so it is not retried
 // until the spec or the retry annotation changes. Nothing was written when
 // the failure came before the first write (render, validation,
 // collisions); a failed write may have left part of the revision applied,
@@ -68,7 +68,7 @@ func (r *Reconciler) clearFailed(s *scope) {
 // revision.
 func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) error {
 	s.installErr = err
-	v := decideFailure(err, failureFacts{handOffWaits: s.handOffWaits, onFailure: onFailure(s.bd), lastHealthy: s.bd.Status.LastHealthyBundle})
+	v := decideFailure(err, s.failureFacts(stageApply, s.revision))
 	if v == verdictError {
 		return err
 	}
@@ -83,9 +83,9 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 			// At once, too, when a CRD or APIService changes.
 			s.requeueWithin(r.mem.nextRetry(s.bd.Name, s.mem, s.revision))
 		}
-		// Meanwhile the revision installed before is kept as it was
-		// applied.
-		if st := s.mem.applied; st != nil && st.bundle == s.bd.Status.ActiveBundle {
+		// Meanwhile the revision installed before is the corrected
+		// revision, left as it was applied.
+		if st := s.mem.applied; st != nil && st.bundle == s.facts.active {
 			return s.keepCorrected(st)
 		}
 		return nil
@@ -96,7 +96,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 	}
 	outcome := v1alpha2.OutcomeFailed
 	if v == verdictRollBack {
-		target := s.bd.Status.LastHealthyBundle
+		target := s.facts.lastHealthy
 		rbErr := r.rollback(ctx, s, target)
 		switch {
 		case rbErr == nil:
@@ -114,5 +114,32 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 	}
 	r.markFailed(s, s.revision, s.installErr)
 	s.decide(s.revision, outcome, err.Error())
+	return nil
+}
+
+// sourceFailed acts on a revision whose sources could not be resolved or
+// whose content could not be unpacked (at stage st): recorded for the
+// Unpacked condition, and returned for the queue to retry as
+// decideFailure says.
+func (s *scope) sourceFailed(st stage, err error) error {
+	s.unpackErr = err
+	if decideFailure(err, s.failureFacts(st, s.revision)) == verdictBackoff {
+		return retryUnpack(err)
+	}
+	return err
+}
+
+// refused acts on a revision whose spec is refused (stageConfig): err is
+// returned when decideFailure says it is not a failure of the revision;
+// otherwise it is reported (Installed=False), and the revision applied
+// before is the corrected revision, left as it was applied.
+func (s *scope) refused(err error) error {
+	if decideFailure(err, s.failureFacts(stageConfig, s.revision)) != verdictRefuse {
+		return err
+	}
+	s.installErr = err
+	if st := s.mem.applied; st != nil && st.bundle != "" {
+		return s.keepCorrected(st)
+	}
 	return nil
 }

@@ -25,7 +25,7 @@ const deletionRecheck = 30 * time.Second
 
 // finalize removes everything a BundleDeployment created: its objects (CRDs
 // only with deletionPolicy.crds=Delete, and then last; objects its revision
-// kept with helm.sh/resource-policy: keep never), its inventory and its
+// applied with helm.sh/resource-policy: keep never), its inventory and its
 // Bundles, then drops the finalizer. What it leaves in place is released
 // (see release.go). Deleting is an explicit request, so it
 // proceeds even while the BundleDeployment is paused.
@@ -78,7 +78,8 @@ func (r *Reconciler) finalize(ctx context.Context, bd *v1alpha2.BundleDeployment
 	if err := r.Inventory.Delete(ctx, inventoryOf(bd)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("deleting inventory: %w", err)
 	}
-	// The BundleDeployments waiting for what it kept find it released now.
+	// The BundleDeployments waiting for what it left in place find it
+	// released.
 	r.handOver(cs, bd.Name)
 	r.dropClaims(bd.Name)
 	if err := r.deleteBundles(ctx, bd); err != nil {

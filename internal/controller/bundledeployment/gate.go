@@ -58,13 +58,13 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	if err != nil {
 		return true, err
 	}
-	active := s.bd.Status.ActiveBundle
+	active := s.facts.active
 	prior := heldBefore(s.written)
 	if isApplied(st, active, ref, s.created) || (policy == v1alpha2.ApprovalAutomatic && active == "" && prior == nil) {
 		return false, nil
 	}
-	// A revision reviewed before, against the same active one, keeps its
-	// review: it is rendered again only once it may be applied.
+	// A revision reviewed before, against the same active one, has its
+	// review remembered: it is rendered again only once it may be applied.
 	key := reviewKey(ref)
 	rev, digest, err := s.mem.reviewOf(key, active)
 	fresh := rev == nil && err == nil
@@ -84,7 +84,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 		}
 		s.preflighted = plan
 		if err := r.keepPending(ctx, s, ref.bundle); err != nil {
-			// Not reviewed nor applied without its render kept.
+			// Not reviewed nor applied without its render stored.
 			s.rendered = nil
 			if failure.As(err) == nil {
 				return true, err
@@ -152,7 +152,7 @@ func reviewKey(ref revisionRef) string { return ref.spec + " " + ref.digest }
 // applied it: by name, and, when this process applied it (st), by its
 // spec and content digests too, so that another revision under the same
 // name is not taken for it. After a restart the name finds the active
-// revision's Bundle, which holds exactly the pinned spec (useBundle) —
+// revision's Bundle, which has exactly the pinned spec (useBundle) —
 // unless this reconcile created that Bundle (created): the active
 // revision's was gone, and the one under its name now is reviewed as new.
 func isApplied(st *appliedState, active string, ref revisionRef, created bool) bool {
@@ -275,7 +275,7 @@ func awaitingApproval(bd *v1alpha2.BundleDeployment, policy v1alpha2.ApprovalPol
 }
 
 // reviewRevision reviews the new revision's objects against the active
-// revision's (rendered again, offline, or taken from its kept render) and
+// revision's (rendered again, offline, or taken from its stored render) and
 // the live cluster: each object read as the install identity, RBAC
 // objects listed as the manager (splitLive).
 //
@@ -291,7 +291,7 @@ func (r *Reconciler) reviewRevision(ctx context.Context, s *scope, st *appliedSt
 	}
 	defer release()
 	var activeObjs []*unstructured.Unstructured
-	if active := s.bd.Status.ActiveBundle; active != "" {
+	if active := s.facts.active; active != "" {
 		var aref revisionRef
 		if st != nil && st.bundle == active {
 			aref = revisionRef{bundle: st.bundle, spec: st.spec, digest: st.digest, config: st.config, values: st.values}
@@ -389,12 +389,13 @@ func (r *Reconciler) announceAwaiting(s *scope, digest string, rev *v1alpha2.Rev
 }
 
 // keepActive reports why the new revision is not applied (s.installErr)
-// and keeps the active revision as it was applied: its drift corrected,
+// and makes the active revision the corrected revision, left as it was
+// applied: its drift corrected,
 // or, when this process has not applied it yet (it restarted), applied
 // again to know its objects.
 func (r *Reconciler) keepActive(ctx context.Context, s *scope, st *appliedState, why error) error {
 	s.installErr = why
-	active := s.bd.Status.ActiveBundle
+	active := s.facts.active
 	switch {
 	case active == "":
 		return nil

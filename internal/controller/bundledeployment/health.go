@@ -83,7 +83,7 @@ func progressDeadline(bd *v1alpha2.BundleDeployment) time.Duration {
 // retried until the spec or the retry annotation changes.
 func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 	bd := s.bd
-	active := bd.Status.ActiveBundle
+	active := s.facts.active
 	st := s.mem.applied
 	if active == "" || st == nil || st.bundle != active {
 		return nil
@@ -110,7 +110,7 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 	verdicts := map[inventory.ID]health.Unhealthy{}
 	memo := make(map[inventory.ID]healthVerdict, len(relevantIDs))
 	// Objects the drift watch shows at the resourceVersion the last check
-	// judged keep that verdict; the others are read.
+	// judged have that verdict still; the others are read.
 	var toRead []inventory.ID
 	for _, id := range relevantIDs {
 		a := r.mem.object(st, id)
@@ -158,7 +158,7 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 	}
 	summary := health.Summary(unhealthy, relevant)
 	s.health = &healthFacts{revision: active, relevant: relevant, summary: summary, rollout: rolloutJudged}
-	if bd.Status.LastHealthyBundle == active || bd.Status.FailedBundle == active {
+	if s.facts.lastHealthy == active || s.facts.failed.bundle == active {
 		// Healthy before, or judged already: report, do not roll back.
 		s.requeueWithin(settledRecheck / 4)
 		return nil
@@ -168,14 +168,13 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 
 // healthy records that the active revision passes every probe.
 func (r *Reconciler) healthy(s *scope, relevant int) {
-	bd := s.bd
-	active := bd.Status.ActiveBundle
+	active := s.facts.active
 	s.health = &healthFacts{revision: active, relevant: relevant, rollout: rolloutSettled}
-	if bd.Status.LastHealthyBundle != active {
-		bd.Status.LastHealthyBundle = active
+	if s.facts.lastHealthy != active {
+		s.facts.lastHealthy = active
 		s.decide(active, v1alpha2.OutcomeHealthy, "")
 	}
-	if bd.Status.FailedBundle == active {
+	if s.facts.failed.bundle == active {
 		r.clearFailed(s)
 	}
 	if relevant > 0 {
@@ -185,10 +184,12 @@ func (r *Reconciler) healthy(s *scope, relevant int) {
 
 // rollingOut handles an active revision that is not healthy yet (s.health
 // says why): it waits until the progress deadline, then fails the
-// revision.
+// revision and acts on what decideFailure says of that (stageHealth):
+// roll back, or leave it in place, marked failed (onFailure Hold). The rollout's clock is the observed
+// Progressing condition's.
 func (r *Reconciler) rollingOut(ctx context.Context, s *scope) error {
 	bd := s.bd
-	active := bd.Status.ActiveBundle
+	active := s.facts.active
 	h := s.health
 	prog := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeProgressing)
 	started := time.Now()
@@ -207,8 +208,9 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope) error {
 
 	why := fmt.Sprintf("revision %s was not healthy within %s: %s", active, deadline, h.summary)
 	h.rollout, h.why = rolloutFailed, why
-	target := bd.Status.LastHealthyBundle
-	if onFailure(bd) != v1alpha2.OnFailureRollback || target == "" || target == active {
+	missed := failure.New(v1alpha2.ReasonProgressDeadlineExceeded, "%s", why)
+	target := s.facts.lastHealthy
+	if decideFailure(missed, s.failureFacts(stageHealth, active)) != verdictRollBack {
 		r.markFailed(s, active, failure.New(v1alpha2.ReasonProgressDeadlineExceeded, "%s; left in place (upgrade.onFailure)", why))
 		r.Recorder.Eventf(bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonProgressDeadlineExceeded, "Health", "%s; left in place", why)
 		s.decide(active, v1alpha2.OutcomeFailed, why)

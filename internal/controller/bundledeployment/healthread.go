@@ -33,7 +33,7 @@ type healthGroup struct {
 // for a health check of owner's revision, and calls visit with each (nil
 // when it is not there). Kinds with at least listAtLeast objects in a
 // namespace are listed by the owner label, a page at a time, so that no
-// more than a page is held at once; the others are read one by one.
+// more than a page is in memory at once; the others are read one by one.
 func readForHealth(ctx context.Context, reader client.Reader, owner string, ids []inventory.ID, visit func(inventory.ID, *unstructured.Unstructured)) error {
 	groups := map[healthGroup][]inventory.ID{}
 	for _, id := range ids {

@@ -13,18 +13,18 @@ import (
 )
 
 // cleanupHistory deletes this BundleDeployment's Bundles beyond
-// revisionHistoryLimit, oldest first; the active and the newest revision are
-// always kept.
+// revisionHistoryLimit, oldest first; the active, last healthy and newest
+// revisions are always retained.
 func (r *Reconciler) cleanupHistory(ctx context.Context, s *scope) (bool, error) {
 	bundles, err := r.bundlesLabelled(ctx, s.bd.Name)
 	if err != nil {
 		return false, err
 	}
 	limit := int(ptr.Deref(s.bd.Spec.RevisionHistoryLimit, 3))
-	keep := map[string]bool{s.bd.Status.ActiveBundle: true, s.bd.Status.LastHealthyBundle: true, s.revision: true}
+	keep := map[string]bool{s.facts.active: true, s.facts.lastHealthy: true, s.revision: true}
 	if st := s.mem.applied; st != nil {
 		// Status can be written by others: what this process applied is
-		// kept whatever status says.
+		// retained whatever status says.
 		keep[st.bundle] = true
 	}
 	var old []v1alpha2.Bundle

@@ -11,18 +11,19 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/controller/bundledeployment/schedule"
 )
 
 // reportHookWait writes, while a revision's apply waits for a hook Job or
 // Pod, a Progressing condition saying which hook it waits for, until when,
-// and (HookBlocked) what keeps it from running: so that a hook that cannot
+// and (HookBlocked) what stops it from running: so that a hook that cannot
 // run shows within seconds, not when its wait times out. The patch is made
 // against the status as last written; the status patch at the end of the
 // reconcile replaces the condition with what the reconcile found. The
-// first report detaches the reconcile from its worker (detached).
+// first report detaches the reconcile from its worker (schedule.Detach).
 func (r *Reconciler) reportHookWait(ctx context.Context, s *scope, revision string, w apply.HookWait) {
 	// The wait goes on without the reconcile worker, when there is room.
-	detach(ctx)
+	schedule.Detach(ctx)
 	bd := s.bd.DeepCopy()
 	bd.Status = *s.written.DeepCopy()
 	base := bd.DeepCopy()

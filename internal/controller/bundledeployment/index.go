@@ -86,7 +86,7 @@ func valuesFrom(bd *v1alpha2.BundleDeployment, kind string) []string {
 }
 
 // bundleDeploymentsForSecret maps a Secret in the system namespace to the
-// BundleDeployments whose values it holds.
+// BundleDeployments whose Helm values it stores.
 func (r *Reconciler) bundleDeploymentsForSecret(ctx context.Context, obj client.Object) []reconcile.Request {
 	if obj.GetNamespace() != v1alpha2.SystemNamespace {
 		return nil

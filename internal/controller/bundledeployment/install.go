@@ -19,6 +19,7 @@ import (
 	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/ownership"
+	"github.com/rukpak/rukpak/internal/planner"
 	"github.com/rukpak/rukpak/internal/values"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
@@ -81,17 +82,14 @@ type revisionRef struct {
 // install applies the revision, or corrects drift if it is applied already.
 // A revision that failed (status.failedBundle) is not tried again until the
 // spec names another one or the retry annotation changes; meanwhile the
-// active revision is kept in place.
+// active revision is the corrected revision.
 func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
+	// The active revision is what this process applied last, if it
+	// applied any (observe).
 	st := s.mem.applied
-	if st != nil {
-		// What this process applied last is the truth; the cached status
-		// may lag behind its own last update.
-		s.bd.Status.ActiveBundle = st.bundle
-	}
 	if r.heldBack(s) {
 		s.held = true
-		active := s.bd.Status.ActiveBundle
+		active := s.facts.active
 		if active == "" {
 			return false, nil
 		}
@@ -123,11 +121,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		// A probe that cannot run (too expensive, or invalid) would only
 		// fail the revision after its objects are applied: refuse first.
 		// The spec must change; what is installed stays corrected.
-		s.installErr = err
-		if st != nil && st.bundle != "" {
-			return false, s.keepCorrected(st)
-		}
-		return false, nil
+		return false, s.refused(err)
 	}
 	earlier, err := r.isEarlierRevision(ctx, s)
 	if err != nil {
@@ -136,7 +130,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	// The active revision applied again (after a restart) may be a
 	// rollback that kept CRDs: judged as one, so that its kept CRDs are
 	// not taken for an unsafe upgrade.
-	again := s.bundle.Name == s.bd.Status.ActiveBundle
+	again := s.bundle.Name == s.facts.active
 	ref := revisionRef{bundle: s.bundle.Name, spec: s.specDigest, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, rollback: earlier || again}
 	if held, err := r.gate(ctx, s, st, ref); held || err != nil {
 		return false, err
@@ -146,14 +140,14 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	if err != nil {
 		return false, r.installFailed(ctx, s, err)
 	}
-	if s.bd.Status.ActiveBundle != s.bundle.Name || res.created+res.configured+res.deleted > 0 {
+	if s.facts.active != s.bundle.Name || res.created+res.configured+res.deleted > 0 {
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, v1alpha2.ReasonInstalled, "Install",
 			"Installed revision %s: %d objects (%d created, %d configured, %d unchanged, %d pruned)",
 			s.bundle.Name, res.objects, res.created, res.configured, res.unchanged, res.deleted)
 	}
-	if s.bd.Status.ActiveBundle != s.bundle.Name {
+	if s.facts.active != s.bundle.Name {
 		op := metrics.OperationUpgrade
-		if s.bd.Status.ActiveBundle == "" {
+		if s.facts.active == "" {
 			op = metrics.OperationInstall
 		}
 		metrics.RevisionsTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), op).Inc()
@@ -161,13 +155,12 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		s.report(s.bundle.Name).installed = true
 	}
 	s.installed = res
-	s.bd.Status.SkippedObjects = objectRefs(res.skipped)
+	s.facts.skipped = objectRefs(res.skipped)
 	if len(res.skipped) > 0 {
 		s.requeueWithin(optionalRecheck)
 	}
-	s.bd.Status.ActiveBundle = s.bundle.Name
-	s.bd.Status.InstalledObjects = int32(res.objects)
-	if s.bd.Status.FailedBundle == s.bundle.Name {
+	s.facts.activated(s.bundle.Name, res.objects)
+	if s.facts.failed.bundle == s.bundle.Name {
 		// Retried and installed: judged by health from here on.
 		r.clearFailed(s)
 	}
@@ -175,7 +168,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 }
 
 // reportWarnings turns the API server's warnings about a revision's
-// objects into an event and keeps them for the Installed message.
+// objects into an event and records them for the Installed message.
 func (r *Reconciler) reportWarnings(s *scope, revision string, warnings []string) {
 	if len(warnings) == 0 {
 		return
@@ -236,7 +229,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			return nil, err
 		}
 	}
-	// Its render is kept once it passed the preflight, before anything
+	// Its render is stored once it passed the preflight, before anything
 	// is written.
 	if err := r.keepPending(ctx, s, ref.bundle); err != nil {
 		return nil, err
@@ -255,7 +248,8 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			return nil, err
 		}
 	} else if kept, err = r.keepCRDs(ctx, s, plan, ref); err != nil {
-		// A rollback that cannot keep what is stored readable applies
+		// A rollback that cannot keep what is stored readable (with kept
+		// CRDs) applies
 		// nothing (RollbackUnsafe).
 		return nil, err
 	}
@@ -275,7 +269,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		return nil, fmt.Errorf("loading inventory: %w", err)
 	}
 	ids := plan.IDs()
-	firstInstall := len(old) == 0 && s.bd.Status.ActiveBundle == ""
+	firstInstall := len(old) == 0 && s.facts.active == ""
 	if firstInstall {
 		// Nothing recorded: a first install, or one whose earlier
 		// attempt stopped (the process was killed) before it recorded
@@ -297,21 +291,23 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	}
 	toApply := plan
 	if len(same) > 0 || len(keptIDs) > 0 {
-		// Kept CRDs are in ids (the inventory keeps them owned, so they
+		// Kept CRDs are in ids (the inventory lists them as owned, so they
 		// are not pruned) but not written.
 		toApply = plan.Subset(without(without(ids, same), keptIDs))
 	}
-	toApply.RunHooks(hookRun(s.bd, ref)).OnHookWait(func(w apply.HookWait) { r.reportHookWait(ctx, s, ref.bundle, w) })
-	if (len(old) == 0 && s.bd.Status.ActiveBundle == "") || ref.bundle == s.bd.Status.ActiveBundle {
+	opts := apply.ApplyOptions{
+		Hooks:      hookRun(s.facts.active, ref),
+		OnHookWait: func(w apply.HookWait) { r.reportHookWait(ctx, s, ref.bundle, w) },
+		Collisions: r.collisions(s, st, recs),
 		// A first install has nothing installed to protect, and its
 		// objects are in the inventory already; the active revision
 		// applied again (after a restart, to correct drift) was validated
 		// when it was installed: no dry-run.
-		toApply.Direct()
+		Direct: (len(old) == 0 && s.facts.active == "") || ref.bundle == s.facts.active,
 	}
 	applyCtx, warnings := apply.CollectWarnings(ctx)
 	began := time.Now()
-	cs, err := s.as.engine.Apply(applyCtx, toApply.WithCollisions(r.collisions(s, st, recs)))
+	cs, err := s.as.engine.Apply(applyCtx, toApply, opts)
 	r.claimHeld(s, err)
 	err = applyFailure(err)
 	metrics.Since(metrics.ApplySeconds.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Result(err)), began)
@@ -348,10 +344,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			"Revision %s applied without its definition of %s; the newer definition is kept", ref.bundle, k)
 	}
 	s.keptCRDs = next.kept
-	s.bd.Status.KeptCRDs = nil
-	for _, k := range kept[:min(len(kept), maxKeptReported)] {
-		s.bd.Status.KeptCRDs = append(s.bd.Status.KeptCRDs, k.name)
-	}
+	s.facts.keep(kept)
 	for id, a := range same {
 		next.objects[id] = a
 		countChange(res, apply.Unchanged)
@@ -395,8 +388,8 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	return res, nil
 }
 
-// earlierRevisionIDs returns what the BundleDeployment's revisions other
-// than current hold, for a BundleDeployment that has recorded nothing:
+// earlierRevisionIDs returns the objects of the BundleDeployment's
+// revisions other than current, for a BundleDeployment that has recorded nothing:
 // usually there are none (a first install), but an install that was
 // stopped before it recorded its objects (the manager killed half-way)
 // and then replaced by a new revision left its Bundle, and the objects it
@@ -440,15 +433,16 @@ func (r *Reconciler) earlierRevisionIDs(ctx context.Context, s *scope, current s
 // reads.
 const maxEarlierRevisions = 5
 
-// hookRun is which hooks applying ref runs: install hooks while nothing
-// is installed, upgrade hooks for a new revision over an installed one,
-// and none when a revision is applied again (the active one after a
-// restart, or the last healthy one for a rollback).
-func hookRun(bd *v1alpha2.BundleDeployment, ref revisionRef) apply.HookRun {
+// hookRun is which hooks applying ref over the active revision runs:
+// install hooks while nothing is installed, upgrade hooks for a new
+// revision over an installed one, and none when a revision is applied
+// again (the active one after a restart, or the last healthy one for a
+// rollback).
+func hookRun(active string, ref revisionRef) apply.HookRun {
 	switch {
-	case ref.bundle == bd.Status.ActiveBundle:
+	case ref.bundle == active:
 		return apply.HooksNone
-	case bd.Status.ActiveBundle == "":
+	case active == "":
 		return apply.HooksInstall
 	case ref.upgrade:
 		return apply.HooksUpgrade
@@ -506,7 +500,8 @@ func records(objects map[inventory.ID]appliedObject) map[inventory.ID]inventory.
 }
 
 // plan renders the revision's content, with its config and Helm values,
-// into an apply plan (see render for when a kept render is used).
+// and makes it an apply plan through package planner's pipeline (see
+// render for when a stored render is used).
 func (r *Reconciler) plan(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (*apply.Plan, error) {
 	plan, _, err := r.planDigest(ctx, s, ref, mode)
 	return plan, err
@@ -530,35 +525,14 @@ func (r *Reconciler) planDigest(ctx context.Context, s *scope, ref revisionRef, 
 		return nil, "", err
 	}
 	bd := s.bd
-	if err := r.fillCerts(ctx, bd, objs); err != nil {
-		return nil, "", err
-	}
-	plan, err := r.Engine.Prepare(objs, bd.Spec.InstallNamespace, apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID})
+	plan, err := planner.Plan(ctx, r.Engine, planner.Revision{
+		Objects: objs, Owner: apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID},
+		InstallNamespace: bd.Spec.InstallNamespace, DriftIgnore: bd.Spec.DriftIgnore, Certs: r.certs(bd),
+	})
 	if err != nil {
 		return nil, "", applyFailure(err)
 	}
-	rules, err := driftIgnoreRules(bd.Spec.DriftIgnore)
-	if err != nil {
-		return nil, "", err
-	}
-	return plan.WithIgnored(append(rules, plan.AutoscalerRules()...)), objects, nil
-}
-
-// driftIgnoreRules turns spec.driftIgnore into the apply engine's rules.
-func driftIgnoreRules(in []v1alpha2.DriftIgnoreRule) ([]apply.IgnoreRule, error) {
-	out := make([]apply.IgnoreRule, 0, len(in))
-	for i, r := range in {
-		rule := apply.IgnoreRule{Group: r.Group, Kind: r.Kind, Name: r.Name, Namespace: r.Namespace}
-		for j, p := range r.Paths {
-			path, err := apply.ParsePointer(p)
-			if err != nil {
-				return nil, failure.New(v1alpha2.ReasonInvalidConfig, "spec.driftIgnore[%d].paths[%d]: %v", i, j, err)
-			}
-			rule.Paths = append(rule.Paths, path)
-		}
-		out = append(out, rule)
-	}
-	return out, nil
+	return plan, objects, nil
 }
 
 func countChange(res *installResult, a apply.Action) {
@@ -599,6 +573,7 @@ func (r *Reconciler) forget(name string) {
 	if id, unused := r.mem.forget(name); unused {
 		r.Identities.Forget(id)
 	}
+	r.sched.Forget(name)
 	r.servingCerts().forget(name)
 }
 

@@ -65,6 +65,7 @@ func getBD(t *testing.T, name string) *v1alpha2.BundleDeployment {
 // naming the failed revision, and the failed revision is not retried until
 // the retry annotation changes.
 func TestUnhealthyUpgradeRollsBack(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := envtest.UniqueName("rollback")
 	bd := probedBD(t, ns, map[string]string{"a.yaml": readyCM("app", "true", "v1"), "b.yaml": readyCM("extra", "true", "v1")}, "")
@@ -135,6 +136,7 @@ func TestUnhealthyUpgradeRollsBack(t *testing.T) {
 // TestUnhealthyUpgradeHolds leaves the failed revision in place with
 // onFailure Hold and reports the exceeded deadline.
 func TestUnhealthyUpgradeHolds(t *testing.T) {
+	t.Parallel()
 	ns := envtest.UniqueName("hold")
 	bd := probedBD(t, ns, map[string]string{"a.yaml": readyCM("app", "true", "v1")}, v1alpha2.OnFailureHold)
 	waitCondition(t, bd.Name, v1alpha2.TypeHealthy, metav1.ConditionTrue, v1alpha2.ReasonHealthy)
@@ -216,6 +218,7 @@ func TestUnsafeCRDUpgradeIsRefused(t *testing.T) {
 // object whose kind is not served: Installed, the object listed as
 // skipped; once its CRD exists, the object is applied.
 func TestOptionalObjectWaitsForItsKind(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := envtest.UniqueName("optional")
 	plural := envtest.UniqueName("gizmos")

@@ -32,6 +32,7 @@ data:
 // render fails naming the lookup, and the Secret's value appears nowhere.
 // Once the ServiceAccount may read it, a retry renders with it.
 func TestLookupReadsAsTheInstallIdentity(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := env.Namespace(t, "team")
 	other := env.Namespace(t, "other")

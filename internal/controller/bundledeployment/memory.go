@@ -18,12 +18,12 @@ import (
 // reconciles beyond what the API server says. It has one owner, the
 // Reconciler, and one lock.
 //
-// What it holds, and its lifetime:
+// What it remembers, and for how long:
 //
 //   - per BundleDeployment, one remembered record (below): loaded into the
 //     scope when a reconcile starts (load), read and changed there by the
 //     steps alone, and saved when the reconcile ends (save), before the
-//     events of its own writes are judged (echoes). Reconciles of one
+//     events of its own writes are judged (finish). Reconciles of one
 //     BundleDeployment never overlap (the workqueue runs one at a time,
 //     and a detached one turns the others away), so nothing saved is lost.
 //     Made by the first save, dropped by forget when the BundleDeployment
@@ -31,14 +31,12 @@ import (
 //   - what other goroutines read while reconciles run, each under the
 //     lock: the objects a saved record says were applied (drift events
 //     and the apply's collision check read them), the install identity
-//     each BundleDeployment uses (its clients go when none does), the
-//     status this process wrote that the cache has not shown yet (the
-//     BundleDeployment informer drops it), claims (objects a
-//     BundleDeployment was refused because another one holds them,
-//     claimHeld; dropped when the holder hands them over, release, or the
-//     claimant is deleted, dropClaims), and the workqueue rate limiter
-//     counting the retries of a revision that failed for a reason the
-//     world can fix, and which BundleDeployments wait for a kind to be
+//     each BundleDeployment uses (its clients go when none does), claims
+//     (objects a BundleDeployment was refused because another one manages
+//     them, claimHeld; dropped when that one hands them over, release,
+//     or the claimant is deleted, dropClaims), and the workqueue rate
+//     limiter counting the retries of a revision that failed for a reason
+//     the world can fix, and which BundleDeployments wait for a kind to be
 //     served (waitForKinds; dropped by forget).
 //
 // None of it survives a restart, and none of it has to: the API server
@@ -47,10 +45,13 @@ import (
 // from status.failedBundle (heldBack), the identity and the requester's
 // approval by the first reconcile (act, authorize), revision numbers from
 // the Bundles' labels (nextRevisionNumber), health verdicts by the first
-// health check, a held revision's review by rendering it again (gate),
+// health check, the review of a revision held for approval by rendering
+// it again (gate),
 // and claims by the claimant's next refused apply (it looks again every
-// handOffRecheck). The status this process last wrote is needed only
-// until the cache shows it (ownstatus.go).
+// handOffRecheck).
+//
+// What the scheduler remembers — the status this process wrote that the
+// cache has not shown yet, among others — is package schedule's.
 type memory struct {
 	mu sync.Mutex
 	// saved are the records of the BundleDeployments, by name, as their
@@ -59,9 +60,6 @@ type memory struct {
 	// identities are the install identities the BundleDeployments use, by
 	// name.
 	identities map[string]identity.Identity
-	// own is the status this process wrote to each BundleDeployment, by
-	// name, that the cache has not shown yet (see ownStatus).
-	own map[string]ownStatus
 	// claims are objects (by inventory.ID.Key) that a BundleDeployment was
 	// refused because another one manages them: the claimant's name.
 	claims map[inventory.ID]string
@@ -102,7 +100,8 @@ type remembered struct {
 	number int
 	// review is the last review of the newest revision: it is reviewed
 	// once while it and the active revision stay the same, not on every
-	// reconcile (a held revision, a retry of a refused apply).
+	// reconcile (a revision held for approval, a retry of a refused
+	// apply).
 	review *reviewMemo
 }
 
@@ -120,7 +119,6 @@ func newMemory() *memory {
 	return &memory{
 		saved:      map[string]*remembered{},
 		identities: map[string]identity.Identity{},
-		own:        map[string]ownStatus{},
 		claims:     map[inventory.ID]string{},
 		retries:    workqueue.NewTypedItemExponentialFailureRateLimiter[retryKey](retryBase, retryMax),
 		waiting:    map[string]bool{},
@@ -139,7 +137,7 @@ func (m *memory) load(name string) *remembered {
 	return &remembered{}
 }
 
-// save keeps rec as name's record, when a reconcile ends.
+// save stores rec as name's memory record, when a reconcile ends.
 func (m *memory) save(name string, rec *remembered) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -262,37 +260,10 @@ func (m *memory) forget(name string) (unused identity.Identity, ok bool) {
 		m.forgetRetry(name, r)
 	}
 	delete(m.saved, name)
-	delete(m.own, name)
 	delete(m.waiting, name)
 	id, had := m.identities[name]
 	delete(m.identities, name)
 	return id, had && !m.identityInUse(id)
-}
-
-// ownStatus returns the status this process last wrote to name, while the
-// cache has not shown it.
-func (m *memory) ownStatus(name string) (ownStatus, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	o, ok := m.own[name]
-	return o, ok
-}
-
-// setOwnStatus records o as the status this process last wrote to name.
-func (m *memory) setOwnStatus(name string, o ownStatus) {
-	m.mu.Lock()
-	m.own[name] = o
-	m.mu.Unlock()
-}
-
-// dropOwnStatus forgets the status written to name when the write that
-// made version rv was the last: the cache shows rv (or a later version).
-func (m *memory) dropOwnStatus(name, rv string) {
-	m.mu.Lock()
-	if o, ok := m.own[name]; ok && o.rv == rv {
-		delete(m.own, name)
-	}
-	m.mu.Unlock()
 }
 
 // nextRetry counts one more retry of the revision of name (whose record is
@@ -331,8 +302,8 @@ func (m *memory) claimedByOther(owner string, id inventory.ID) bool {
 	return ok && c != owner
 }
 
-// release drops the claims of others than owner on the objects owner kept
-// for them (cs), and returns the claimants to wake.
+// release drops the claims of others than owner on the objects owner's prune
+// left in place for them (cs), and returns the claimants to wake.
 func (m *memory) release(cs *apply.ChangeSet, owner string) []string {
 	var wake []string
 	m.mu.Lock()
@@ -371,7 +342,7 @@ func (m *memory) useIdentity(name string, id identity.Identity) (unused identity
 }
 
 // identityInUse reports whether a BundleDeployment installs as id; the
-// caller holds mu.
+// caller has locked mu.
 func (m *memory) identityInUse(id identity.Identity) bool {
 	for _, used := range m.identities {
 		if used == id {

@@ -51,9 +51,6 @@ func TestMemoryUnderConcurrentReconciles(t *testing.T) {
 				m.claimedByOther(name, id(i+1))
 				m.release(&apply.ChangeSet{Entries: []apply.Change{{ID: id(i), Action: apply.Skipped}}}, "bd9")
 				m.useIdentity(name, identity.Identity{Namespace: "ns", Name: fmt.Sprint("sa", i%2)})
-				m.setOwnStatus(name, ownStatus{rv: fmt.Sprint(i)})
-				m.ownStatus(other)
-				m.dropOwnStatus(other, fmt.Sprint(i))
 				if i%50 == 0 {
 					m.forgetRetry(name, rec)
 					m.dropClaims(name)
@@ -68,7 +65,7 @@ func TestMemoryUnderConcurrentReconciles(t *testing.T) {
 // TestMemoryLoadSave: a reconcile works on a copy of its BundleDeployment's
 // record; what it changes is seen by others (drift events, the next
 // reconcile) once it saves it, an empty record is not kept, and forget
-// drops the record and the status written.
+// drops the record.
 func TestMemoryLoadSave(t *testing.T) {
 	m := newMemory()
 	cm := inventory.ID{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "a"}
@@ -99,13 +96,9 @@ func TestMemoryLoadSave(t *testing.T) {
 	if _, ok := m.saved["empty"]; ok {
 		t.Fatal("an empty record was kept")
 	}
-	m.setOwnStatus("bd", ownStatus{rv: "9"})
 	m.forget("bd")
 	if got := m.load("bd"); *got != (remembered{}) {
 		t.Fatalf("load after forget = %+v, want an empty record", *got)
-	}
-	if _, ok := m.ownStatus("bd"); ok {
-		t.Fatal("the status written was kept after forget")
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // BundleDeployment at generation: True only when Paused is False,
 // Installed and Healthy are True and Progressing is False, all for
 // generation. Otherwise False with the reason and message of the first
-// condition that keeps it from being ready, in the order a user fixes
+// condition that stops it from being ready, in the order a user fixes
 // them: paused, not installed, stale (the reconcile has not caught up with
 // the spec), not healthy, still rolling out.
 // It reads nothing but conds, so what it says can never contradict them.

@@ -17,7 +17,7 @@ import (
 )
 
 // rendered is the plan of the revision rendered when its Bundle was
-// created, kept for the install step of the same reconcile (planOf), so
+// created, handed to the install step of the same reconcile (planOf), so
 // that a revision is rendered once.
 type rendered struct {
 	bundle, digest string
@@ -99,14 +99,14 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 	s.mem.number = number
 	s.bundle = b
 	s.created = true
-	// A render made here (s.unkept) is kept once the revision passes the
+	// A render made here (s.unkept) is stored once the revision passes the
 	// permission preflight (keepPending).
 	return true, nil
 }
 
 // planOf returns the plan of revision ref: the one rendered when its
-// Bundle was created in this reconcile (once: applying a plan changes it),
-// else a new render.
+// Bundle was created (or its review was made) in this reconcile, handed
+// over once and let go of by the scope, else a new render.
 func (r *Reconciler) planOf(ctx context.Context, s *scope, ref revisionRef) (*apply.Plan, error) {
 	plan, _, err := r.planAndDigestOf(ctx, s, ref)
 	return plan, err

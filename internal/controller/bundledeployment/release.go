@@ -13,7 +13,8 @@ import (
 	"github.com/rukpak/rukpak/internal/inventory"
 )
 
-// Objects a BundleDeployment leaves in place — CRDs kept on delete,
+// Objects a BundleDeployment leaves in place — CRDs on delete (unless
+// deletionPolicy.crds is Delete),
 // objects its revision applied with helm.sh/resource-policy: keep (on
 // delete and when a revision drops them), objects another
 // BundleDeployment waits for — are released: listed, by UID, in its
@@ -23,17 +24,18 @@ import (
 // Take); one reinstalled under the same name takes back its own CRDs.
 
 // keeps returns which of owner's objects a prune leaves in place: those
-// another BundleDeployment waits for, and those the revision that
-// applied them kept (recs, the inventory's records; never what the live
-// object's annotations say, which others may write).
+// another BundleDeployment claims, and those the revision that applied
+// them marked helm.sh/resource-policy: keep (recs, the inventory's
+// records; never what the live object's annotations say, which others
+// may write).
 func (r *Reconciler) keeps(owner string, recs map[inventory.ID]inventory.Record) func(inventory.ID) bool {
 	claimed := r.claimedByOther(owner)
 	return func(id inventory.ID) bool { return recs[id.Key()].Keep || claimed(id) }
 }
 
-// release records the objects cs kept in place as released by bd, and
+// release records the objects cs left in place as released by bd, and
 // forgets those of forget (bd applies them again). Objects beyond what a
-// record holds stay in place unrecorded, and an event says so.
+// record has room for stay in place unrecorded, and an event says so.
 func (r *Reconciler) release(ctx context.Context, bd *v1alpha2.BundleDeployment, cs *apply.ChangeSet, forget []inventory.ID) error {
 	var kept []inventory.Released
 	if cs != nil {
@@ -79,7 +81,7 @@ func (r *Reconciler) alive(ctx context.Context, o inventory.Owner) (bool, error)
 
 // settle lets go of what bd took from others' release records, as bd is
 // deleted: entries of objects its prune (cs) found labelled as its own —
-// deleted or kept, and so released by it in turn — or gone are dropped;
+// deleted or left in place, and so released by it in turn — or gone are dropped;
 // any other (bd never wrote the object) is released again.
 func (r *Reconciler) settle(ctx context.Context, bd *v1alpha2.BundleDeployment, cs *apply.ChangeSet) error {
 	took := map[inventory.ID]bool{}

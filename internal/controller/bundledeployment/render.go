@@ -19,36 +19,36 @@ import (
 )
 
 // renderMode says what a render of a revision may do when its provisioner
-// renders once (provisioner.Provisioner.RenderOnce) and no render is kept.
+// renders once (provisioner.Provisioner.RenderOnce) and no render is stored.
 type renderMode int
 
 const (
 	// renderAndKeep renders the revision, answering Helm's lookup as the
-	// install identity, and keeps the render: a revision about to be
+	// install identity, and stores the render: a revision about to be
 	// applied.
 	renderAndKeep renderMode = iota
-	// renderOnly renders without keeping it, offline (lookup finds
+	// renderOnly renders without storing it, offline (lookup finds
 	// nothing): a revision read only to know which objects it has.
 	renderOnly
 )
 
-// renderFormatVersion names, in a kept render, what made it.
+// renderFormatVersion names, in a stored render, what made it.
 const renderFormatVersion = "rukpak/v1"
 
 // render returns the objects of revision ref. Deterministic formats are
 // rendered every time. A format that renders once is rendered the first
 // time its revision is applied, with Helm's release semantics (lookup
 // answered from the cluster as the install identity, .Release.IsUpgrade
-// and .Release.Revision), and the render is kept in the cluster (package
+// and .Release.Revision), and the render is stored in the cluster (package
 // renderstore); every later apply of the revision — drift correction, a
-// restart, another replica, a rollback — applies the kept objects. A kept
-// render that is lost or damaged is rendered again with a Warning event.
+// restart, another replica, a rollback — applies the stored objects. A
+// stored render that is lost or damaged is rendered again with a Warning event.
 //
-// A render is kept only once its revision passed the permission
+// A render is stored only once its revision passed the permission
 // preflight (authorization passed before anything was rendered): it is
-// left in s.unkept, and keepPending keeps it when the preflight passes,
-// before the revision is reviewed or applied. A revision the preflight
-// refuses keeps nothing, and is rendered again when it is tried again.
+// pending in s.unkept, and keepPending stores it when the preflight
+// passes, before the revision is reviewed or applied. A revision the
+// preflight refuses stores nothing, and is rendered again when it is tried again.
 func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode renderMode) ([]*unstructured.Unstructured, error) {
 	prov := s.prov
 	fsys, err := r.Unpacker.Store().FS(ref.digest)
@@ -64,7 +64,7 @@ func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode
 	}
 	var b *v1alpha2.Bundle
 	if ref.number == 0 {
-		// The revision's Bundle exists: its render may be kept.
+		// The revision's Bundle exists: its render may be stored.
 		if b, err = r.revisionBundle(ctx, s, ref.bundle); err != nil {
 			return nil, err
 		}
@@ -79,7 +79,7 @@ func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode
 	if b != nil {
 		number = ownership.RevisionNumber(b)
 	}
-	active := s.bd.Status.ActiveBundle
+	active := s.facts.active
 	cfg.Release = format.Release{IsUpgrade: active != "" && active != ref.bundle, Revision: max(1, number)}
 	objs, answers, err := lookup.Render(ctx, prov.Format, fsys, cfg, r.lookupResolver(s))
 	if err != nil {
@@ -93,9 +93,9 @@ func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode
 	return deepCopies(objs), nil
 }
 
-// keepPending keeps the render of revision made in this reconcile
-// (s.unkept), now that it passed the permission preflight. When another
-// render of it was kept meanwhile (another replica), that one is the
+// keepPending stores the pending render of revision made in this
+// reconcile (s.unkept), which passed the permission preflight. When
+// another render of it was stored meanwhile (another replica), that one is the
 // revision's: the reconcile fails, to apply it the next time.
 func (r *Reconciler) keepPending(ctx context.Context, s *scope, revision string) error {
 	pending := s.unkept
@@ -117,7 +117,7 @@ func (r *Reconciler) keepPending(ctx context.Context, s *scope, revision string)
 	return nil
 }
 
-// keptRender returns the kept render of ref, when there is one of this
+// keptRender returns the stored render of ref, when there is one of this
 // Bundle and content; ok is false when the revision must be rendered (a
 // Warning event says why, for a revision that was applied before).
 func (r *Reconciler) keptRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, ref revisionRef) (objs []*unstructured.Unstructured, ok bool, err error) {
@@ -144,8 +144,8 @@ func (r *Reconciler) keptRender(ctx context.Context, s *scope, b *v1alpha2.Bundl
 	return nil, false, fmt.Errorf("reading the kept render of revision %s: %w", ref.bundle, err)
 }
 
-// keepRender keeps rendered as the render of Bundle b and returns its
-// objects. When another render of b was kept meanwhile (another replica,
+// keepRender stores rendered as the render of Bundle b and returns its
+// objects. When another render of b was stored meanwhile (another replica,
 // or a reconcile that raced this one), that one is the revision's, and
 // other is set.
 func (r *Reconciler) keepRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, rendered renderstore.Render) (objs []*unstructured.Unstructured, other bool, err error) {
@@ -158,30 +158,30 @@ func (r *Reconciler) keepRender(ctx context.Context, s *scope, b *v1alpha2.Bundl
 		return kept.Objects, true, nil
 	}
 	if errors.Is(err, renderstore.ErrQuota) {
-		// Not applied: a revision is applied only with its render kept.
+		// Not applied: a revision is applied only with its render stored.
 		return nil, false, failure.New(v1alpha2.ReasonResourceLimit, "the render of revision %s cannot be kept: %v", b.Name, err)
 	}
 	if errors.Is(err, renderstore.ErrTooLarge) {
-		// It can never be kept: applied as rendered, and rendered again
-		// by every later apply, as before renders were kept.
+		// It can never be stored: applied as rendered, and rendered again
+		// by every later apply, as by a format that renders every time.
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, renderstore.EventRenderNotSaved, "Install",
 			"the render of revision %s is too large to keep (%v): it is applied, and rendered again whenever it is applied again", b.Name, err)
 		return deepCopies(rendered.Objects), false, nil
 	}
 	if err != nil {
-		// Not applied before it is kept: retried.
+		// Not applied before it is stored: retried.
 		return nil, false, fmt.Errorf("keeping the render of revision %s: %w", b.Name, err)
 	}
 	return deepCopies(rendered.Objects), false, nil
 }
 
 // wasApplied reports whether revision name was applied before, so that a
-// kept render of it should exist.
+// stored render of it should exist.
 func (r *Reconciler) wasApplied(s *scope, name string) bool {
 	if st := s.mem.applied; st != nil && st.bundle == name {
 		return true
 	}
-	return name == s.bd.Status.ActiveBundle || name == s.bd.Status.LastHealthyBundle
+	return name == s.facts.active || name == s.facts.lastHealthy
 }
 
 // revisionBundle returns Bundle name: the scope's when it is that one.
@@ -206,7 +206,7 @@ func (r *Reconciler) lookupResolver(s *scope) *lookup.Resolver {
 }
 
 // deepCopies copies objs, which callers change (certificates are filled
-// in) while a kept render may be shared.
+// in) while a stored render may be shared.
 func deepCopies(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 	out := make([]*unstructured.Unstructured, len(objs))
 	for i, o := range objs {

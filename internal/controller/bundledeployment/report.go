@@ -26,7 +26,7 @@ type bundleReport struct {
 	decided          bool
 	// installed is set when the revision was first installed now.
 	installed bool
-	// objects, when positive, is how many objects the revision holds.
+	// objects, when positive, is how many objects the revision has.
 	objects int
 }
 
@@ -79,7 +79,7 @@ func (r *Reconciler) reportBundles(ctx context.Context, s *scope) {
 // reconcile began and is not now (upgraded from or rolled back from), ""
 // for none.
 func (s *scope) replaced() string {
-	if prev := s.written.ActiveBundle; prev != "" && prev != s.bd.Status.ActiveBundle {
+	if prev := s.written.ActiveBundle; prev != "" && prev != s.facts.active {
 		return prev
 	}
 	return ""
@@ -101,8 +101,8 @@ func (r *Reconciler) reportBundle(ctx context.Context, s *scope, name string) er
 		report:      s.reports[name],
 		created:     s.created && s.bundle != nil && name == s.bundle.Name,
 		replaced:    name == s.replaced(),
-		wasHealthy:  name == s.written.LastHealthyBundle || name == s.bd.Status.LastHealthyBundle,
-		lastHealthy: s.bd.Status.LastHealthyBundle,
+		wasHealthy:  name == s.written.LastHealthyBundle || name == s.facts.lastHealthy,
+		lastHealthy: s.facts.lastHealthy,
 		now:         metav1.NewTime(time.Now().UTC().Truncate(time.Second)),
 	})
 	if equality.Semantic.DeepEqual(base.Status, b.Status) {
@@ -198,7 +198,7 @@ func (r *Reconciler) unpackResult(s *scope, b *v1alpha2.Bundle) {
 // maxOutcomeMessage bounds a Bundle's status.outcomeMessage.
 const maxOutcomeMessage = 1024
 
-// shorten bounds a message kept in a Bundle's status.outcomeMessage.
+// shorten bounds a message written to a Bundle's status.outcomeMessage.
 func shorten(msg string) string {
 	if len(msg) <= maxOutcomeMessage {
 		return msg

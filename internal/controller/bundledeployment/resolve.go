@@ -10,7 +10,6 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/values"
-	"github.com/rukpak/rukpak/pkg/failure"
 )
 
 // defaultPollInterval is how often floating sources are re-resolved when
@@ -30,27 +29,26 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 	floating := r.Sources.Floating(bd.Spec.Sources)
 	var age time.Duration
 	reuse := false
-	if floating && bd.Status.LastResolvedTime != nil {
-		age = time.Since(bd.Status.LastResolvedTime.Time)
+	if floating && s.facts.lastResolved != nil {
+		age = time.Since(s.facts.lastResolved.Time)
 		reuse = age >= 0 && age < interval
 	}
-	pinned, err := r.Sources.Resolve(ctx, bd.Spec.Sources, bd.Status.ResolvedSources, reuse)
+	pinned, err := r.Sources.Resolve(ctx, bd.Spec.Sources, s.facts.resolved, reuse)
 	if err != nil {
-		s.unpackErr = err
-		return false, retryUnpack(err)
+		return false, s.sourceFailed(stageResolve, err)
 	}
 	if floating {
 		if !reuse {
 			now := metav1.Now()
-			bd.Status.LastResolvedTime = &now
+			s.facts.lastResolved = &now
 			age = 0
 		}
 		s.requeueAfter = interval - age
 	} else {
-		bd.Status.LastResolvedTime = nil
+		s.facts.lastResolved = nil
 	}
 	s.pinned = pinned
-	s.bd.Status.ResolvedSources = pinned
+	s.facts.resolved = pinned
 	if err := r.resolveValues(ctx, s); err != nil {
 		return false, err
 	}
@@ -74,14 +72,7 @@ func (r *Reconciler) resolveValues(ctx context.Context, s *scope) error {
 	if err == nil {
 		return nil
 	}
-	if failure.As(err) == nil {
-		return err
-	}
-	s.installErr = err
-	if st := s.mem.applied; st != nil && st.bundle != "" {
-		return s.keepCorrected(st)
-	}
-	return nil
+	return s.refused(err)
 }
 
 // revisionName is the name of bd's revision of pinned with the resolved

@@ -9,10 +9,10 @@ import (
 	"github.com/rukpak/rukpak/internal/tenant"
 )
 
-// Review slots: a review holds up to review.MaxAtoms atoms (about 50 MiB
+// Review slots: a review takes up to review.MaxAtoms atoms (about 50 MiB
 // allocated at the limit), so at most DefaultReviewConcurrency run at
 // once, and at most DefaultTenantReviewConcurrency of one tenant; a
-// tenant waiting for its share holds none of the total.
+// tenant waiting for its share takes none of the total.
 const (
 	// DefaultReviewConcurrency is how many reviews run at once.
 	DefaultReviewConcurrency = 2
@@ -49,7 +49,7 @@ func (r *Reconciler) acquireReview(ctx context.Context) (func(), error) {
 }
 
 // isTooLarge reports whether err says a review would cost more than a
-// review may: a failure of the revision itself, kept with its review.
+// review may: a failure of the revision itself, remembered with its review.
 func isTooLarge(err error) bool {
 	var tooLarge *review.TooLargeError
 	return errors.As(err, &tooLarge)

@@ -57,7 +57,6 @@ func (r *Reconciler) rollback(ctx context.Context, s *scope, target string) erro
 	}
 	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonRolledBack, "Rollback",
 		"Rolled back to revision %s: %d objects (%d created, %d configured, %d pruned)", target, res.objects, res.created, res.configured, res.deleted)
-	s.bd.Status.ActiveBundle = target
-	s.bd.Status.InstalledObjects = int32(res.objects)
+	s.facts.activated(target, res.objects)
 	return nil
 }

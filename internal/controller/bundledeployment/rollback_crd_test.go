@@ -139,6 +139,7 @@ func storeCR(t *testing.T, version, kind, ns, name string) {
 // resource stays readable, the rest of revision 1 is back, and the status
 // and a CRDKept event say so.
 func TestRollbackKeepsCRDWithStoredVersion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := envtest.UniqueName("rbcrd")
 	plural, kind, crd := gizmo(t)
@@ -205,6 +206,7 @@ func TestRollbackKeepsCRDWithStoredVersion(t *testing.T) {
 // rollback is not made at all: revision 2 stays, RollbackUnsafe names
 // the CRD and its stored versions.
 func TestRollbackUnsafeHolds(t *testing.T) {
+	t.Parallel()
 	ns := envtest.UniqueName("rbunsafe")
 	plural, kind, crd := gizmo(t)
 	crdName := plural + ".example.com"
@@ -245,6 +247,7 @@ func TestRollbackUnsafeHolds(t *testing.T) {
 // custom resource was stored in v2. Revision 1 is installed without its
 // CRD, which keeps v2, rather than refused as an unsafe CRD upgrade.
 func TestSpecRollbackKeepsCRD(t *testing.T) {
+	t.Parallel()
 	ns := envtest.UniqueName("specrb")
 	plural, kind, crd := gizmo(t)
 	crdName := plural + ".example.com"
@@ -292,6 +295,7 @@ func TestSpecRollbackKeepsCRD(t *testing.T) {
 // object (a crdsafety finding), so the newer CRD is kept and the field
 // stays.
 func TestRollbackKeepsCRDThatWouldDropData(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := envtest.UniqueName("rbdrop")
 	plural, kind, crd := gizmo(t)

@@ -202,7 +202,7 @@ func keptNote(kept []string) string {
 // revision number is lower than the active Bundle's. Its CRDs are then
 // judged as a rollback's.
 func (r *Reconciler) isEarlierRevision(ctx context.Context, s *scope) (bool, error) {
-	active := s.bd.Status.ActiveBundle
+	active := s.facts.active
 	if s.created || s.bundle == nil || active == "" || active == s.bundle.Name {
 		return false, nil
 	}

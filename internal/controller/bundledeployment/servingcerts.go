@@ -1,17 +1,15 @@
 package bundledeployment
 
 import (
-	"context"
-	"fmt"
 	"sync"
 	"time"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/planner"
 	"github.com/rukpak/rukpak/internal/servingcert"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // ServingCerts fills in the serving certificates and CA bundles that
@@ -53,37 +51,31 @@ func (c *ServingCerts) now() time.Time {
 	return time.Now()
 }
 
-// fillCerts completes the objects a format rendered for bd with the
-// certificates they ask for: the live certificate Secrets of the install
-// namespace are read as bd's install identity and kept while good, so that
+// certs is how the plans of bd fill in the certificates their objects ask
+// for (planner.FillCerts): the live certificate Secrets of the install
+// namespace are read as bd's install identity and cached while valid, so that
 // rendering again changes nothing until a certificate is due (see
-// servingcert.Fill). The private keys go only into those Secrets, which
-// are applied as the install identity like every other object.
-func (r *Reconciler) fillCerts(ctx context.Context, bd *v1alpha2.BundleDeployment, objs []*unstructured.Unstructured) error {
-	ns := bd.Spec.InstallNamespace
-	names := servingcert.Requested(objs, ns)
-	if len(names) == 0 {
-		return nil
-	}
-	id, err := r.identityOf(bd)
-	if err != nil {
-		return err
-	}
-	as, err := r.actorFor(id)
-	if err != nil {
-		return err
-	}
-	live, err := servingcert.Load(ctx, as.engine.Reader(), ns, names)
-	if err != nil {
-		return err
-	}
+// servingcert.Fill), and when they are next due is remembered. The private
+// keys go only into those Secrets, which are applied as the install
+// identity like every other object.
+func (r *Reconciler) certs(bd *v1alpha2.BundleDeployment) planner.Certs {
 	c := r.servingCerts()
-	res, err := servingcert.Fill(objs, ns, live, c.now(), c.Options)
-	if err != nil {
-		return fmt.Errorf("serving certificates: %w", err)
+	return planner.Certs{
+		Reader: func() (client.Reader, error) {
+			id, err := r.identityOf(bd)
+			if err != nil {
+				return nil, err
+			}
+			as, err := r.actorFor(id)
+			if err != nil {
+				return nil, err
+			}
+			return as.engine.Reader(), nil
+		},
+		Now:     c.now,
+		Options: c.Options,
+		Due:     func(next time.Time) { c.setNext(bd.Name, next) },
 	}
-	c.setNext(bd.Name, res.Next)
-	return nil
 }
 
 // setNext records when name's certificates are next due.

@@ -13,10 +13,13 @@ import (
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
-// computeStatus sets observedGeneration and the conditions from what one
-// reconcile found (Paused, Unpacked, Installed, Healthy, Progressing), and
-// last the Ready summary of them all. A paused
-// reconcile changes nothing but Paused (and so Ready).
+// computeStatus derives every status field bd's reconcile sets from what
+// it found (the scope), over the status as observed: observedGeneration,
+// the fields of the revisions, sources and failures (projectFacts), the
+// review, the conditions (Paused, Unpacked, Installed, Healthy,
+// Progressing), and last the Ready summary of them all. A paused reconcile
+// changes nothing but Paused (and so Ready). It is pure: the steps record
+// facts, and nothing reads the status it sets within the reconcile.
 func computeStatus(bd *v1alpha2.BundleDeployment, s *scope) {
 	bd.Status.ObservedGeneration = bd.Generation
 	if s.review != nil {
@@ -24,10 +27,11 @@ func computeStatus(bd *v1alpha2.BundleDeployment, s *scope) {
 	}
 	setCondition(bd, pausedCondition(bd.Spec.Paused))
 	if !bd.Spec.Paused {
+		projectFacts(&bd.Status, s.facts)
 		if c := unpackedCondition(s); c != nil {
 			setCondition(bd, *c)
 		}
-		if c := installedCondition(s, bd.Status.ActiveBundle, meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled)); c != nil {
+		if c := installedCondition(s, s.facts.active, meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled)); c != nil {
 			setCondition(bd, *c)
 		}
 		if h := s.health; h != nil {
@@ -73,8 +77,8 @@ func unpackedCondition(s *scope) *metav1.Condition {
 }
 
 // installedCondition reports the newest revision's install. When it failed,
-// the message says which revision is still installed. A revision held back
-// after a failure keeps the condition that reported the failure.
+// the message says which revision is still installed. A revision marked
+// failed carries over the condition that reported the failure.
 func installedCondition(s *scope, active string, current *metav1.Condition) *metav1.Condition {
 	switch {
 	case s.rolledBack != nil:
@@ -113,7 +117,7 @@ func installedCondition(s *scope, active string, current *metav1.Condition) *met
 		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonInstalled, Message: msg}
 	case s.unpackErr != nil:
 		if active != "" {
-			// The active revision is still installed: keep Installed as it is.
+			// The active revision is still installed: Installed stays as it is.
 			return nil
 		}
 		msg := fmt.Sprintf("waiting for revision %s to unpack", s.revision)
@@ -146,8 +150,8 @@ func healthyCondition(h *healthFacts) metav1.Condition {
 // progressingCondition reports the rollout of the active revision from its
 // health verdict h and the Progressing condition as it stands (current,
 // nil when there is none): nil leaves it as it is. Invalid probes give no
-// verdict, and a revision judged before that is no longer healthy keeps
-// what it had, but for the message of a settled one, which must not say
+// verdict, and a revision judged before that is not healthy any more
+// carries over what it had, but for the message of a settled one, which must not say
 // "healthy" next to Healthy=False.
 func progressingCondition(h *healthFacts, current *metav1.Condition) *metav1.Condition {
 	if h.invalid != nil {

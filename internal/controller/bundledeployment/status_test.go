@@ -176,6 +176,7 @@ func TestComputeStatus(t *testing.T) {
 			}
 			s := tt.scope
 			s.bd = bd
+			s.facts = observe(&bd.Status, nil)
 			computeStatus(bd, &s)
 			if bd.Status.ObservedGeneration != 2 {
 				t.Errorf("observedGeneration = %d, want 2", bd.Status.ObservedGeneration)

@@ -22,7 +22,7 @@ type step struct {
 
 // steps are the steps of a reconcile, in order. History comes after
 // health, so that a revision that just became the last healthy one is
-// kept.
+// retained.
 func (r *Reconciler) steps() []step {
 	return []step{
 		{name: "authorize", run: r.authorize},
@@ -58,10 +58,10 @@ func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
 	return nil
 }
 
-// driftStep corrects the drift of the revision an earlier step decided to
-// keep as it was applied (scope.keepCorrected): the installed one, when
-// the newest is installed already, held, waiting or refused. It never
-// ends the list.
+// driftStep corrects the drift of the corrected revision, which an earlier
+// step decided to leave as it was applied (scope.keepCorrected): the
+// installed one, when the newest is installed already, held for approval,
+// marked failed, waiting or refused. It never ends the list.
 func (r *Reconciler) driftStep(ctx context.Context, s *scope) (bool, error) {
 	if s.correct == nil {
 		return true, nil

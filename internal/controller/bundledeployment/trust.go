@@ -20,23 +20,26 @@ import (
 // lastHealthyBundle) before anything reads them: status can be written by
 // anyone allowed bundledeployments/status, so a name there is only a
 // claim. A field naming a Bundle this BundleDeployment did not create (see
-// package ownership) is cleared — activeBundle back to the revision this
-// process applied — and the refusal is reported (Installed=False,
-// BundleNotOwned, and an event); nothing of that Bundle is installed,
+// package ownership) is cleared in the scope's facts (s.facts) —
+// activeBundle back to the revision this process applied — and the
+// refusal is reported (Installed=False, BundleNotOwned, and an event);
+// nothing of that Bundle is installed,
 // re-applied, rolled back to or deleted. A name whose Bundle does not
 // exist (history removed it) is left: it is checked again if it comes
 // back.
 func (r *Reconciler) trustStatus(ctx context.Context, s *scope) (bool, error) {
 	st := s.mem.applied
+	// The names as observed, and the facts they stand for.
 	fields := []struct {
-		name  string
-		value *string
+		name     string
+		observed string
+		fact     *string
 	}{
-		{"activeBundle", &s.bd.Status.ActiveBundle},
-		{"lastHealthyBundle", &s.bd.Status.LastHealthyBundle},
+		{"activeBundle", s.bd.Status.ActiveBundle, &s.facts.active},
+		{"lastHealthyBundle", s.bd.Status.LastHealthyBundle, &s.facts.lastHealthy},
 	}
 	for _, f := range fields {
-		name := *f.value
+		name := f.observed
 		if name == "" || (st != nil && st.bundle == name) {
 			continue
 		}
@@ -54,15 +57,15 @@ func (r *Reconciler) trustStatus(ctx context.Context, s *scope) (bool, error) {
 		} else {
 			s.statusRefused = fmt.Errorf("%w; %v", s.statusRefused, refused)
 		}
-		*f.value = ""
+		*f.fact = ""
 		if f.name == "activeBundle" && st != nil {
-			*f.value = st.bundle
+			*f.fact = st.bundle
 		}
 	}
 	return true, nil
 }
 
-// checkNamed checks the Bundle name a status field of bd holds: nil when
+// checkNamed checks the Bundle name in a status field of bd: nil when
 // it is bd's or does not exist, a BundleNotOwned failure when it is not
 // bd's.
 func (r *Reconciler) checkNamed(ctx context.Context, bd *v1alpha2.BundleDeployment, name string) error {

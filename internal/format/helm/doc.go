@@ -59,7 +59,7 @@
 // Hooks: a hook for pre-install, post-install, pre-upgrade or
 // post-upgrade (alone or among other events) is returned with the other
 // objects, after them, ordered by helm.sh/hook-weight, then name; the apply
-// engine runs it at each of its phases (package apply, Plan.RunHooks), as
+// engine runs it at each of its phases (package apply, ApplyOptions.Hooks), as
 // Helm does. Hooks only for test, pre-delete, post-delete, pre-rollback or
 // post-rollback, and hooks naming an unknown event (Helm 2's crd-install),
 // are skipped, as Helm skips them on install and upgrade.

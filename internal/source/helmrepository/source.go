@@ -12,12 +12,15 @@ import (
 	"github.com/rukpak/rukpak/internal/helmrepo"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/credentials"
+	"github.com/rukpak/rukpak/internal/versionrange"
 	httpsource "github.com/rukpak/rukpak/internal/source/http"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
-// DefaultMaxAge is how long a fetched index answers without a request.
-const DefaultMaxAge = 30 * time.Second
+// DefaultMaxAge is how long a fetched index answers without a request:
+// the shortest poll interval, so that a follower polling that often sees
+// every change of the index.
+const DefaultMaxAge = v1alpha2.MinPollInterval
 
 // Source reads charts from Helm chart repositories.
 type Source struct {
@@ -31,6 +34,7 @@ type Source struct {
 var (
 	_ source.Source   = (*Source)(nil)
 	_ source.Floating = (*Source)(nil)
+	_ source.Forward  = (*Source)(nil)
 )
 
 // Option configures a Source.
@@ -103,6 +107,24 @@ func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alph
 	out := *src.DeepCopy()
 	out.HelmRepository.ResolvedVersion, out.HelmRepository.ResolvedURL, out.HelmRepository.SHA256 = v.Version, u, digest
 	return out, nil
+}
+
+// ResolveForward resolves src, and keeps previous, its last pin, when the
+// version selected now is older than previous's: a version removed from
+// the index after it was selected stays selected, never downgraded by
+// itself. (src and previous have the same spec: the same range, which
+// included previous's version.)
+func (s *Source) ResolveForward(ctx context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	pinned, err := s.Resolve(ctx, src)
+	if err != nil || previous.HelmRepository == nil || pinned.HelmRepository == nil {
+		return pinned, err
+	}
+	prev, err1 := versionrange.Version(previous.HelmRepository.ResolvedVersion)
+	now, err2 := versionrange.Version(pinned.HelmRepository.ResolvedVersion)
+	if err1 == nil && err2 == nil && prev.GreaterThan(now) && previous.HelmRepository.SHA256 != "" && previous.HelmRepository.ResolvedURL != "" {
+		return previous, nil
+	}
+	return pinned, nil
 }
 
 // Unpack downloads the pinned archive of src, checks its sha256 and

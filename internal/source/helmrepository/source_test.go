@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/helmrepo"
+	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/credentials"
 	httpsource "github.com/rukpak/rukpak/internal/source/http"
 	"github.com/rukpak/rukpak/pkg/envtest"
@@ -216,6 +218,35 @@ func TestResolveAndUnpackFollowARange(t *testing.T) {
 	before := r.count("/charts/index.yaml")
 	if _, err := s.Resolve(ctx, pinned); err != nil || r.count("/charts/index.yaml") != before {
 		t.Fatalf("resolving a pinned source: %v, %d requests", err, r.count("/charts/index.yaml")-before)
+	}
+}
+
+func TestNeverDowngradedByItself(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	r.publish([]string{"1.0.0", "1.1.0"}, nil, false)
+	s := newSource(WithMaxAge(0), WithWorkDir(t.TempDir()))
+	reg := source.Registry{v1alpha2.SourceTypeHelmRepository: s}
+	spec := []v1alpha2.BundleSource{helmSource(r.srv.URL+"/charts", "1.x")}
+	first, err := reg.Resolve(ctx, spec, nil, false)
+	if err != nil || first[0].HelmRepository.ResolvedVersion != "1.1.0" {
+		t.Fatalf("first resolve: %+v, %v", first, err)
+	}
+	// 1.1.0 is taken off the index: what was selected stays selected.
+	r.publish([]string{"1.0.0"}, nil, false)
+	again, err := reg.Resolve(ctx, spec, first, false)
+	if err != nil || !reflect.DeepEqual(again, first) {
+		t.Fatalf("after 1.1.0 was removed: %+v, %v; want %+v", again[0].HelmRepository, err, first[0].HelmRepository)
+	}
+	// A newer version is still taken.
+	r.publish([]string{"1.0.0", "1.2.0"}, nil, false)
+	if newer, err := reg.Resolve(ctx, spec, first, false); err != nil || newer[0].HelmRepository.ResolvedVersion != "1.2.0" {
+		t.Fatalf("after 1.2.0 was published: %+v, %v", newer, err)
+	}
+	// Another range is another spec: its newest version, older or not.
+	other := []v1alpha2.BundleSource{helmSource(r.srv.URL+"/charts", "~1.0.0")}
+	if down, err := reg.Resolve(ctx, other, first, false); err != nil || down[0].HelmRepository.ResolvedVersion != "1.0.0" {
+		t.Fatalf("a range changed by the user: %+v, %v", down, err)
 	}
 }
 

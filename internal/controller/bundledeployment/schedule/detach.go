@@ -1,4 +1,4 @@
-package bundledeployment
+package schedule
 
 import (
 	"context"
@@ -6,9 +6,7 @@ import (
 	"sync"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak/rukpak/internal/tenant"
 )
@@ -25,21 +23,20 @@ const (
 
 // detached runs the reconciles that wait for a hook without a reconcile
 // worker. A reconcile runs on a goroutine of its own, the worker waiting
-// for it; when it starts waiting for a hook Job or Pod (the apply reports
-// the wait, see reportHookWait), it is detached: the worker returns at
-// once (so it, and the tenant's share of the workers, go to other
-// BundleDeployments) and the reconcile goes on by itself, following the
-// hook's changes (a watch) until the hook ends or its deadline passes.
-// Then it finishes as any reconcile does (applies the rest of the
-// revision, writes the status) and puts the BundleDeployment back on the
-// queue, with what its result asked for.
+// for it; when it starts waiting for a hook Job or Pod (it calls Detach),
+// it is detached: the worker returns at once (so it, and the tenant's
+// share of the workers, go to other BundleDeployments) and the reconcile
+// goes on by itself, following the hook's changes until the hook ends or
+// its deadline passes. Then it finishes as any reconcile does (applies
+// the rest of the revision, writes the status) and puts the
+// BundleDeployment back on the queue, with what its result asked for.
 //
 // While a BundleDeployment's reconcile is detached, its other reconciles
-// return at once: they would race with it, and it queues one when it
-// ends. A spec change or a deletion cancels it (inFlight), so it ends at
-// once. At most waits wait at once, and a tenant's share of them; a wait
-// beyond those holds its worker, as before, counting in its tenant's
-// share of the workers.
+// return at once (Scheduler.Detached): they would race with it, and it
+// queues one when it ends. A spec change or a deletion cancels it
+// (inFlight), so it ends at once. At most waits wait at once, and a
+// tenant's share of them; a wait beyond those occupies its worker, counting
+// in its tenant's share of the workers.
 //
 // A detached wait is in memory only: after a restart, the revision is
 // applied again and its hooks run again (before-hook-creation, Helm's
@@ -81,10 +78,11 @@ type detacher struct {
 
 type detacherKey struct{}
 
-// detach lets the reconcile of ctx go on without its worker, if its
-// tenant has room for one more wait; it reports whether it did (or had
-// before). Called from the reconcile's own goroutine.
-func detach(ctx context.Context) bool {
+// Detach lets the reconcile of ctx (a context Run gave its body, or one
+// made from it) go on without its worker, if its tenant has room for one
+// more wait; it reports whether it did (or had before). Called from the
+// reconcile's own goroutine, when it starts waiting for a hook.
+func Detach(ctx context.Context) bool {
 	dt, _ := ctx.Value(detacherKey{}).(*detacher)
 	if dt == nil {
 		return false
@@ -112,11 +110,11 @@ type outcome struct {
 
 // runDetachable runs body, the reconcile of the BundleDeployment name, on
 // a goroutine of its own. It returns body's result when body ends
-// attached; when body detaches (detach), it returns at once, and body's
+// attached; when body detaches (Detach), it returns at once, and body's
 // result is handed to the queue when it ends. worker is given back either
 // way, as soon as the worker is free.
-func (r *Reconciler) runDetachable(ctx context.Context, name string, worker func(), body func(context.Context) (ctrl.Result, error)) (ctrl.Result, error) {
-	dt := &detacher{d: r.detached, name: name, signal: make(chan struct{})}
+func (s *Scheduler) runDetachable(ctx context.Context, name string, worker func(), body func(context.Context) (ctrl.Result, error)) (ctrl.Result, error) {
+	dt := &detacher{d: s.detached, name: name, signal: make(chan struct{})}
 	out := make(chan outcome, 1)
 	go func() {
 		var o outcome
@@ -138,7 +136,7 @@ func (r *Reconciler) runDetachable(ctx context.Context, name string, worker func
 			// It detached, and ended before this select saw it: ended
 			// as a detached reconcile, so that its wait's place is
 			// given back.
-			r.detachedEnded(ctx, dt, o)
+			s.detachedEnded(ctx, dt, o)
 			return ctrl.Result{}, nil
 		default:
 		}
@@ -147,7 +145,7 @@ func (r *Reconciler) runDetachable(ctx context.Context, name string, worker func
 		worker()
 		go func() {
 			o := <-out
-			r.detachedEnded(ctx, dt, o)
+			s.detachedEnded(ctx, dt, o)
 		}()
 		return ctrl.Result{}, nil
 	}
@@ -155,29 +153,30 @@ func (r *Reconciler) runDetachable(ctx context.Context, name string, worker func
 
 // detachedEnded hands the result of a detached reconcile to the queue, as
 // controller-runtime would have: an error is logged and retried with the
-// queue's backoff; otherwise the
-// BundleDeployment is reconciled again, at once: for what happened while
-// the detached reconcile ran (its other reconciles returned at once), and
-// it asks for the requeue this one would have.
-func (r *Reconciler) detachedEnded(ctx context.Context, dt *detacher, o outcome) {
+// queue's backoff (one made only of write conflicts after conflictRetry,
+// logged at debug level); otherwise the BundleDeployment is reconciled
+// again, at once: for what happened while the detached reconcile ran (its
+// other reconciles returned at once), and it asks for the requeue this
+// one would have.
+func (s *Scheduler) detachedEnded(ctx context.Context, dt *detacher, o outcome) {
 	dt.d.mu.Lock()
 	delete(dt.d.run, dt.name)
 	dt.d.mu.Unlock()
 	dt.release()
-	if r.queue == nil {
+	if s.queue == nil {
 		return
 	}
-	req := reconcile.Request{NamespacedName: client.ObjectKey{Name: dt.name}}
+	req := request(dt.name)
 	switch {
 	case o.err != nil && onlyConflicts(o.err):
 		log.FromContext(ctx).V(1).Info("write conflict: reconciling again", "after", conflictRetry, "conflict", o.err.Error())
-		r.queue.AddAfter(req, conflictRetry)
+		s.queue.AddAfter(req, conflictRetry)
 	case o.err != nil:
 		log.FromContext(ctx).Error(o.err, "Reconciler error (after waiting for a hook)")
-		r.queue.AddRateLimited(req)
+		s.queue.AddRateLimited(req)
 	default:
 		// The reconcile that follows asks for its own requeue.
-		r.queue.Forget(req)
-		r.queue.Add(req)
+		s.queue.Forget(req)
+		s.queue.Add(req)
 	}
 }

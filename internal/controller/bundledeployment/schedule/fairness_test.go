@@ -1,4 +1,4 @@
-package bundledeployment
+package schedule
 
 import (
 	"context"
@@ -47,28 +47,28 @@ func TestParked(t *testing.T) {
 // A reconcile refused a worker is parked, and giving a worker back wakes
 // it (and gives the worker back, once).
 func TestAcquireWorker(t *testing.T) {
-	r := &Reconciler{workers: tenant.NewSlots(1, 1), parked: newParked()}
+	s := &Scheduler{workers: tenant.NewSlots(1, 1), parked: newParked()}
 	ctx := tenant.WithContext(context.Background(), "team")
-	release, ok := r.acquireWorker(ctx, "team", "a")
+	release, ok := s.acquireWorker(ctx, "team", "a")
 	if !ok {
 		t.Fatal("the only worker refused")
 	}
-	if _, ok := r.acquireWorker(ctx, "team", "b"); ok {
+	if _, ok := s.acquireWorker(ctx, "team", "b"); ok {
 		t.Fatal("a second worker given")
 	}
-	if !r.parked.in["b"] {
+	if !s.parked.in["b"] {
 		t.Fatal("b not parked")
 	}
 	release()
-	if r.parked.in["b"] {
+	if s.parked.in["b"] {
 		t.Fatal("b still parked after a worker was given back")
 	}
-	release2, ok := r.acquireWorker(ctx, "team", "b")
+	release2, ok := s.acquireWorker(ctx, "team", "b")
 	if !ok {
 		t.Fatal("the worker given back was not free")
 	}
 	release2()
-	if u := r.workers.Usage(); u.Held != 0 {
+	if u := s.workers.Usage(); u.Held != 0 {
 		t.Fatalf("%d workers held after both were given back", u.Held)
 	}
 }

@@ -1,4 +1,4 @@
-package bundledeployment
+package schedule
 
 import (
 	"testing"

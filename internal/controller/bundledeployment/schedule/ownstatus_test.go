@@ -1,4 +1,4 @@
-package bundledeployment
+package schedule
 
 import (
 	"testing"
@@ -30,27 +30,34 @@ func TestCatchUpStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Reconciler{mem: newMemory()}
-			r.mem.setOwnStatus("app", ownStatus{uid: "u", base: "10", rv: "11", status: written.DeepCopy()})
+			s := New(Options{})
+			s.own.set("app", ownStatus{uid: "u", base: "10", rv: "11", status: written.DeepCopy()})
 			bd := &v1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: "app", UID: types.UID(tt.uid), ResourceVersion: tt.rv}, Status: tt.status}
-			r.catchUpStatus(bd)
+			s.CatchUpStatus(bd)
 			if bd.Status.ActiveBundle != tt.want.ActiveBundle || bd.Status.ObservedGeneration != tt.want.ObservedGeneration {
 				t.Fatalf("status = %+v, want %+v", bd.Status, tt.want)
 			}
-			if _, kept := r.mem.ownStatus("app"); kept != tt.wantKept {
+			if _, kept := s.own.get("app"); kept != tt.wantKept {
 				t.Fatalf("kept = %v, want %v", kept, tt.wantKept)
 			}
 		})
 	}
-	// The cache's echo of the write drops it too.
-	r := &Reconciler{mem: newMemory()}
-	r.mem.setOwnStatus("app", ownStatus{uid: "u", base: "10", rv: "11", status: written.DeepCopy()})
-	r.mem.dropOwnStatus("app", "10")
-	if _, kept := r.mem.ownStatus("app"); !kept {
+	// The cache's echo of the write (the informer's update) drops it too,
+	// and so does forgetting the BundleDeployment.
+	s := New(Options{})
+	patched := &v1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: "app", UID: "u", ResourceVersion: "11"}, Status: written}
+	s.StatusWritten(patched, "10")
+	s.Observe(&v1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: "app", UID: "u", ResourceVersion: "10"}})
+	if _, kept := s.own.get("app"); !kept {
 		t.Fatal("dropped on an event of another version")
 	}
-	r.mem.dropOwnStatus("app", "11")
-	if _, kept := r.mem.ownStatus("app"); kept {
+	s.Observe(patched)
+	if _, kept := s.own.get("app"); kept {
 		t.Fatal("kept after the cache showed the write")
+	}
+	s.StatusWritten(patched, "10")
+	s.Forget("app")
+	if _, kept := s.own.get("app"); kept {
+		t.Fatal("kept after the BundleDeployment was forgotten")
 	}
 }

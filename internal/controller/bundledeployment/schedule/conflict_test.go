@@ -1,4 +1,4 @@
-package bundledeployment
+package schedule
 
 import (
 	"context"
@@ -31,8 +31,7 @@ func TestQuietConflicts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			result, err := ctrl.Result{}, tt.err
-			quietConflicts(context.Background(), &result, &err)
+			result, err := quietConflicts(context.Background(), ctrl.Result{}, tt.err)
 			if tt.quiet {
 				if err != nil || result.RequeueAfter != conflictRetry {
 					t.Fatalf("= %+v, %v; want a requeue after %s and no error", result, err, conflictRetry)
