@@ -40,6 +40,10 @@ const (
 	ReasonSourceConflict = "SourceConflict"
 	// ReasonUnsupportedSource: the provisioner does not support the source type.
 	ReasonUnsupportedSource = "UnsupportedSource"
+	// ReasonDependenciesUnsupported: the bundle a catalog source selects
+	// declares dependencies (olm.package.required, olm.gvk.required),
+	// which rukpak does not install.
+	ReasonDependenciesUnsupported = "DependenciesUnsupported"
 	// ReasonUnpackFailed: fetching or unpacking failed for another reason.
 	ReasonUnpackFailed = "UnpackFailed"
 	// ReasonResourceLimit: fetching, unpacking or rendering the content

@@ -2,7 +2,7 @@ package v1alpha2
 
 // SourceType names the kind of a BundleSource. Exactly the member of the
 // BundleSource that matches the type is set.
-// +kubebuilder:validation:Enum=image;git;http;helmRepository;configMaps;upload
+// +kubebuilder:validation:Enum=image;git;http;helmRepository;catalog;configMaps;upload
 type SourceType string
 
 // The source types.
@@ -17,6 +17,9 @@ const (
 	// (an index.yaml served over HTTP(S)), at a version or the newest of a
 	// range.
 	SourceTypeHelmRepository SourceType = "helmRepository"
+	// SourceTypeCatalog reads the registry+v1 bundle of a package that an
+	// operator catalog (a File-Based Catalog image) selects.
+	SourceTypeCatalog SourceType = "catalog"
 	// SourceTypeConfigMaps reads content from immutable ConfigMaps in the
 	// system namespace.
 	SourceTypeConfigMaps SourceType = "configMaps"
@@ -31,6 +34,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="(self.type == 'git') == has(self.git)",message="source of type git must set exactly the git member"
 // +kubebuilder:validation:XValidation:rule="(self.type == 'http') == has(self.http)",message="source of type http must set exactly the http member"
 // +kubebuilder:validation:XValidation:rule="(self.type == 'helmRepository') == has(self.helmRepository)",message="source of type helmRepository must set exactly the helmRepository member"
+// +kubebuilder:validation:XValidation:rule="(self.type == 'catalog') == has(self.catalog)",message="source of type catalog must set exactly the catalog member"
 // +kubebuilder:validation:XValidation:rule="(self.type == 'configMaps') == has(self.configMaps)",message="source of type configMaps must set exactly the configMaps member"
 // +kubebuilder:validation:XValidation:rule="(self.type == 'upload') == has(self.upload)",message="source of type upload must set exactly the upload member"
 type BundleSource struct {
@@ -53,6 +57,10 @@ type BundleSource struct {
 	// helmRepository reads a chart from a Helm chart repository.
 	// +optional
 	HelmRepository *HelmRepositorySource `json:"helmRepository,omitempty"`
+
+	// catalog reads the bundle of a package an operator catalog selects.
+	// +optional
+	Catalog *CatalogSource `json:"catalog,omitempty"`
 
 	// configMaps reads content from immutable ConfigMaps in the system
 	// namespace (rukpak-system); each ConfigMap's keys become files.
@@ -331,6 +339,110 @@ type HelmRepositorySource struct {
 	// bundle the repository's certificate is verified against.
 	// +optional
 	CASecret *LocalObjectReference `json:"caSecret,omitempty"`
+}
+
+// UpgradeEdges is how a catalog source may move from the installed bundle.
+// +kubebuilder:validation:Enum=CatalogProvided;SelfCertified
+type UpgradeEdges string
+
+// The upgrade edge policies.
+const (
+	// UpgradeEdgesCatalogProvided follows the catalog's edges: from the
+	// installed bundle, only to a bundle that replaces it, skips it or
+	// whose skipRange includes its version.
+	UpgradeEdgesCatalogProvided UpgradeEdges = "CatalogProvided"
+	// UpgradeEdgesSelfCertified allows any bundle in the channels and
+	// version range, an upgrade or a downgrade, whatever the edges.
+	UpgradeEdgesSelfCertified UpgradeEdges = "SelfCertified"
+)
+
+// CatalogSource names a package of an operator catalog (a File-Based
+// Catalog image) and the bundles of it to install: the newest bundle of
+// its channels and version range that the upgrade edge policy allows (see
+// docs/sources.md). The bundle must be registry+v1 and declare no
+// dependencies.
+// +kubebuilder:validation:XValidation:rule="has(self.resolvedBundle) == has(self.resolvedVersion) && has(self.resolvedVersion) == has(self.resolvedImage) && has(self.resolvedImage) == has(self.catalogDigest)",message="resolvedBundle, resolvedVersion, resolvedImage and catalogDigest are set together"
+type CatalogSource struct {
+	// image is the catalog image's reference; its File-Based Catalog is
+	// under the directory its label
+	// operators.operatorframework.io.index.configs.v1 names (/configs
+	// when it has none).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image"`
+
+	// package is the name of the package to install.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Package string `json:"package"`
+
+	// channels limits the bundles to those of these channels of the
+	// package; empty means any channel.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	Channels []string `json:"channels,omitempty"`
+
+	// version is a range of versions ("1.2.x", ">=1.2 <2", "~1.4.0") or an
+	// exact version; a range matches a pre-release only when it names one.
+	// Empty means any version. The catalog is resolved again every
+	// pollInterval, and a newer bundle it selects is a new revision.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Version string `json:"version,omitempty"`
+
+	// upgradeEdges is how the source may move from the installed bundle:
+	// CatalogProvided (the default) only along the catalog's replaces,
+	// skips and skipRange edges; SelfCertified to any bundle of the
+	// channels and range.
+	// +optional
+	// +kubebuilder:default=CatalogProvided
+	UpgradeEdges UpgradeEdges `json:"upgradeEdges,omitempty"`
+
+	// pullSecret names a kubernetes.io/dockerconfigjson Secret in
+	// rukpak-system, used for the catalog image and the bundle images.
+	// +optional
+	PullSecret *LocalObjectReference `json:"pullSecret,omitempty"`
+
+	// insecureSkipTLSVerify turns off TLS verification of the registries
+	// of the catalog image and the bundle images, and allows plain HTTP.
+	// +optional
+	InsecureSkipTLSVerify bool `json:"insecureSkipTLSVerify,omitempty"`
+
+	// caSecret names a Secret in rukpak-system whose ca.crt key holds the
+	// CA bundle the registries' certificates are verified against.
+	// +optional
+	CASecret *LocalObjectReference `json:"caSecret,omitempty"`
+
+	// resolvedBundle is the name of the bundle the catalog selected.
+	// rukpak sets it, with resolvedVersion, resolvedImage and
+	// catalogDigest, on resolved sources; a user who sets all four pins
+	// the source to that bundle image.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ResolvedBundle string `json:"resolvedBundle,omitempty"`
+
+	// resolvedVersion is the version of resolvedBundle.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	ResolvedVersion string `json:"resolvedVersion,omitempty"`
+
+	// resolvedImage is the bundle image of resolvedBundle, by digest
+	// (repository@sha256:...).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.matches('@sha256:[0-9a-f]{64}$')",message="resolvedImage must name its image by sha256 digest"
+	ResolvedImage string `json:"resolvedImage,omitempty"`
+
+	// catalogDigest is the digest of the catalog image the bundle was
+	// selected from.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
+	CatalogDigest string `json:"catalogDigest,omitempty"`
 }
 
 // HTTPAuth names the credentials for an HTTP server.

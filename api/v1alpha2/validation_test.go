@@ -48,6 +48,9 @@ func withImage(img *v1alpha2.ImageSource) func(*v1alpha2.BundleDeployment) {
 	}
 }
 
+// sha is a sha256 digest for pins.
+const sha = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 func TestBundleDeploymentCreateValidation(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -85,6 +88,57 @@ func TestBundleDeploymentCreateValidation(t *testing.T) {
 					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "https://charts.example/", Chart: "greeter", ResolvedVersion: "1.0.0"}}}
 			}),
 			wantErr: "resolvedVersion, resolvedURL and sha256 are set together",
+		},
+		{
+			name: "a catalog",
+			obj: bd(envtest.UniqueName("catalog"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.ProvisionerClassName = v1alpha2.ClassRegistry
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeCatalog,
+					Catalog: &v1alpha2.CatalogSource{Image: "quay.io/example/catalog:latest", Package: "greeter",
+						Channels: []string{"stable"}, Version: "1.x", UpgradeEdges: v1alpha2.UpgradeEdgesSelfCertified}}}
+			}),
+		},
+		{
+			name: "a catalog pinned",
+			obj: bd(envtest.UniqueName("catalogpinned"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeCatalog,
+					Catalog: &v1alpha2.CatalogSource{Image: "quay.io/example/catalog:latest", Package: "greeter",
+						ResolvedBundle: "greeter.v1.0.0", ResolvedVersion: "1.0.0",
+						ResolvedImage: "quay.io/example/greeter@" + sha, CatalogDigest: sha}}}
+			}),
+		},
+		{
+			name: "a catalog source without its member",
+			obj: bd(envtest.UniqueName("catalognomember"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeCatalog}}
+			}),
+			wantErr: "source of type catalog must set exactly the catalog member",
+		},
+		{
+			name: "a catalog half pinned",
+			obj: bd(envtest.UniqueName("cataloghalf"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeCatalog,
+					Catalog: &v1alpha2.CatalogSource{Image: "quay.io/example/catalog:latest", Package: "greeter", ResolvedBundle: "greeter.v1.0.0"}}}
+			}),
+			wantErr: "resolvedBundle, resolvedVersion, resolvedImage and catalogDigest are set together",
+		},
+		{
+			name: "a catalog's resolved image by tag",
+			obj: bd(envtest.UniqueName("catalogtag"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeCatalog,
+					Catalog: &v1alpha2.CatalogSource{Image: "quay.io/example/catalog:latest", Package: "greeter",
+						ResolvedBundle: "greeter.v1.0.0", ResolvedVersion: "1.0.0",
+						ResolvedImage: "quay.io/example/greeter:v1.0.0", CatalogDigest: sha}}}
+			}),
+			wantErr: "resolvedImage must name its image by sha256 digest",
+		},
+		{
+			name: "a catalog with an unknown upgrade edge policy",
+			obj: bd(envtest.UniqueName("catalogedges"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeCatalog,
+					Catalog: &v1alpha2.CatalogSource{Image: "quay.io/example/catalog:latest", Package: "greeter", UpgradeEdges: "Anything"}}}
+			}),
+			wantErr: "Unsupported value: \"Anything\"",
 		},
 		{
 			name: "member of another type",

@@ -61,6 +61,12 @@ func TestSourceSummary(t *testing.T) {
 		{name: "http with credentials and query", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeHTTP,
 			HTTP: &v1alpha2.HTTPSource{URL: "https://u:p@h.example/a.tgz?sig=secret", SHA256: hex64(255)}},
 			want: "http https://h.example/a.tgz?… sha256:000000000000…"},
+		{name: "catalog pinned", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeCatalog, Catalog: &v1alpha2.CatalogSource{
+			Image: "quay.io/x/catalog:latest", Package: "greeter", Version: "1.x", ResolvedBundle: "greeter.v1.2.0", ResolvedVersion: "1.2.0"}},
+			want: "catalog quay.io/x/catalog:latest greeter@1.2.0 (greeter.v1.2.0)"},
+		{name: "catalog unresolved", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeCatalog, Catalog: &v1alpha2.CatalogSource{
+			Image: "quay.io/x/catalog:latest", Package: "greeter", Version: "1.x"}},
+			want: "catalog quay.io/x/catalog:latest greeter@1.x"},
 		{name: "configMaps", src: v1alpha2.BundleSource{Type: v1alpha2.SourceTypeConfigMaps, ConfigMaps: []v1alpha2.ConfigMapSource{
 			{ConfigMap: v1alpha2.LocalObjectReference{Name: "a"}}, {ConfigMap: v1alpha2.LocalObjectReference{Name: "b"}}}},
 			want: "configMaps a,b"},

@@ -66,6 +66,16 @@ func SourceSummary(s v1alpha2.BundleSource) string {
 			return out + "@" + h.Version
 		}
 		return out
+	case s.Type == v1alpha2.SourceTypeCatalog && s.Catalog != nil:
+		c := s.Catalog
+		out := "catalog " + c.Image + " " + c.Package
+		if c.ResolvedBundle != "" {
+			return out + "@" + c.ResolvedVersion + " (" + c.ResolvedBundle + ")"
+		}
+		if c.Version != "" {
+			return out + "@" + c.Version
+		}
+		return out
 	case s.Type == v1alpha2.SourceTypeConfigMaps:
 		names := make([]string, 0, len(s.ConfigMaps))
 		for _, cm := range s.ConfigMaps {

@@ -48,7 +48,8 @@ func (r Ref) Key() string { return string(r.Resource) + "/" + r.Name }
 // Secret or ConfigMap, in spec order: for each source its image pullSecret,
 // caSecret, cosign publicKeySecret and keyless trustedRootConfigMap, git
 // auth secret and caSecret, http auth secret and caSecret, helmRepository
-// auth secret and caSecret, configMaps; then spec.config.valuesFrom.
+// auth secret and caSecret, catalog pullSecret and caSecret, configMaps;
+// then spec.config.valuesFrom.
 func List(sources []v1alpha2.BundleSource, config *v1alpha2.BundleConfig) []Ref {
 	var out []Ref
 	add := func(res Resource, ref *v1alpha2.LocalObjectReference, field string, args ...any) {
@@ -85,6 +86,10 @@ func List(sources []v1alpha2.BundleSource, config *v1alpha2.BundleConfig) []Ref 
 				add(Secrets, &h.Auth.Secret, "spec.sources[%d].helmRepository.auth.secret", i)
 			}
 			add(Secrets, h.CASecret, "spec.sources[%d].helmRepository.caSecret", i)
+		}
+		if c := src.Catalog; c != nil {
+			add(Secrets, c.PullSecret, "spec.sources[%d].catalog.pullSecret", i)
+			add(Secrets, c.CASecret, "spec.sources[%d].catalog.caSecret", i)
 		}
 		for j := range src.ConfigMaps {
 			add(ConfigMaps, &src.ConfigMaps[j].ConfigMap, "spec.sources[%d].configMaps[%d].configMap", i, j)

@@ -44,6 +44,12 @@ func TestList(t *testing.T) {
 			{Secrets, "http-auth", "spec.sources[2].http.auth.secret"},
 			{Secrets, "http-ca", "spec.sources[2].http.caSecret"},
 		}},
+		{name: "catalog", sources: []v1alpha2.BundleSource{
+			{Type: v1alpha2.SourceTypeCatalog, Catalog: &v1alpha2.CatalogSource{Image: "r", Package: "p", PullSecret: ref("cat-pull"), CASecret: ref("cat-ca")}},
+		}, want: []Ref{
+			{Secrets, "cat-pull", "spec.sources[0].catalog.pullSecret"},
+			{Secrets, "cat-ca", "spec.sources[0].catalog.caSecret"},
+		}},
 		{name: "configMaps and valuesFrom", sources: []v1alpha2.BundleSource{
 			{Type: v1alpha2.SourceTypeConfigMaps, ConfigMaps: []v1alpha2.ConfigMapSource{{ConfigMap: *ref("a")}, {ConfigMap: *ref("b")}}},
 		}, config: &v1alpha2.BundleConfig{ValuesFrom: []v1alpha2.ValuesReference{

@@ -46,9 +46,10 @@ type deadlined struct {
 }
 
 var (
-	_ Source   = (*deadlined)(nil)
-	_ Floating = (*deadlined)(nil)
-	_ Forward  = (*deadlined)(nil)
+	_ Source    = (*deadlined)(nil)
+	_ Floating  = (*deadlined)(nil)
+	_ Successor = (*deadlined)(nil)
+	_ Forward   = (*deadlined)(nil)
 )
 
 // Floating reports what the wrapped source reports; false when it pins
@@ -69,17 +70,34 @@ func (s *deadlined) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1a
 	return out, nil
 }
 
-// ResolveForward resolves src from its last pin previous with the wrapped
-// source within the deadline: with its ResolveForward when it is Forward,
-// else with its Resolve.
-func (s *deadlined) ResolveForward(ctx context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
-	f, ok := s.inner.(Forward)
+// ResolveFrom resolves src from installed with the wrapped source within
+// the deadline; a wrapped source that is no Successor resolves src as
+// Resolve does.
+func (s *deadlined) ResolveFrom(ctx context.Context, src v1alpha2.BundleSource, installed *v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	succ, ok := s.inner.(Successor)
 	if !ok {
 		return s.Resolve(ctx, src)
 	}
 	dctx, cancel := context.WithTimeoutCause(ctx, s.d, errDeadline)
 	defer cancel()
-	out, err := f.ResolveForward(dctx, src, previous)
+	out, err := succ.ResolveFrom(dctx, src, installed)
+	if err != nil {
+		return v1alpha2.BundleSource{}, s.check(ctx, dctx, "resolving", src, err)
+	}
+	return out, nil
+}
+
+// ResolveForward resolves src from its previous pin with the wrapped
+// source within the deadline; a wrapped source that is not Forward
+// resolves src as Resolve does.
+func (s *deadlined) ResolveForward(ctx context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	fwd, ok := s.inner.(Forward)
+	if !ok {
+		return s.Resolve(ctx, src)
+	}
+	dctx, cancel := context.WithTimeoutCause(ctx, s.d, errDeadline)
+	defer cancel()
+	out, err := fwd.ResolveForward(dctx, src, previous)
 	if err != nil {
 		return v1alpha2.BundleSource{}, s.check(ctx, dctx, "resolving", src, err)
 	}
@@ -116,13 +134,15 @@ func (s *deadlined) check(parent, dctx context.Context, op string, src v1alpha2.
 func Describe(src v1alpha2.BundleSource) string {
 	switch {
 	case src.Image != nil:
-		return describeImage(src.Image)
+		return "image " + src.Image.Ref
 	case src.Git != nil:
-		return describeGit(src.Git)
+		return "git repository " + redactURL(src.Git.Repository)
 	case src.HTTP != nil:
 		return "http source " + redactURL(src.HTTP.URL)
 	case src.HelmRepository != nil:
 		return "chart " + src.HelmRepository.Chart + " of Helm repository " + redactURL(src.HelmRepository.URL)
+	case src.Catalog != nil:
+		return "package " + src.Catalog.Package + " of catalog " + src.Catalog.Image
 	case len(src.ConfigMaps) > 0:
 		names := make([]string, len(src.ConfigMaps))
 		for i := range src.ConfigMaps {
@@ -133,31 +153,6 @@ func Describe(src v1alpha2.BundleSource) string {
 		return "upload " + src.Upload.Digest
 	}
 	return "source of type " + string(src.Type)
-}
-
-// describeImage names an image source: its ref, and the tag its versions
-// resolved to or else the versions.
-func describeImage(img *v1alpha2.ImageSource) string {
-	switch {
-	case img.ResolvedTag != "":
-		return "image " + img.Ref + ":" + img.ResolvedTag
-	case img.Versions != "":
-		return fmt.Sprintf("image %s (versions %q)", img.Ref, img.Versions)
-	}
-	return "image " + img.Ref
-}
-
-// describeGit names a git source: its repository, and the tag its semver
-// constraint resolved to or else the constraint.
-func describeGit(g *v1alpha2.GitSource) string {
-	out := "git repository " + redactURL(g.Repository)
-	switch {
-	case g.ResolvedTag != "":
-		return out + " at tag " + g.ResolvedTag
-	case g.Ref.Semver != "":
-		return fmt.Sprintf("%s (semver %q)", out, g.Ref.Semver)
-	}
-	return out
 }
 
 // redactURL returns raw without the password it may hold; a URL that does

@@ -1,7 +1,7 @@
 // Package source fetches bundle content. Each source type (image, git,
-// http, configMaps, upload) implements Source in a package of its own; a
-// Registry dispatches on BundleSource.Type and composes several sources
-// into one unpacked tree.
+// http, helmRepository, catalog, configMaps, upload) implements Source in
+// a package of its own; a Registry dispatches on BundleSource.Type and
+// composes several sources into one unpacked tree.
 package source
 
 import (
@@ -34,6 +34,17 @@ type Floating interface {
 	// Floating reports whether src (as the user wrote it) needs a network
 	// lookup to be pinned.
 	Floating(src v1alpha2.BundleSource) bool
+}
+
+// Successor is implemented by sources whose selection depends on what is
+// installed: a catalog source follows upgrade edges from the installed
+// bundle. Registry.ResolveFrom calls it instead of Resolve for a source
+// whose installed counterpart it is given.
+type Successor interface {
+	// ResolveFrom is Resolve for src when installed (the pinned source
+	// of the same index in the installed revision, never nil) is what is
+	// installed now.
+	ResolveFrom(ctx context.Context, src v1alpha2.BundleSource, installed *v1alpha2.BundleSource) (v1alpha2.BundleSource, error)
 }
 
 // Forward is implemented by sources that select one of several published
@@ -73,8 +84,16 @@ func (r Registry) get(t v1alpha2.SourceType) (Source, error) {
 // set (their pins are still fresh), a floating source whose spec has not
 // changed keeps its previous pin instead of being looked up again, and a
 // Forward source whose spec has not changed is resolved from its previous
-// pin.
+// pin. It is ResolveFrom with nothing installed.
 func (r Registry) Resolve(ctx context.Context, srcs, previous []v1alpha2.BundleSource, reuse bool) ([]v1alpha2.BundleSource, error) {
+	return r.ResolveFrom(ctx, srcs, previous, reuse, nil)
+}
+
+// ResolveFrom is Resolve given installed, the pinned sources of the
+// installed revision (nil when nothing is installed): a source that is a
+// Successor and whose installed counterpart (same index, same type) exists
+// is resolved from it, so that it can follow upgrade edges.
+func (r Registry) ResolveFrom(ctx context.Context, srcs, previous []v1alpha2.BundleSource, reuse bool, installed []v1alpha2.BundleSource) ([]v1alpha2.BundleSource, error) {
 	out := make([]v1alpha2.BundleSource, 0, len(srcs))
 	for i := range srcs {
 		s, err := r.get(srcs[i].Type)
@@ -86,9 +105,14 @@ func (r Registry) Resolve(ctx context.Context, srcs, previous []v1alpha2.BundleS
 			src = previous[i]
 		}
 		var pinned v1alpha2.BundleSource
-		if f, ok := s.(Forward); ok && i < len(previous) && samePinned(src, previous[i]) {
-			pinned, err = f.ResolveForward(ctx, src, previous[i])
-		} else {
+		succ, isSucc := s.(Successor)
+		fwd, isFwd := s.(Forward)
+		switch {
+		case isSucc && i < len(installed) && installed[i].Type == src.Type:
+			pinned, err = succ.ResolveFrom(ctx, src, &installed[i])
+		case isFwd && i < len(previous) && samePinned(src, previous[i]):
+			pinned, err = fwd.ResolveForward(ctx, src, previous[i])
+		default:
 			pinned, err = s.Resolve(ctx, src)
 		}
 		if err != nil {
@@ -114,6 +138,9 @@ func samePinned(spec, pinned v1alpha2.BundleSource) bool {
 	}
 	if h := spec.HelmRepository; h != nil && p.HelmRepository != nil && h.ResolvedVersion == "" {
 		p.HelmRepository.ResolvedVersion, p.HelmRepository.ResolvedURL, p.HelmRepository.SHA256 = "", "", ""
+	}
+	if c := spec.Catalog; c != nil && p.Catalog != nil && c.ResolvedBundle == "" {
+		p.Catalog.ResolvedBundle, p.Catalog.ResolvedVersion, p.Catalog.ResolvedImage, p.Catalog.CatalogDigest = "", "", "", ""
 	}
 	return equality.Semantic.DeepEqual(&spec, p)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/source"
+	catalogsource "github.com/rukpak/rukpak/internal/source/catalog"
 	"github.com/rukpak/rukpak/internal/source/configmaps"
 	"github.com/rukpak/rukpak/internal/source/credentials"
 	"github.com/rukpak/rukpak/internal/source/git"
@@ -35,7 +36,8 @@ type Option func(*settings)
 func WithDeadline(d time.Duration) Option { return func(s *settings) { s.deadline = d } }
 
 // WithWorkDir is where sources make files that are not part of an unpack
-// (a git source's repository to peel a tag, Helm repository indexes); ""
+// (a git source's repository to peel a tag, Helm repository indexes,
+// catalog images while they are read); ""
 // keeps the system's temporary directory.
 func WithWorkDir(dir string) Option { return func(s *settings) { s.workDir = dir } }
 
@@ -56,12 +58,18 @@ func Registry(c client.Client, live client.Reader, namespace string, opts ...Opt
 	if set.workDir != "" {
 		helmOpts = append(helmOpts, helmrepository.WithWorkDir(filepath.Join(set.workDir, "helm-index")))
 	}
+	var catalogOpts []catalogsource.Option
+	if set.workDir != "" {
+		catalogOpts = append(catalogOpts, catalogsource.WithWorkDir(set.workDir))
+	}
 	creds := credentials.NewReader(c, namespace)
 	uploads := upload.NewStore(c, live, namespace)
 	http := httpsource.New(creds)
+	images := image.New(creds)
 	reg := source.Registry{
 		v1alpha2.SourceTypeConfigMaps:     configmaps.New(c, namespace),
-		v1alpha2.SourceTypeImage:          image.New(creds),
+		v1alpha2.SourceTypeImage:          images,
+		v1alpha2.SourceTypeCatalog:        catalogsource.New(images, catalogOpts...),
 		v1alpha2.SourceTypeGit:            git.New(creds, gitOpts...),
 		v1alpha2.SourceTypeHTTP:           http,
 		v1alpha2.SourceTypeHelmRepository: helmrepository.New(creds, http, helmOpts...),

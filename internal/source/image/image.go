@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -135,20 +136,53 @@ func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alph
 // default) selects the image of an index; a single image is taken as it
 // is. An unpinned source is an error.
 func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir string) error {
+	_, err := s.unpack(ctx, src, dir, PullLimits{Archive: s.limits})
+	return err
+}
+
+// PullLimits bound what Pull reads of an image.
+type PullLimits struct {
+	// Archive bounds what the image's layers write, all together.
+	Archive archive.Limits
+	// MaxLayerBytes bounds the compressed bytes of the image's layers, as
+	// its manifest gives them, checked before any layer is read; 0 means
+	// no bound but Archive's.
+	MaxLayerBytes int64
+}
+
+// Pull writes the content of the image the pinned source src names into
+// dir, as Unpack does but within lim instead of the source's limits, and
+// returns the labels of the image's config. It is for sources that read
+// images of their own (a catalog image) with the image source's
+// credentials, TLS settings, verification and retries.
+func (s *Source) Pull(ctx context.Context, src v1alpha2.BundleSource, dir string, lim PullLimits) (map[string]string, error) {
+	img, err := s.unpack(ctx, src, dir, lim)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("reading the config of image %s: %w", src.Image.Ref, err)
+	}
+	return cfg.Config.Labels, nil
+}
+
+// unpack is Unpack within lim; it returns the image it unpacked.
+func (s *Source) unpack(ctx context.Context, src v1alpha2.BundleSource, dir string, lim PullLimits) (v1.Image, error) {
 	img, ref, err := parse(src)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pin, err := pinOf(img, ref)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if pin == "" {
-		return fmt.Errorf("image %s is not pinned to a digest: the source must be resolved before it is unpacked", img.Ref)
+		return nil, fmt.Errorf("image %s is not pinned to a digest: the source must be resolved before it is unpacked", img.Ref)
 	}
 	platform, err := parsePlatform(img.Platform, s.platform)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	subject := "image " + img.Ref
 	if _, byDigest := ref.(name.Digest); !byDigest {
@@ -156,20 +190,43 @@ func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir stri
 	}
 	c, err := s.connect(ctx, img, ref, subject)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer c.close()
 	if img.Verify != nil && img.Verify.Cosign != nil {
 		// Before anything of the image is read.
 		if err := s.verifyCosign(ctx, c, img.Verify.Cosign, pin); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	image, err := c.image(pin, platform)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return s.extract(ctx, c, image, dir)
+	if err := checkLayerBytes(image, lim.MaxLayerBytes, subject); err != nil {
+		return nil, err
+	}
+	return image, s.extract(ctx, c, image, dir, lim.Archive)
+}
+
+// checkLayerBytes refuses an image whose layers, as its manifest sizes
+// them, are more than max bytes (0: no bound).
+func checkLayerBytes(img v1.Image, maxBytes int64, subject string) error {
+	if maxBytes <= 0 {
+		return nil
+	}
+	m, err := img.Manifest()
+	if err != nil {
+		return fmt.Errorf("reading the manifest of %s: %w", subject, err)
+	}
+	var total int64
+	for _, l := range m.Layers {
+		total += l.Size
+	}
+	if total > maxBytes {
+		return failure.New(v1alpha2.ReasonResourceLimit, "%s has %d bytes of layers, more than the limit of %d", subject, total, maxBytes)
+	}
+	return nil
 }
 
 // parse returns the image member of src and its parsed ref. An "oci://"

@@ -32,8 +32,8 @@ const (
 )
 
 // extract writes the content of img into dir: its layers applied in
-// order, or the chart of a Helm chart artifact.
-func (s *Source) extract(ctx context.Context, c *conn, img v1.Image, dir string) error {
+// order, or the chart of a Helm chart artifact, within limits.
+func (s *Source) extract(ctx context.Context, c *conn, img v1.Image, dir string, limits archive.Limits) error {
 	m, err := img.Manifest()
 	if err != nil {
 		return c.classify(err, "reading the manifest of")
@@ -52,7 +52,7 @@ func (s *Source) extract(ctx context.Context, c *conn, img v1.Image, dir string)
 		if err != nil {
 			return err
 		}
-		if err := s.applyLayer(ctx, c, chart, true, dir, archive.Options{Limits: s.limits}); err != nil {
+		if err := s.applyLayer(ctx, c, chart, true, dir, archive.Options{Limits: limits}); err != nil {
 			return fmt.Errorf("chart layer of %s: %w", c.subject, err)
 		}
 		return nil
@@ -60,7 +60,7 @@ func (s *Source) extract(ctx context.Context, c *conn, img v1.Image, dir string)
 	if len(layers) > maxLayers {
 		return failure.New(v1alpha2.ReasonUnpackFailed, "%s has %d layers, more than the %d allowed", c.subject, len(layers), maxLayers)
 	}
-	b := budget{limits: s.limits, subject: c.subject}
+	b := budget{limits: limits, subject: c.subject}
 	for i, l := range layers {
 		lim, err := b.next(dir)
 		if err != nil {
