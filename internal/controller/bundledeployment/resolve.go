@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/ownership"
@@ -33,7 +34,7 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 		age = time.Since(s.facts.lastResolved.Time)
 		reuse = age >= 0 && age < interval
 	}
-	pinned, err := r.Sources.Resolve(ctx, bd.Spec.Sources, s.facts.resolved, reuse)
+	pinned, err := r.Sources.ResolveFrom(ctx, bd.Spec.Sources, s.facts.resolved, reuse, r.installedSources(ctx, s))
 	if err != nil {
 		return false, s.sourceFailed(stageResolve, err)
 	}
@@ -58,6 +59,26 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 	s.revision = revisionName(s.bd, pinned, s.values.Digest)
 	s.specDigest = ownership.SpecDigest(r.wantSpec(s), s.values.Digest)
 	return true, nil
+}
+
+// installedSources returns the pinned sources of the active revision,
+// from which a source that follows upgrade edges (a catalog) resolves; nil
+// when no source follows edges, no revision is active, or its Bundle
+// cannot be read or is not this BundleDeployment's (then the whole range
+// is selected from, as for a first install).
+func (r *Reconciler) installedSources(ctx context.Context, s *scope) []v1alpha2.BundleSource {
+	follows := false
+	for _, src := range s.bd.Spec.Sources {
+		follows = follows || src.Type == v1alpha2.SourceTypeCatalog
+	}
+	if !follows || s.facts.active == "" {
+		return nil
+	}
+	b := &v1alpha2.Bundle{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.facts.active}, b); err != nil || !metav1.IsControlledBy(b, s.bd) {
+		return nil
+	}
+	return b.Spec.Sources
 }
 
 // resolveValues checks spec.config against the class and reads the Helm
