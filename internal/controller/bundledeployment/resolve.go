@@ -2,9 +2,11 @@ package bundledeployment
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,7 +36,11 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 		age = time.Since(s.facts.lastResolved.Time)
 		reuse = age >= 0 && age < interval
 	}
-	pinned, err := r.Sources.ResolveFrom(ctx, bd.Spec.Sources, s.facts.resolved, reuse, r.installedSources(ctx, s))
+	installed, err := r.installedSources(ctx, s)
+	if err != nil {
+		return false, s.sourceFailed(stageResolve, err)
+	}
+	pinned, err := r.Sources.ResolveFrom(ctx, bd.Spec.Sources, s.facts.resolved, reuse, installed)
 	if err != nil {
 		return false, s.sourceFailed(stageResolve, err)
 	}
@@ -63,22 +69,34 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 
 // installedSources returns the pinned sources of the active revision,
 // from which a source that follows upgrade edges (a catalog) resolves; nil
-// when no source follows edges, no revision is active, or its Bundle
-// cannot be read or is not this BundleDeployment's (then the whole range
-// is selected from, as for a first install).
-func (r *Reconciler) installedSources(ctx context.Context, s *scope) []v1alpha2.BundleSource {
+// when no source follows edges, no revision is active, or its Bundle is
+// gone or is not this BundleDeployment's (then the whole range is
+// selected from, as for a first install). A Bundle the cache does not
+// show yet (just created) is read from the API server; an error reading
+// it fails the resolve, to be retried, rather than resolve without edges.
+func (r *Reconciler) installedSources(ctx context.Context, s *scope) ([]v1alpha2.BundleSource, error) {
 	follows := false
 	for _, src := range s.bd.Spec.Sources {
 		follows = follows || src.Type == v1alpha2.SourceTypeCatalog
 	}
 	if !follows || s.facts.active == "" {
-		return nil
+		return nil, nil
 	}
 	b := &v1alpha2.Bundle{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.facts.active}, b); err != nil || !metav1.IsControlledBy(b, s.bd) {
-		return nil
+	key := client.ObjectKey{Name: s.facts.active}
+	err := r.Client.Get(ctx, key, b)
+	if apierrors.IsNotFound(err) && r.APIReader != nil {
+		err = r.APIReader.Get(ctx, key, b)
 	}
-	return b.Spec.Sources
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading the active revision %s, whose sources upgrade edges start from: %w", s.facts.active, err)
+	case ownership.Check(s.bd, b, r.bundleWriters()) != nil:
+		return nil, nil
+	}
+	return b.Spec.Sources, nil
 }
 
 // resolveValues checks spec.config against the class and reads the Helm
