@@ -60,11 +60,9 @@ func (r *Reconciler) onObjectEvent(kind schema.GroupVersionKind, obj, old *metav
 func (r *Reconciler) enqueue(name string) { r.sched.Enqueue(name) }
 
 // keepCorrected records that the revision applied, st, is kept as it was
-// applied: the drift step corrects its drift (correctDrift). It returns
-// nil, for the steps that end with it.
-func (s *scope) keepCorrected(st *appliedState) error {
+// applied: the drift step corrects its drift (correctDrift).
+func (s *scope) keepCorrected(st *appliedState) {
 	s.correct = st
-	return nil
 }
 
 // correctDrift re-applies objects of the applied revision that were deleted

@@ -399,13 +399,15 @@ func (r *Reconciler) keepActive(ctx context.Context, s *scope, st *appliedState,
 	case active == "":
 		return nil
 	case st != nil && st.bundle == active:
-		return s.keepCorrected(st)
+		s.keepCorrected(st)
+		return nil
 	}
 	ref, err := r.revisionOf(ctx, s, active)
 	if err != nil {
 		return err
 	}
-	_, err = r.applyRevision(ctx, s, st, ref)
+	res, err := r.applyRevision(ctx, s, st, ref)
+	s.recordApplied(res)
 	return err
 }
 
