@@ -16,6 +16,42 @@ import (
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
+// revisionInventory is what applying a revision needs of the inventory
+// store (inventory.Store): the objects each BundleDeployment manages and
+// their records.
+type revisionInventory interface {
+	// Records are the records of what was applied, by ID.
+	Records(ctx context.Context, owner inventory.Owner) (map[inventory.ID]inventory.Record, error)
+	// Load is the IDs the inventory has.
+	Load(ctx context.Context, owner inventory.Owner) ([]inventory.ID, error)
+	// Save records ids, keeping the records of those it had.
+	Save(ctx context.Context, owner inventory.Owner, ids []inventory.ID) error
+	// SaveApplied records ids with the records of what was applied.
+	SaveApplied(ctx context.Context, owner inventory.Owner, ids []inventory.ID, recs map[inventory.ID]inventory.Record) error
+}
+
+var _ revisionInventory = (*inventory.Store)(nil)
+
+// kindServer tells whether the cluster serves an object's kind
+// (apply.Engine.Serves).
+type kindServer interface {
+	Serves(id inventory.ID) bool
+}
+
+var _ kindServer = (*apply.Engine)(nil)
+
+// wire sets the dependencies the steps use through small interfaces
+// (inv, kinds) from the Reconciler's exported fields, unless a test set
+// them already: the one place they are wired.
+func (r *Reconciler) wire() {
+	if r.inv == nil && r.Inventory != nil {
+		r.inv = r.Inventory
+	}
+	if r.kinds == nil && r.Engine != nil {
+		r.kinds = r.Engine
+	}
+}
+
 // revisionResult is what applyRevision did with one revision: the caller
 // records it in the scope (scope.recordApplied), whether or not the apply
 // then failed.
@@ -73,7 +109,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	// Objects exactly as applied before (the same configuration, and not
 	// changed since) are neither validated nor written again: after a
 	// restart, or when a new revision leaves them as they were.
-	recs, err := r.Inventory.Records(ctx, inventoryOf(s.bd))
+	recs, err := r.inv.Records(ctx, inventoryOf(s.bd))
 	if err != nil {
 		return nil, fmt.Errorf("loading inventory: %w", err)
 	}
@@ -118,7 +154,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 			// Even when the apply was stopped (the BundleDeployment
 			// changed or is being deleted): what it wrote must be known
 			// to be pruned.
-			if serr := r.Inventory.Save(context.WithoutCancel(ctx), inventoryOf(s.bd), ids); serr != nil {
+			if serr := r.inv.Save(context.WithoutCancel(ctx), inventoryOf(s.bd), ids); serr != nil {
 				err = errors.Join(err, fmt.Errorf("saving inventory: %w", serr))
 			}
 		}
@@ -150,7 +186,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 	if err := r.release(ctx, s.bd, res.pruned, ids); err != nil {
 		return res, err
 	}
-	if err := r.Inventory.SaveApplied(ctx, inventoryOf(s.bd), ids, records(res.state.objects)); err != nil {
+	if err := r.inv.SaveApplied(ctx, inventoryOf(s.bd), ids, records(res.state.objects)); err != nil {
 		return res, fmt.Errorf("saving inventory: %w", err)
 	}
 	r.handOver(res.pruned, s.bd.Name)
@@ -193,7 +229,7 @@ func (r *Reconciler) judgeCRDs(ctx context.Context, s *scope, plan *apply.Plan, 
 // when it is done, or when it fails (recordLater): until then its Bundle
 // (the only one) says what it writes.
 func (r *Reconciler) recordUnion(ctx context.Context, s *scope, ref revisionRef, ids []inventory.ID) (old []inventory.ID, recordLater bool, err error) {
-	old, err = r.Inventory.Load(ctx, inventoryOf(s.bd))
+	old, err = r.inv.Load(ctx, inventoryOf(s.bd))
 	if err != nil {
 		return nil, false, fmt.Errorf("loading inventory: %w", err)
 	}
@@ -209,7 +245,7 @@ func (r *Reconciler) recordUnion(ctx context.Context, s *scope, ref revisionRef,
 	}
 	recordLater = firstInstall && len(old) == 0
 	if !recordLater && len(inventory.Stale(ids, old)) > 0 {
-		if err := r.Inventory.Save(ctx, inventoryOf(s.bd), union(old, ids)); err != nil {
+		if err := r.inv.Save(ctx, inventoryOf(s.bd), union(old, ids)); err != nil {
 			return nil, false, fmt.Errorf("saving inventory: %w", err)
 		}
 	}

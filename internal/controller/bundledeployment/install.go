@@ -180,7 +180,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 // reconcile comes back to look.
 func (r *Reconciler) skippedNowServed(s *scope, st *appliedState) bool {
 	for _, id := range st.skipped {
-		if r.Engine.Serves(id) {
+		if r.kinds.Serves(id) {
 			return true
 		}
 	}
