@@ -138,8 +138,14 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	// not taken for an unsafe upgrade.
 	again := s.bundle.Name == s.facts.active
 	ref := revisionRef{bundle: s.bundle.Name, spec: s.specDigest, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, rollback: earlier || again}
-	if held, err := r.gate(ctx, s, st, ref); held || err != nil {
+	v, err := r.gate(ctx, s, st, ref)
+	if v.held || err != nil {
+		// A held revision's render is let go of.
+		s.rendered = nil
 		return false, err
+	}
+	if v.render != nil {
+		s.rendered, s.preflighted = v.render, v.preflighted
 	}
 	applied, err := r.applyRevision(ctx, s, st, ref)
 	s.recordApplied(applied)
