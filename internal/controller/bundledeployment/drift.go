@@ -125,7 +125,14 @@ func (r *Reconciler) hasDrifted(ctx context.Context, as *actor, id inventory.ID,
 		// since (deleted by its policy, edited) is not rukpak's to undo.
 		return false
 	}
-	switch r.driftOf(ctx, as, id, a) {
+	return needsApply(a, r.driftOf(ctx, as, id, a))
+}
+
+// needsApply reports whether an applied object a, in state d since, is
+// to be applied again: changed, or gone unless it ran once (a finished
+// Job that removed itself).
+func needsApply(a appliedObject, d driftState) bool {
+	switch d {
 	case asApplied:
 		return false
 	case gone:
