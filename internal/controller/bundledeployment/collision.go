@@ -45,19 +45,21 @@ func (r *Reconciler) collisions(s *scope, st *appliedState, recs map[inventory.I
 	}
 }
 
-// claimHeld records the claimed objects an apply of s was refused because
-// another BundleDeployment manages them (apply.Error.Held) as claimed by
-// s's, so that the one managing them hands them over instead of deleting them when it drops them,
-// and notes in s that the revision waits for a hand-off.
-func (r *Reconciler) claimHeld(s *scope, err error) {
+// claimHeld records the claimed objects an apply of BundleDeployment name
+// was refused for, because another BundleDeployment manages them
+// (apply.Error.Held), as claimed by name, so that the one managing them
+// hands them over instead of deleting them when it drops them, and
+// reports whether there were any: the revision then waits for a hand-off.
+func (r *Reconciler) claimHeld(name string, err error) (waits bool) {
 	ae := apply.As(err)
 	if ae == nil {
-		return
+		return false
 	}
 	for _, h := range ae.Held() {
-		r.mem.claim(h.ID, s.bd.Name)
-		s.handOffWaits = true
+		r.mem.claim(h.ID, name)
+		waits = true
 	}
+	return waits
 }
 
 // ownerState tells what BundleDeployment other (uid as the object's label

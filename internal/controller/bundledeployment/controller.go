@@ -139,6 +139,11 @@ type Reconciler struct {
 	// DefaultTenantReviewConcurrency when 0.
 	TenantReviewConcurrency int
 
+	// inv is the inventory as applying a revision uses it (Inventory;
+	// see wire).
+	inv revisionInventory
+	// kinds tells which kinds the cluster serves (Engine; see wire).
+	kinds kindServer
 	// watches are the drift watches of managed objects.
 	watches *objectwatch.Watcher
 	// mem is what this process knows beyond the API server (see memory).
@@ -188,6 +193,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha2.Bundle{}, indexBundles, bundlesIndex); err != nil {
 		return fmt.Errorf("indexing Bundles by BundleDeployment: %w", err)
 	}
+	r.wire()
 	r.mem = newMemory()
 	r.sched = schedule.New(schedule.Options{
 		Workers:         opts.MaxConcurrentReconciles,

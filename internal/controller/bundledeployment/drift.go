@@ -59,12 +59,10 @@ func (r *Reconciler) onObjectEvent(kind schema.GroupVersionKind, obj, old *metav
 // enqueue queues the BundleDeployment name.
 func (r *Reconciler) enqueue(name string) { r.sched.Enqueue(name) }
 
-// keepCorrected records that the revision applied, st, is the corrected
-// revision, left as it was applied: the drift step corrects its drift (correctDrift). It returns
-// nil, for the steps that end with it.
-func (s *scope) keepCorrected(st *appliedState) error {
+// keepCorrected records that the revision applied, st, is kept as it was
+// applied: the drift step corrects its drift (correctDrift).
+func (s *scope) keepCorrected(st *appliedState) {
 	s.correct = st
-	return nil
 }
 
 // correctDrift re-applies objects of the applied revision that were deleted
@@ -127,7 +125,14 @@ func (r *Reconciler) hasDrifted(ctx context.Context, as *actor, id inventory.ID,
 		// since (deleted by its policy, edited) is not rukpak's to undo.
 		return false
 	}
-	switch r.driftOf(ctx, as, id, a) {
+	return needsApply(a, r.driftOf(ctx, as, id, a))
+}
+
+// needsApply reports whether an applied object a, in state d since, is
+// to be applied again: changed, or gone unless it ran once (a finished
+// Job that removed itself).
+func needsApply(a appliedObject, d driftState) bool {
+	switch d {
 	case asApplied:
 		return false
 	case gone:

@@ -22,10 +22,11 @@ type failedRevision struct {
 
 // heldBack reports whether the newest revision is marked failed and not to
 // be retried yet: neither the spec (generation) nor the retry annotation
-// changed since. The mark is in status (s.facts.failed) and,
-// because the cached status may lag behind this process's own updates, in
-// the memory record.
-func (r *Reconciler) heldBack(s *scope) bool {
+// changed since, and why it failed when this process knows (after a
+// restart the status keeps saying it). The record is kept in status
+// (s.facts.failed) and, because the cached status may lag behind this
+// process's own updates, in memory. It changes nothing.
+func heldBack(s *scope) (held bool, why error) {
 	bd := s.bd
 	mark := s.facts.failed
 	f := failedRevision{bundle: mark.bundle, retry: mark.retry, generation: mark.generation}
@@ -33,14 +34,9 @@ func (r *Reconciler) heldBack(s *scope) bool {
 		f = *m
 	}
 	if f.bundle == "" || f.bundle != s.revision || bd.Annotations[v1alpha2.AnnotationRetry] != f.retry || bd.Generation > f.generation {
-		return false
+		return false, nil
 	}
-	// Report why it failed, when this process knows (after a restart the
-	// status still says it).
-	if f.err != nil {
-		s.installErr = f.err
-	}
-	return true
+	return true, f.err
 }
 
 // markFailed records that revision failed, and why, for the
@@ -86,7 +82,8 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 		// Meanwhile the revision installed before is the corrected
 		// revision, left as it was applied.
 		if st := s.mem.applied; st != nil && st.bundle == s.facts.active {
-			return s.keepCorrected(st)
+			s.keepCorrected(st)
+			return nil
 		}
 		return nil
 	case verdictWaitForHandOff:
@@ -139,7 +136,8 @@ func (s *scope) refused(err error) error {
 	}
 	s.installErr = err
 	if st := s.mem.applied; st != nil && st.bundle != "" {
-		return s.keepCorrected(st)
+		s.keepCorrected(st)
+		return nil
 	}
 	return nil
 }

@@ -48,20 +48,26 @@ const reviewRecheck = time.Minute
 // (ownership.ApprovalDigest: its full spec, content and rendered objects
 // digests), never to its name, a short hash that can be made to collide.
 //
+// The gate returns its verdict (gateVerdict): the caller hands the render
+// and the plan preflighted it made to the apply.
+//
 // A revision is reviewed once against the same active revision: its
 // review (or that it is too large to review) is remembered, so neither a
 // held revision nor the retries of a refused apply are reviewed again.
 // The permission preflight runs first: a revision it refuses is not
 // reviewed at all.
-func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref revisionRef) (held bool, err error) {
+func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref revisionRef) (gateVerdict, error) {
+	// v is the verdict when the revision may be applied: the render and
+	// the plan preflighted, made here, for the apply to take.
+	var v gateVerdict
 	policy, err := r.policyOf(ctx, s.bd)
 	if err != nil {
-		return true, err
+		return gateVerdict{held: true}, err
 	}
 	active := s.facts.active
 	prior := heldBefore(s.written)
 	if isApplied(st, active, ref, s.created) || (policy == v1alpha2.ApprovalAutomatic && active == "" && prior == nil) {
-		return false, nil
+		return v, nil
 	}
 	// A revision reviewed before, against the same active one, has its
 	// review remembered: it is rendered again only once it may be applied.
@@ -73,31 +79,33 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 		var objects string
 		plan, objects, err = r.planAndDigestOf(ctx, s, ref)
 		// Taken again by applyRevision: the revision is rendered once.
-		s.rendered = &rendered{bundle: ref.bundle, spec: ref.spec, digest: ref.digest, objects: objects, plan: plan, err: err}
+		v.render = &rendered{bundle: ref.bundle, spec: ref.spec, digest: ref.digest, objects: objects, plan: plan, err: err}
 		if err != nil {
 			// Not reviewable because not renderable: the apply reports why.
-			return false, nil
+			return v, nil
 		}
 		if err := r.preflight(ctx, s, plan); err != nil {
 			// Refused without a review: the apply reports why.
-			return false, nil
+			return v, nil
 		}
-		s.preflighted = plan
+		v.preflighted = plan
 		if err := r.keepPending(ctx, s, ref.bundle); err != nil {
-			// Not reviewed nor applied without its render stored.
-			s.rendered = nil
+			// Not reviewed nor applied without its render kept.
 			if failure.As(err) == nil {
-				return true, err
+				return gateVerdict{held: true}, err
 			}
 			s.requeueWithin(permissionsRecheck)
-			return true, r.keepActive(ctx, s, st, err)
+			return gateVerdict{held: true}, r.keepActive(ctx, s, st, err)
 		}
 		digest = ownership.ApprovalDigest(ref.spec, ref.digest, objects)
 		rev, err = r.reviewRevision(ctx, s, st, plan.Objects())
 		s.mem.setReview(key, active, digest, rev, err)
 	}
 	if err != nil && isTooLarge(err) {
-		return r.reviewTooLarge(ctx, s, st, ref.bundle, policy, prior != nil, fresh, err)
+		if held, err := r.reviewTooLarge(ctx, s, st, ref.bundle, policy, prior != nil, fresh, err); held || err != nil {
+			return gateVerdict{held: held}, err
+		}
+		return v, nil
 	}
 	if err != nil {
 		err = fmt.Errorf("reviewing revision %s: %w", ref.bundle, err)
@@ -105,43 +113,53 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 			// Let through unreviewed; the event says so once the
 			// apply says whether it was applied (reportUnreviewed).
 			s.unreviewed = err
-			return false, nil
+			return v, nil
 		}
-		s.rendered = nil
 		s.requeueWithin(reviewRecheck)
 		// Held with a reason of its own: nothing was applied, so not the
 		// ApplyFailed an unclassified error would be reported as.
-		return true, r.keepActive(ctx, s, st, failure.New(v1alpha2.ReasonReviewFailed,
+		return gateVerdict{held: true}, r.keepActive(ctx, s, st, failure.New(v1alpha2.ReasonReviewFailed,
 			"%v; not applied (spec.upgrade.approval %s holds a revision that cannot be reviewed), reviewed again within %s", err, policy, reviewRecheck))
 	}
 	s.review = &v1alpha2.BundleDeploymentReview{Revision: ref.bundle, Digest: digest, ActiveRevision: active, Approved: true, Review: *rev}
 	var lowered error
 	if !holds(policy, rev, active != "") {
 		if prior == nil || prior.Digest != digest {
-			return false, nil
+			return v, nil
 		}
 		by, why, err := r.loweredBy(ctx, s.bd)
 		if err != nil {
-			return true, err
+			return gateVerdict{held: true}, err
 		}
 		if by != "" {
 			s.review.ApprovedBy = by
-			return false, nil
+			return v, nil
 		}
 		lowered = why
 	}
 	by, refused, err := r.approvedBy(ctx, s.bd, digest)
 	if err != nil {
-		return true, err
+		return gateVerdict{held: true}, err
 	}
 	if by != "" {
 		s.review.ApprovedBy = by
-		return false, nil
+		return v, nil
 	}
-	s.rendered = nil
 	s.review.Approved = false
 	r.announceAwaiting(s, digest, rev)
-	return true, r.keepActive(ctx, s, st, awaitingApproval(s.bd, policy, rev, lowered, refused))
+	return gateVerdict{held: true}, r.keepActive(ctx, s, st, awaitingApproval(s.bd, policy, rev, lowered, refused))
+}
+
+// gateVerdict is what gate decided of a revision.
+type gateVerdict struct {
+	// held is set when the revision is not to be applied (now).
+	held bool
+	// render is the revision's render the gate made for its review, for
+	// the apply to take (planOf); nil when it made none or held it.
+	render *rendered
+	// preflighted is the plan the permission preflight passed, so that
+	// applying it does not check again.
+	preflighted *apply.Plan
 }
 
 // reviewKey is what a review of revision ref is remembered by: its full
@@ -235,7 +253,6 @@ func (r *Reconciler) reviewTooLarge(ctx context.Context, s *scope, st *appliedSt
 		}
 		return false, nil
 	}
-	s.rendered = nil
 	return true, r.keepActive(ctx, s, st, failure.New(v1alpha2.ReasonReviewTooLarge,
 		"reviewing revision %s: %v; not applied (spec.upgrade.approval %s holds a revision that cannot be reviewed) and not reviewed again: change the revision's rules",
 		revision, err, policy))
@@ -400,13 +417,15 @@ func (r *Reconciler) keepActive(ctx context.Context, s *scope, st *appliedState,
 	case active == "":
 		return nil
 	case st != nil && st.bundle == active:
-		return s.keepCorrected(st)
+		s.keepCorrected(st)
+		return nil
 	}
 	ref, err := r.revisionOf(ctx, s, active)
 	if err != nil {
 		return err
 	}
-	_, err = r.applyRevision(ctx, s, st, ref)
+	res, err := r.applyRevision(ctx, s, st, ref)
+	s.recordApplied(res)
 	return err
 }
 

@@ -182,6 +182,23 @@ func (r *Reconciler) healthy(s *scope, relevant int) {
 	}
 }
 
+// rolloutLeft is how long the active revision's rollout has left at now
+// before its progress deadline, and whether a new rollout begins (its
+// clock starts now): when this reconcile made the revision active
+// (started), or the observed Progressing condition does not say it is
+// rolling out. Its clock is otherwise that condition's. It changes
+// nothing.
+func rolloutLeft(bd *v1alpha2.BundleDeployment, started bool, now time.Time) (left time.Duration, restart bool) {
+	begin := now
+	prog := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeProgressing)
+	if started || prog == nil || prog.Status != metav1.ConditionTrue || prog.Reason != v1alpha2.ReasonRollingOut {
+		restart = true
+	} else {
+		begin = prog.LastTransitionTime.Time
+	}
+	return begin.Add(progressDeadline(bd)).Sub(now), restart
+}
+
 // rollingOut handles an active revision that is not healthy yet (s.health
 // says why): it waits until the progress deadline, then fails the
 // revision and acts on what decideFailure says of that (stageHealth):
@@ -191,16 +208,10 @@ func (r *Reconciler) rollingOut(ctx context.Context, s *scope) error {
 	bd := s.bd
 	active := s.facts.active
 	h := s.health
-	prog := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeProgressing)
-	started := time.Now()
-	if s.rolloutStarted || prog == nil || prog.Status != metav1.ConditionTrue || prog.Reason != v1alpha2.ReasonRollingOut {
-		// A new rollout: its clock starts now.
-		h.restart = true
-	} else {
-		started = prog.LastTransitionTime.Time
-	}
 	deadline := progressDeadline(bd)
-	if left := time.Until(started.Add(deadline)); left > 0 {
+	left, restart := rolloutLeft(bd, s.rolloutStarted, time.Now())
+	h.restart = restart
+	if left > 0 {
 		h.rollout, h.left = rolloutWaiting, left
 		s.requeueWithin(min(rolloutRecheck, left+time.Second))
 		return nil

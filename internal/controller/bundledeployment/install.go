@@ -3,10 +3,8 @@ package bundledeployment
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,14 +85,20 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	// The active revision is what this process applied last, if it
 	// applied any (observe).
 	st := s.mem.applied
-	if r.heldBack(s) {
+	if held, why := heldBack(s); held {
 		s.held = true
+		if why != nil {
+			// Why it failed, when this process knows (after a restart
+			// the status keeps saying it).
+			s.installErr = why
+		}
 		active := s.facts.active
 		if active == "" {
 			return false, nil
 		}
 		if st != nil && st.bundle == active {
-			return false, s.keepCorrected(st)
+			s.keepCorrected(st)
+			return false, nil
 		}
 		if active == s.revision {
 			return false, nil // applied by an earlier process; nothing known to correct yet
@@ -110,12 +114,14 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		_, err = r.applyRevision(ctx, s, st, ref)
+		res, err := r.applyRevision(ctx, s, st, ref)
+		s.recordApplied(res)
 		return false, err
 	}
 
 	if st != nil && st.bundle == s.revision && st.spec == s.specDigest && st.digest == s.digest && !r.skippedNowServed(s, st) {
-		return true, s.keepCorrected(st)
+		s.keepCorrected(st)
+		return true, nil
 	}
 	if err := r.checkProbes(s.bd); err != nil {
 		// A probe that cannot run (too expensive, or invalid) would only
@@ -132,14 +138,22 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	// not taken for an unsafe upgrade.
 	again := s.bundle.Name == s.facts.active
 	ref := revisionRef{bundle: s.bundle.Name, spec: s.specDigest, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, rollback: earlier || again}
-	if held, err := r.gate(ctx, s, st, ref); held || err != nil {
+	v, err := r.gate(ctx, s, st, ref)
+	if v.held || err != nil {
+		// A held revision's render is let go of.
+		s.rendered = nil
 		return false, err
 	}
-	res, err := r.applyRevision(ctx, s, st, ref)
+	if v.render != nil {
+		s.rendered, s.preflighted = v.render, v.preflighted
+	}
+	applied, err := r.applyRevision(ctx, s, st, ref)
+	s.recordApplied(applied)
 	r.reportUnreviewed(s, err)
 	if err != nil {
 		return false, r.installFailed(ctx, s, err)
 	}
+	res := applied.changes
 	if s.facts.active != s.bundle.Name || res.created+res.configured+res.deleted > 0 {
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, v1alpha2.ReasonInstalled, "Install",
 			"Installed revision %s: %d objects (%d created, %d configured, %d unchanged, %d pruned)",
@@ -167,23 +181,12 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	return true, nil
 }
 
-// reportWarnings turns the API server's warnings about a revision's
-// objects into an event and records them for the Installed message.
-func (r *Reconciler) reportWarnings(s *scope, revision string, warnings []string) {
-	if len(warnings) == 0 {
-		return
-	}
-	s.warnings = warnings
-	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, "APIWarning", "Install",
-		"The API server warned about revision %s: %s", revision, strings.Join(warnings, "; "))
-}
-
 // skippedNowServed reports whether an optional object the applied
 // revision left out can be applied now; while some are left out, the
 // reconcile comes back to look.
 func (r *Reconciler) skippedNowServed(s *scope, st *appliedState) bool {
 	for _, id := range st.skipped {
-		if r.Engine.Serves(id) {
+		if r.kinds.Serves(id) {
 			return true
 		}
 	}
@@ -216,180 +219,8 @@ func objectRefs(ids []inventory.ID) []v1alpha2.ObjectReference {
 	return out
 }
 
-// applyRevision applies one revision's objects (checking collisions),
-// watches them, prunes what the BundleDeployment's inventory has beyond
-// them and records them as the applied state.
-func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedState, ref revisionRef) (*installResult, error) {
-	plan, err := r.planOf(ctx, s, ref)
-	if err != nil {
-		return nil, err
-	}
-	if s.preflighted != plan {
-		if err := r.preflight(ctx, s, plan); err != nil {
-			return nil, err
-		}
-	}
-	// Its render is stored once it passed the preflight, before anything
-	// is written.
-	if err := r.keepPending(ctx, s, ref.bundle); err != nil {
-		return nil, err
-	}
-	// Objects exactly as applied before (the same configuration, and not
-	// changed since) are neither validated nor written again: after a
-	// restart, or when a new revision leaves them as they were.
-	recs, err := r.Inventory.Records(ctx, inventoryOf(s.bd))
-	if err != nil {
-		return nil, fmt.Errorf("loading inventory: %w", err)
-	}
-	same := r.unchangedSinceApplied(ctx, s, st, recs, plan.Entries())
-	var kept []keptCRD
-	if ref.upgrade && !ref.rollback {
-		if err := r.checkCRDUpgrades(ctx, s, plan, same); err != nil {
-			return nil, err
-		}
-	} else if kept, err = r.keepCRDs(ctx, s, plan, ref); err != nil {
-		// A rollback that cannot keep what is stored readable (with kept
-		// CRDs) applies
-		// nothing (RollbackUnsafe).
-		return nil, err
-	}
-	keptIDs := map[inventory.ID]appliedObject{}
-	for _, k := range kept {
-		keptIDs[crdID(k.name)] = appliedObject{kept: true}
-	}
-	if s.as.id.IsManager() {
-		// A ServiceAccount lives in the install namespace, so it exists;
-		// only the manager creates it.
-		if err := s.as.engine.EnsureNamespace(ctx, s.bd.Spec.InstallNamespace); err != nil {
-			return nil, fmt.Errorf("creating install namespace: %w", err)
-		}
-	}
-	old, err := r.Inventory.Load(ctx, inventoryOf(s.bd))
-	if err != nil {
-		return nil, fmt.Errorf("loading inventory: %w", err)
-	}
-	ids := plan.IDs()
-	firstInstall := len(old) == 0 && s.facts.active == ""
-	if firstInstall {
-		// Nothing recorded: a first install, or one whose earlier
-		// attempt stopped (the process was killed) before it recorded
-		// anything. Those attempts' Bundles say what they may have
-		// written.
-		if old, err = r.earlierRevisionIDs(ctx, s, ref.bundle); err != nil {
-			return nil, err
-		}
-	}
-	// Record the union first, so objects of a revision that fails half-way
-	// are still known and pruned later. A first install records them when
-	// it is done, or when it fails: until then its Bundle (the only one)
-	// says what it writes.
-	recordLater := firstInstall && len(old) == 0
-	if !recordLater && len(inventory.Stale(ids, old)) > 0 {
-		if err := r.Inventory.Save(ctx, inventoryOf(s.bd), union(old, ids)); err != nil {
-			return nil, fmt.Errorf("saving inventory: %w", err)
-		}
-	}
-	toApply := plan
-	if len(same) > 0 || len(keptIDs) > 0 {
-		// Kept CRDs are in ids (the inventory lists them as owned, so they
-		// are not pruned) but not written.
-		toApply = plan.Subset(without(without(ids, same), keptIDs))
-	}
-	opts := apply.ApplyOptions{
-		Hooks:      hookRun(s.facts.active, ref),
-		OnHookWait: func(w apply.HookWait) { r.reportHookWait(ctx, s, ref.bundle, w) },
-		Collisions: r.collisions(s, st, recs),
-		// A first install has nothing installed to protect, and its
-		// objects are in the inventory already; the active revision
-		// applied again (after a restart, to correct drift) was validated
-		// when it was installed: no dry-run.
-		Direct: (len(old) == 0 && s.facts.active == "") || ref.bundle == s.facts.active,
-	}
-	applyCtx, warnings := apply.CollectWarnings(ctx)
-	began := time.Now()
-	cs, err := s.as.engine.Apply(applyCtx, toApply, opts)
-	r.claimHeld(s, err)
-	err = applyFailure(err)
-	metrics.Since(metrics.ApplySeconds.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Result(err)), began)
-	r.reportWarnings(s, ref.bundle, warnings())
-	if err != nil {
-		if recordLater && cs != nil {
-			// Writes began (a refusal before them returns no change
-			// set, and wrote nothing): the objects are known from now
-			// on.
-			// Even when the apply was stopped (the BundleDeployment
-			// changed or is being deleted): what it wrote must be known
-			// to be pruned.
-			if serr := r.Inventory.Save(context.WithoutCancel(ctx), inventoryOf(s.bd), ids); serr != nil {
-				err = errors.Join(err, fmt.Errorf("saving inventory: %w", serr))
-			}
-		}
-		return nil, err
-	}
-	next := &appliedState{uid: s.bd.UID, bundle: ref.bundle, spec: ref.spec, digest: ref.digest, ids: ids, objects: make(map[inventory.ID]appliedObject, len(ids)), config: ref.config, values: ref.values}
-	res := &installResult{objects: len(ids), skipped: plan.Skipped()}
-	s.report(ref.bundle).objects = len(ids)
-	next.skipped = plan.Skipped()
-	next.warnings = s.warnings
-	for _, e := range plan.Entries() {
-		if _, ok := keptIDs[e.ID]; ok {
-			if _, ok := same[e.ID]; !ok {
-				next.objects[e.ID] = appliedObject{resource: e.Resource, kept: true}
-			}
-		}
-	}
-	for _, k := range kept {
-		next.kept = append(next.kept, k.String())
-		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonCRDKept, "Rollback",
-			"Revision %s applied without its definition of %s; the newer definition is kept", ref.bundle, k)
-	}
-	s.keptCRDs = next.kept
-	s.facts.keep(kept)
-	for id, a := range same {
-		next.objects[id] = a
-		countChange(res, apply.Unchanged)
-	}
-	for _, c := range cs.Entries {
-		next.objects[c.ID] = appliedFrom(c)
-		countChange(res, c.Action)
-	}
-	for _, e := range plan.Entries() {
-		if _, ok := next.objects[e.ID]; !ok && e.Hook {
-			// A hook this run did not write (not of its event): known,
-			// never drift.
-			next.objects[e.ID] = appliedObject{resource: e.Resource, hash: e.Hash, hook: true}
-		}
-	}
-	s.mem.applied = next
-	if err := r.watches.Ensure(s.bd.Name, watchKeys(s.as.id, plan.Resources())); err != nil {
-		return nil, fmt.Errorf("watching managed objects: %w", err)
-	}
-
-	stale := inventory.Stale(old, ids)
-	var pcs *apply.ChangeSet
-	if len(stale) > 0 {
-		pcs, err = s.as.engine.Prune(ctx, s.bd.Name, stale, apply.PruneOptions{DeleteCRDs: deleteCRDs(s.bd), Keep: r.keeps(s.bd.Name, recs), OwnerUID: s.bd.UID})
-		if err != nil {
-			return nil, failure.New(v1alpha2.ReasonPruneFailed, "revision %s is applied, but deleting the objects it no longer has failed: %v", ref.bundle, err)
-		}
-		for _, c := range pcs.Entries {
-			countChange(res, c.Action)
-		}
-	}
-	// Released before the inventory drops them, so that an object is at
-	// every moment either in the inventory or released.
-	if err := r.release(ctx, s.bd, pcs, ids); err != nil {
-		return nil, err
-	}
-	if err := r.Inventory.SaveApplied(ctx, inventoryOf(s.bd), ids, records(next.objects)); err != nil {
-		return nil, fmt.Errorf("saving inventory: %w", err)
-	}
-	r.handOver(pcs, s.bd.Name)
-	return res, nil
-}
-
-// earlierRevisionIDs returns the objects of the BundleDeployment's
-// revisions other than current, for a BundleDeployment that has recorded nothing:
+// earlierRevisionIDs returns what the BundleDeployment's revisions other
+// than current hold, for a BundleDeployment that has recorded nothing:
 // usually there are none (a first install), but an install that was
 // stopped before it recorded its objects (the manager killed half-way)
 // and then replaced by a new revision left its Bundle, and the objects it

@@ -86,7 +86,7 @@ type remembered struct {
 	// (memory.object, memory.reapplied, memory.records).
 	applied *appliedState
 	// failed is the failed revision this process recorded (see
-	// Reconciler.heldBack).
+	// heldBack).
 	failed *failedRevision
 	// retrying is the revision being retried (see memory.retries).
 	retrying string

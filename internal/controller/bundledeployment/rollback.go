@@ -52,11 +52,12 @@ func (r *Reconciler) rollback(ctx context.Context, s *scope, target string) erro
 		return fmt.Errorf("rolling back to %s: %w", target, err)
 	}
 	res, err := r.applyRevision(ctx, s, s.mem.applied, ref)
+	s.recordApplied(res)
 	if err != nil {
 		return fmt.Errorf("rolling back to %s: %w", target, err)
 	}
 	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonRolledBack, "Rollback",
-		"Rolled back to revision %s: %d objects (%d created, %d configured, %d pruned)", target, res.objects, res.created, res.configured, res.deleted)
-	s.facts.activated(target, res.objects)
+		"Rolled back to revision %s: %d objects (%d created, %d configured, %d pruned)", target, res.changes.objects, res.changes.created, res.changes.configured, res.changes.deleted)
+	s.facts.activated(target, res.changes.objects)
 	return nil
 }
