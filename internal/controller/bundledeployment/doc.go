@@ -27,9 +27,10 @@
 //	record          createBundle    record.go     a new revision is rendered and its Bundle created, born complete: spec.unpacked
 //	                                              records the content digest, URL and object count, a label its number
 //	install         install         install.go    renders (or takes the plan createBundle rendered, planOf), reviews a new
-//	                                              revision and holds it for approval (gate, gate.go: spec.upgrade.approval,
-//	                                              status.review), checks (preflight, preflight.go; CRD upgrade safety,
-//	                                              crdsafety.go), applies and prunes the revision (applyRevision), or
+//	                                              revision and holds it for approval (gate, gate.go, returns a gateVerdict:
+//	                                              spec.upgrade.approval, status.review), checks (preflight, preflight.go; CRD
+//	                                              upgrade safety, crdsafety.go), applies and prunes the revision
+//	                                              (applyRevision, applyrevision.go: a revisionResult, recordApplied), or
 //	                                              leaves the revision applied as it is, the corrected revision
 //	                                              (keepCorrected); a rollback leaves a CRD whose earlier definition
 //	                                              cannot serve what is stored at its newer one (a kept CRD), or applies
