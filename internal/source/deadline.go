@@ -134,9 +134,9 @@ func (s *deadlined) check(parent, dctx context.Context, op string, src v1alpha2.
 func Describe(src v1alpha2.BundleSource) string {
 	switch {
 	case src.Image != nil:
-		return "image " + src.Image.Ref
+		return describeImage(src.Image)
 	case src.Git != nil:
-		return "git repository " + redactURL(src.Git.Repository)
+		return describeGit(src.Git)
 	case src.HTTP != nil:
 		return "http source " + redactURL(src.HTTP.URL)
 	case src.HelmRepository != nil:
@@ -153,6 +153,31 @@ func Describe(src v1alpha2.BundleSource) string {
 		return "upload " + src.Upload.Digest
 	}
 	return "source of type " + string(src.Type)
+}
+
+// describeImage names an image source: its ref, and the tag its versions
+// resolved to or else the versions.
+func describeImage(img *v1alpha2.ImageSource) string {
+	switch {
+	case img.ResolvedTag != "":
+		return "image " + img.Ref + ":" + img.ResolvedTag
+	case img.Versions != "":
+		return fmt.Sprintf("image %s (versions %q)", img.Ref, img.Versions)
+	}
+	return "image " + img.Ref
+}
+
+// describeGit names a git source: its repository, and the tag its semver
+// constraint resolved to or else the constraint.
+func describeGit(g *v1alpha2.GitSource) string {
+	out := "git repository " + redactURL(g.Repository)
+	switch {
+	case g.ResolvedTag != "":
+		return out + " at tag " + g.ResolvedTag
+	case g.Ref.Semver != "":
+		return fmt.Sprintf("%s (semver %q)", out, g.Ref.Semver)
+	}
+	return out
 }
 
 // redactURL returns raw without the password it may hold; a URL that does
