@@ -51,8 +51,9 @@ vet: ## Run go vet, without and with the build tag integration.
 	go vet -tags integration ./...
 
 .PHONY: check
-check: vet ## Check formatting, vet, and that each test runs in a tier (hack/test.sh check); make test runs it.
+check: vet ## Check formatting, vet, tidy modules (both), and that each test runs in a tier (hack/test.sh check); make test runs it.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+	@go mod tidy -diff >/dev/null && (cd provisioners/appspec && go mod tidy -diff >/dev/null) || { echo "go.mod or go.sum not tidy, here or in provisioners/appspec: make tidy"; exit 1; }
 	hack/test.sh check
 
 GOLANGCI_LINT_VERSION ?= v2.15.0
