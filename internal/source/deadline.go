@@ -138,9 +138,9 @@ func Describe(src v1alpha2.BundleSource) string {
 	case src.Git != nil:
 		return describeGit(src.Git)
 	case src.HTTP != nil:
-		return "http source " + redactURL(src.HTTP.URL)
+		return "http source " + RedactURL(src.HTTP.URL)
 	case src.HelmRepository != nil:
-		return "chart " + src.HelmRepository.Chart + " of Helm repository " + redactURL(src.HelmRepository.URL)
+		return "chart " + src.HelmRepository.Chart + " of Helm repository " + RedactURL(src.HelmRepository.URL)
 	case src.Catalog != nil:
 		return "package " + src.Catalog.Package + " of catalog " + src.Catalog.Image
 	case len(src.ConfigMaps) > 0:
@@ -170,7 +170,7 @@ func describeImage(img *v1alpha2.ImageSource) string {
 // describeGit names a git source: its repository, and the tag its semver
 // constraint resolved to or else the constraint.
 func describeGit(g *v1alpha2.GitSource) string {
-	out := "git repository " + redactURL(g.Repository)
+	out := "git repository " + RedactURL(g.Repository)
 	switch {
 	case g.ResolvedTag != "":
 		return out + " at tag " + g.ResolvedTag
@@ -180,9 +180,9 @@ func describeGit(g *v1alpha2.GitSource) string {
 	return out
 }
 
-// redactURL returns raw without the password it may hold; a URL that does
+// RedactURL returns raw without the password it may hold; a URL that does
 // not parse but holds an "@" is not repeated at all.
-func redactURL(raw string) string {
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	switch {
 	case err == nil && u.User != nil:

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/helmrepo"
+	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/credentials"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
@@ -28,8 +29,16 @@ const fetchTimeout = 60 * time.Second
 // unusedFor is how long an index nobody asked for is kept.
 const unusedFor = time.Hour
 
+// maxKeptBytes bounds the bytes of the index files kept together: any
+// tenant may name any repository, so what the manager keeps on disk must
+// not grow with the number of repositories named. Over it, the indexes
+// used least recently (and not in use) are dropped, to be fetched again
+// when asked for.
+const maxKeptBytes = 1 << 30
+
 // cache holds fetched indexes, one entry per index URL and credentials.
-// Entries unused for an hour are dropped with their files.
+// Entries unused for an hour are dropped with their files, and the files
+// kept are bounded by maxKeptBytes.
 type cache struct {
 	dir     string
 	mu      sync.Mutex
@@ -47,6 +56,7 @@ type entry struct {
 	lastModified string
 	fetched      time.Time
 	used         time.Time
+	size         int64
 	charts       map[string]chartResult
 }
 
@@ -88,17 +98,17 @@ func (c *cache) get(key string) *entry {
 func (s *Source) chart(ctx context.Context, h *v1alpha2.HelmRepositorySource) (*helmrepo.Chart, error) {
 	indexURL, err := repov1.ResolveReferenceURL(h.URL, "index.yaml")
 	if err != nil {
-		return nil, failure.New(v1alpha2.ReasonUnpackFailed, "Helm repository %s: the URL is not valid", redact(h.URL))
+		return nil, failure.New(v1alpha2.ReasonUnpackFailed, "Helm repository %s: the URL is not valid", source.RedactURL(h.URL))
 	}
 	key, err := s.key(ctx, h, indexURL)
 	if err != nil {
-		return nil, fmt.Errorf("chart repository %s: %w", redact(h.URL), err)
+		return nil, fmt.Errorf("chart repository %s: %w", source.RedactURL(h.URL), err)
 	}
 	e := s.cache.get(key)
 	select {
 	case e.lock <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("chart repository %s: waiting for the index being fetched: %w", redact(h.URL), ctx.Err())
+		return nil, fmt.Errorf("chart repository %s: waiting for the index being fetched: %w", source.RedactURL(h.URL), ctx.Err())
 	}
 	defer func() { <-e.lock }()
 	if e.file != "" {
@@ -126,7 +136,7 @@ func (s *Source) chart(ctx context.Context, h *v1alpha2.HelmRepositorySource) (*
 func (s *Source) read(ctx context.Context, h *v1alpha2.HelmRepositorySource, file string) (*helmrepo.Chart, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("chart repository %s: opening its index: %w", redact(h.URL), err)
+		return nil, fmt.Errorf("chart repository %s: opening its index: %w", source.RedactURL(h.URL), err)
 	}
 	defer f.Close()
 	chart, err := helmrepo.ReadIndex(ctx, f, h.Chart, s.lim)
@@ -134,13 +144,13 @@ func (s *Source) read(ctx context.Context, h *v1alpha2.HelmRepositorySource, fil
 	case err == nil:
 		return chart, nil
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("chart repository %s: %w", redact(h.URL), err)
+		return nil, fmt.Errorf("chart repository %s: %w", source.RedactURL(h.URL), err)
 	case errors.Is(err, repov1.ErrNoChartName):
-		return nil, failure.New(v1alpha2.ReasonSourceNotFound, "Helm repository %s: its index has no chart %q", redact(h.URL), h.Chart)
+		return nil, failure.New(v1alpha2.ReasonSourceNotFound, "Helm repository %s: its index has no chart %q", source.RedactURL(h.URL), h.Chart)
 	case errors.Is(err, helmrepo.ErrTooLarge):
-		return nil, failure.New(v1alpha2.ReasonResourceLimit, "Helm repository %s: %v", redact(h.URL), err)
+		return nil, failure.New(v1alpha2.ReasonResourceLimit, "Helm repository %s: %v", source.RedactURL(h.URL), err)
 	}
-	return nil, failure.New(v1alpha2.ReasonUnpackFailed, "Helm repository %s: %v", redact(h.URL), err)
+	return nil, failure.New(v1alpha2.ReasonUnpackFailed, "Helm repository %s: %v", source.RedactURL(h.URL), err)
 }
 
 // fetch fetches the index into e, conditionally when e holds one.
@@ -160,9 +170,9 @@ func (s *Source) fetch(ctx context.Context, h *v1alpha2.HelmRepositorySource, in
 		InsecureSkipTLSVerify: h.InsecureSkipTLSVerify}, header)
 	if err != nil {
 		if f := failure.As(err); f != nil {
-			return failure.New(f.Reason, "Helm repository %s: fetching its index: %s", redact(h.URL), f.Message)
+			return failure.New(f.Reason, "Helm repository %s: fetching its index: %s", source.RedactURL(h.URL), f.Message)
 		}
-		return fmt.Errorf("chart repository %s: fetching its index: %w", redact(h.URL), err)
+		return fmt.Errorf("chart repository %s: fetching its index: %w", source.RedactURL(h.URL), err)
 	}
 	defer done()
 	now := s.cache.now()
@@ -179,7 +189,7 @@ func (s *Source) fetch(ctx context.Context, h *v1alpha2.HelmRepositorySource, in
 	}
 	tmp, err := os.CreateTemp(dir, "index-*.tmp")
 	if err != nil {
-		return fmt.Errorf("keeping the index of Helm repository %s: %w", redact(h.URL), err)
+		return fmt.Errorf("keeping the index of Helm repository %s: %w", source.RedactURL(h.URL), err)
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
 	body := io.Reader(resp.Body)
@@ -191,22 +201,53 @@ func (s *Source) fetch(ctx context.Context, h *v1alpha2.HelmRepositorySource, in
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("chart repository %s: reading its index: %w", redact(h.URL), err)
+		return fmt.Errorf("chart repository %s: reading its index: %w", source.RedactURL(h.URL), err)
 	}
 	if s.lim.MaxBytes > 0 && n > s.lim.MaxBytes {
 		return s.tooLarge(h)
 	}
 	file := filepath.Join(dir, key+".index")
 	if err := os.Rename(tmp.Name(), file); err != nil {
-		return fmt.Errorf("keeping the index of Helm repository %s: %w", redact(h.URL), err)
+		return fmt.Errorf("keeping the index of Helm repository %s: %w", source.RedactURL(h.URL), err)
 	}
-	e.file, e.etag, e.lastModified, e.fetched = file, resp.Header.Get("ETag"), resp.Header.Get("Last-Modified"), now
+	e.file, e.etag, e.lastModified, e.fetched, e.size = file, resp.Header.Get("ETag"), resp.Header.Get("Last-Modified"), now, n
 	e.charts = map[string]chartResult{}
+	s.cache.trim(key)
 	return nil
 }
 
+// trim drops the entries used least recently, but keep's and those in use,
+// until the kept files are within maxKeptBytes.
+func (c *cache) trim(keep string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var total int64
+	for _, e := range c.entries {
+		total += e.size
+	}
+	for total > maxKeptBytes {
+		var oldest string
+		for k, e := range c.entries {
+			// An entry in use holds its lock token; the caller holds keep's.
+			if k == keep || len(e.lock) > 0 || e.file == "" {
+				continue
+			}
+			if oldest == "" || e.used.Before(c.entries[oldest].used) {
+				oldest = k
+			}
+		}
+		if oldest == "" {
+			return
+		}
+		e := c.entries[oldest]
+		_ = os.Remove(e.file)
+		total -= e.size
+		delete(c.entries, oldest)
+	}
+}
+
 func (s *Source) tooLarge(h *v1alpha2.HelmRepositorySource) error {
-	return failure.New(v1alpha2.ReasonResourceLimit, "Helm repository %s: its index is larger than the limit of %d bytes", redact(h.URL), s.lim.MaxBytes)
+	return failure.New(v1alpha2.ReasonResourceLimit, "Helm repository %s: its index is larger than the limit of %d bytes", source.RedactURL(h.URL), s.lim.MaxBytes)
 }
 
 // workDir returns the directory indexes are kept in, made on first use.

@@ -89,11 +89,11 @@ func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alph
 	}
 	v, err := chart.Select(constraint)
 	if err != nil {
-		return src, failure.New(v1alpha2.ReasonSourceNotFound, "Helm repository %s: %v", redact(h.URL), err)
+		return src, failure.New(v1alpha2.ReasonSourceNotFound, "Helm repository %s: %v", source.RedactURL(h.URL), err)
 	}
 	u, err := helmrepo.ChartURL(h.URL, v)
 	if err != nil {
-		return src, failure.New(v1alpha2.ReasonUnpackFailed, "Helm repository %s: %v", redact(h.URL), err)
+		return src, failure.New(v1alpha2.ReasonUnpackFailed, "Helm repository %s: %v", source.RedactURL(h.URL), err)
 	}
 	digest := strings.TrimPrefix(v.Digest, "sha256:")
 	if !sha256Hex.MatchString(digest) {
@@ -135,7 +135,7 @@ func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir stri
 		return err
 	}
 	if h.SHA256 == "" || h.ResolvedURL == "" {
-		return fmt.Errorf("chart %s of Helm repository %s is not pinned", h.Chart, redact(h.URL))
+		return fmt.Errorf("chart %s of Helm repository %s is not pinned", h.Chart, source.RedactURL(h.URL))
 	}
 	return s.http.Unpack(ctx, v1alpha2.BundleSource{Type: v1alpha2.SourceTypeHTTP, HTTP: s.archive(h, h.ResolvedURL, h.SHA256)}, dir)
 }
@@ -162,16 +162,4 @@ func member(src v1alpha2.BundleSource) (*v1alpha2.HelmRepositorySource, error) {
 		return nil, fmt.Errorf("source of type %s has no helmRepository member", src.Type)
 	}
 	return src.HelmRepository, nil
-}
-
-// redact returns raw without a password it may hold.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		if strings.Contains(raw, "@") {
-			return "(invalid URL)"
-		}
-		return raw
-	}
-	return u.Redacted()
 }
