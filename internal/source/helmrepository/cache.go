@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	repov1 "helm.sh/helm/v4/pkg/repo/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -142,7 +143,7 @@ func (s *Source) read(ctx context.Context, h *v1alpha2.HelmRepositorySource, fil
 	chart, err := helmrepo.ReadIndex(ctx, f, h.Chart, s.lim)
 	switch {
 	case err == nil:
-		return chart, nil
+		return slim(chart), nil
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("chart repository %s: %w", source.RedactURL(h.URL), err)
 	case errors.Is(err, repov1.ErrNoChartName):
@@ -151,6 +152,22 @@ func (s *Source) read(ctx context.Context, h *v1alpha2.HelmRepositorySource, fil
 		return nil, failure.New(v1alpha2.ReasonResourceLimit, "Helm repository %s: %v", source.RedactURL(h.URL), err)
 	}
 	return nil, failure.New(v1alpha2.ReasonUnpackFailed, "Helm repository %s: %v", source.RedactURL(h.URL), err)
+}
+
+// slim keeps of c what selecting and pinning a version read — each
+// version's name, version, URLs, digest and removal — and drops the rest
+// of its metadata (descriptions, annotations, maintainers, …): the result
+// is kept in memory for as long as the index, for any chart any tenant
+// asks about.
+func slim(c *helmrepo.Chart) *helmrepo.Chart {
+	out := &helmrepo.Chart{Name: c.Name, Skipped: c.Skipped, Versions: make([]*repov1.ChartVersion, len(c.Versions))}
+	for i, v := range c.Versions {
+		out.Versions[i] = &repov1.ChartVersion{
+			Metadata: &chart.Metadata{APIVersion: v.APIVersion, Name: v.Name, Version: v.Version},
+			URLs:     v.URLs, Digest: v.Digest, Removed: v.Removed,
+		}
+	}
+	return out
 }
 
 // fetch fetches the index into e, conditionally when e holds one.
