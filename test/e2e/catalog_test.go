@@ -140,9 +140,12 @@ func TestCatalogFollowsUpgradeEdges(t *testing.T) {
 		}
 		return nil
 	})
-	if rs := getBD(t, name).Status.ResolvedSources; len(rs) != 1 || rs[0].Catalog == nil || rs[0].Catalog.ResolvedVersion != "1.1.0" {
-		t.Errorf("status.resolvedSources = %+v", rs)
-	}
+	waitStatus(t, name, 30*time.Second, func(bd *v1alpha2.BundleDeployment) error {
+		if rs := bd.Status.ResolvedSources; len(rs) != 1 || rs[0].Catalog == nil || rs[0].Catalog.ResolvedVersion != "1.1.0" {
+			return fmt.Errorf("status.resolvedSources = %+v", rs)
+		}
+		return nil
+	})
 }
 
 // pingImage is the image the ping Deployment of BundleDeployment name

@@ -115,10 +115,16 @@ func TestHelmRepositoryFollowsARange(t *testing.T) {
 		}
 		return nil
 	})
-	upgraded := waitInstalled(t, name)
-	if got := resolvedVersion(upgraded); got != "1.1.0" {
-		t.Errorf("status.resolvedSources says %q, want 1.1.0", got)
-	}
+	upgraded := waitStatus(t, name, 30*time.Second, func(bd *v1alpha2.BundleDeployment) error {
+		c := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled)
+		if c == nil || c.Status != metav1.ConditionTrue || bd.Status.ActiveBundle == installed.Status.ActiveBundle {
+			return fmt.Errorf("Installed = %+v, active Bundle %s", c, bd.Status.ActiveBundle)
+		}
+		if got := resolvedVersion(bd); got != "1.1.0" {
+			return fmt.Errorf("status.resolvedSources says %q, want 1.1.0", got)
+		}
+		return nil
+	})
 
 	// rukpakctl versions says what each published version is to it.
 	out, err := rukpakctl("versions", name)

@@ -125,6 +125,21 @@ func waitInstalled(t *testing.T, name string) *v1alpha2.BundleDeployment {
 	return bd
 }
 
+// waitStatus polls BundleDeployment name until ok accepts it, and
+// returns it. The manager writes status after it applies objects, so a
+// test that saw an object change waits here for the status to say so.
+func waitStatus(t *testing.T, name string, deadline time.Duration, ok func(*v1alpha2.BundleDeployment) error) *v1alpha2.BundleDeployment {
+	t.Helper()
+	bd := &v1alpha2.BundleDeployment{}
+	envtest.Eventually(t, deadline, func() error {
+		if err := suite.client.Get(context.Background(), client.ObjectKey{Name: name}, bd); err != nil {
+			return err
+		}
+		return ok(bd)
+	})
+	return bd
+}
+
 func waitAvailable(t *testing.T, ns, name string, replicas int32) {
 	t.Helper()
 	envtest.Eventually(t, 120*time.Second, func() error {
