@@ -148,9 +148,10 @@ you as the approver, and you need verb "` + v1alpha2.VerbApprove + `" on bundled
 (group core.rukpak.io). The approval is of that revision only: a newer one,
 or another one under the same name, needs a new approval. --revision makes
 sure you approve the revision you reviewed: give the digest rukpakctl review
-printed (or the Bundle name, which is checked too but may be shared by two
-revisions); approve refuses when another one awaits approval. With nothing
-awaiting approval it changes nothing.`,
+printed; approve refuses when another one awaits approval. A Bundle name is
+refused: other content can carry the same name. Without --revision,
+approve approves whatever awaits approval when it runs, and prints its
+digest. With nothing awaiting approval it changes nothing.`,
 		Example: `  rukpakctl review my-operator
   rukpakctl approve my-operator --revision sha256:4f1c…`,
 		Args: cobra.ExactArgs(1),
@@ -163,7 +164,7 @@ awaiting approval it changes nothing.`,
 		},
 	}
 	f.bind(cmd.Flags())
-	cmd.Flags().StringVar(&revision, "revision", "", "the approval digest (sha256:…, from rukpakctl review) or Bundle of the revision you approve; refused if another one awaits approval")
+	cmd.Flags().StringVar(&revision, "revision", "", "the approval digest (sha256:…, from rukpakctl review) of the revision you approve; refused if another one awaits approval")
 	return cmd
 }
 

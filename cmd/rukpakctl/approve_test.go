@@ -54,7 +54,8 @@ func TestApproveAndReview(t *testing.T) {
 		{name: "review nothing", args: []string{"review", name}, wantOut: "no revision reviewed"},
 		{name: "review awaiting", before: setReview(awaiting), args: []string{"review", name}, wantOut: "awaiting approval: rukpakctl approve " + name},
 		{name: "review yaml", args: []string{"review", name, "-o", "yaml"}, wantOut: "revision: " + revs[1].Name},
-		{name: "other revision", args: []string{"approve", name, "--revision", revs[0].Name}, wantErr: "awaits approval, not " + revs[0].Name},
+		{name: "other revision by name", args: []string{"approve", name, "--revision", revs[0].Name}, wantErr: "is not an approval digest"},
+		{name: "the held revision by name", args: []string{"approve", name, "--revision", revs[1].Name}, wantErr: "is not an approval digest"},
 		{name: "other digest", args: []string{"approve", name, "--revision", "sha256:" + strings.Repeat("00", 32)}, wantErr: "awaits approval, not sha256:00"},
 		{name: "approve", args: []string{"approve", name, "--revision", digest}, wantOut: "approved revision " + revs[1].Name, wantMarked: digest, wantBy: "admin"},
 		// The admin's approval was not accepted (say, the admin asked for

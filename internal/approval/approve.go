@@ -3,13 +3,19 @@ package approval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 )
+
+// ErrNotAwaited is wrapped by Approve's refusals of an approval that names
+// something other than the revision awaiting approval, or when none does.
+var ErrNotAwaited = errors.New("not the revision awaiting approval")
 
 // Approved is what Approve did.
 type Approved struct {
@@ -24,9 +30,11 @@ type Approved struct {
 }
 
 // Approve approves, as the user of c, the revision BundleDeployment name
-// holds for approval, which must be want (its approval digest or its
-// Bundle's name) when want is set: it sets the approve-revision annotation
-// to status.review.digest, the digest of exactly what was reviewed.
+// holds for approval, whose approval digest (status.review.digest) must be
+// want when want is set: it sets the approve-revision annotation to that
+// digest, the digest of exactly what was reviewed. A revision's name is
+// not accepted as want: other content can carry the same name (it is a
+// shortened digest), so naming it would not say what was reviewed.
 // Admission then
 // records that user as the approver and refuses the request unless they
 // may approve it; its refusal is returned wrapped. rukpakctl approve and
@@ -38,13 +46,16 @@ func Approve(ctx context.Context, c client.Client, name, want string) (Approved,
 	}
 	r := bd.Status.Review
 	if r == nil || r.Approved {
-		return Approved{}, fmt.Errorf("bd/%s: no revision awaits approval (see rukpakctl review %s)", name, name)
+		return Approved{}, fmt.Errorf("bd/%s: no revision awaits approval (see rukpakctl review %s): %w", name, name, ErrNotAwaited)
 	}
 	if r.Digest == "" {
 		return Approved{}, fmt.Errorf("bd/%s: revision %s awaits approval but status.review has no digest to approve (the manager predates approvals by digest)", name, r.Revision)
 	}
-	if want != "" && want != r.Revision && want != r.Digest {
-		return Approved{}, fmt.Errorf("bd/%s: revision %s (%s) awaits approval, not %s: review it with rukpakctl review %s", name, r.Revision, r.Digest, want, name)
+	if want != "" && !strings.HasPrefix(want, "sha256:") {
+		return Approved{}, fmt.Errorf("bd/%s: %q is not an approval digest: name the revision you reviewed by the digest rukpakctl review prints (sha256:…), not by its name, which other content can share: %w", name, want, ErrNotAwaited)
+	}
+	if want != "" && want != r.Digest {
+		return Approved{}, fmt.Errorf("bd/%s: revision %s (%s) awaits approval, not %s: review it with rukpakctl review %s: %w", name, r.Revision, r.Digest, want, name, ErrNotAwaited)
 	}
 	// approved-by is cleared as well, so that the patch changes the
 	// approval annotations even when approve-revision names the revision

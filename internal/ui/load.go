@@ -26,6 +26,9 @@ import (
 // statusOf is the HTTP status of a page that failed with err: the API
 // server's own for its refusals, 500 otherwise.
 func statusOf(err error) int {
+	if errors.Is(err, approval.ErrNotAwaited) {
+		return http.StatusConflict
+	}
 	var st apierrors.APIStatus
 	if errors.As(err, &st) && st.Status().Code >= 400 {
 		return int(st.Status().Code)
@@ -163,6 +166,10 @@ type reviewPage struct {
 	Needed, Unneeded              []string
 	Surface                       []v1alpha2.ReviewSurfaceChange
 	Diffs                         []objdiff.SideBySide
+	// Unmodeled are the first objects whose power the review does not
+	// judge (each counted as growing power), of UnmodeledCount.
+	Unmodeled      []v1alpha2.ReviewObjectChange
+	UnmodeledCount int
 	DiffError                     string
 	// CanApprove is set when the revision awaits approval and a
 	// SelfSubjectAccessReview allows the user verb approve on it.
@@ -220,7 +227,8 @@ func (s *Server) loadReview(ctx context.Context, name string) (reviewPage, error
 		p.Unneeded = append(p.Unneeded, review.RuleText(x))
 	}
 	surf := rv.Review.APISurface
-	p.Surface = slices.Concat(surf.Webhooks, surf.APIServices, surf.CRDs)
+	p.Surface = slices.Concat(surf.Webhooks, surf.APIServices, surf.CRDs, surf.AdmissionPolicies)
+	p.Unmodeled, p.UnmodeledCount = surf.Unmodeled, int(surf.UnmodeledCount)
 	if !rv.Approved {
 		if err := s.mayApprove(ctx, &p); err != nil {
 			return p, err
@@ -266,18 +274,25 @@ func (s *Server) mayApprove(ctx context.Context, p *reviewPage) error {
 	return nil
 }
 
-// approve approves the revision the form names, with approval.Approve as
-// rukpakctl approve does; a refusal is shown on the review page as the API
-// server gave it.
+// approve approves the revision whose approval digest the form names (the
+// one the page showed), with approval.Approve as rukpakctl approve does:
+// a revision that replaced it since, even under the same name, is not
+// approved. A refusal is shown on the review page as the API server gave
+// it.
 func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if s.opts.ReadOnly {
 		http.Error(w, "refused: rukpakctl ui runs with --read-only", http.StatusForbidden)
 		return
 	}
+	digest := r.PostForm.Get("digest")
+	if digest == "" {
+		http.Error(w, "refused: the form names no approval digest", http.StatusBadRequest)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	a, err := approval.Approve(ctx, s.opts.Client, name, r.PostForm.Get("revision"))
+	a, err := approval.Approve(ctx, s.opts.Client, name, digest)
 	if err == nil {
 		http.Redirect(w, r, "/t/"+s.token+"/bd/"+url.PathEscape(name)+"/review?"+url.Values{"approved": {a.Revision}}.Encode(), http.StatusSeeOther)
 		return

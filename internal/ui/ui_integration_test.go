@@ -83,11 +83,12 @@ func (s served) get(t *testing.T, path string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-// approve posts the Approve form of bd as the page would.
-func (s served) approve(t *testing.T, bd, revision string) (int, string) {
+// approve posts the Approve form of bd, naming an approval digest, as the
+// page would.
+func (s served) approve(t *testing.T, bd, digest string) (int, string) {
 	t.Helper()
 	u, _ := url.Parse(s.url)
-	form := url.Values{"csrf": {s.csrf}, "revision": {revision}}
+	form := url.Values{"csrf": {s.csrf}, "digest": {digest}}
 	req, _ := http.NewRequest(http.MethodPost, s.url+"bd/"+bd+"/approve", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", u.Scheme+"://"+u.Host)
@@ -159,6 +160,12 @@ func heldStatus(name string) v1alpha2.BundleDeploymentStatus {
 				Subject: v1alpha2.ReviewSubject{Kind: "ServiceAccount", Namespace: "ns", Name: "sa"},
 				Rule:    v1alpha2.ReviewRule{Verbs: []string{"get", "list"}, APIGroups: []string{""}, Resources: []string{"secrets"}},
 			}}},
+			APISurface: v1alpha2.ReviewAPISurface{
+				AdmissionPolicyCount: 1, AdmissionPolicies: []v1alpha2.ReviewSurfaceChange{{Kind: "ValidatingAdmissionPolicyBinding",
+					Name: "deny-privileged", Change: v1alpha2.ReviewWidened, Details: []string{"bound in every namespace"}}},
+				UnmodeledCount: 1, Unmodeled: []v1alpha2.ReviewObjectChange{{Object: v1alpha2.ReviewObject{Kind: "PriorityClass", Name: "top"},
+					ComparedTo: v1alpha2.ReviewComparedToLive, PathCount: 1, Paths: []string{"value"}}},
+			},
 		}},
 	}
 }
@@ -282,7 +289,12 @@ func TestReviewAndApprove(t *testing.T) {
 		if !strings.Contains(body, "ServiceAccount ns/sa") || !strings.Contains(body, "get,list resources [secrets]") {
 			t.Errorf("the review page lacks the RBAC growth")
 		}
-		code, body := s.approve(t, bd.Name, rev)
+		for _, want := range []string{"ValidatingAdmissionPolicyBinding", "deny-privileged", "bound in every namespace", "Not modeled by the review", "PriorityClass top"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the review page does not show %q (the admission policies and unmodeled objects of the review)", want)
+			}
+		}
+		code, body := s.approve(t, bd.Name, heldDigest)
 		want := fmt.Sprintf("user %q may not approve revisions of BundleDeployment %q", nobody, bd.Name)
 		if code != http.StatusForbidden || !strings.Contains(body, "Refused:") || !strings.Contains(body, strings.ReplaceAll(want, `"`, "&#34;")) {
 			t.Errorf("approval by %s: %d, want 403 with the API server's %q:\n%s", nobody, code, want, body)
@@ -293,16 +305,36 @@ func TestReviewAndApprove(t *testing.T) {
 		if _, body := s.get(t, "bd/"+bd.Name+"/review"); strings.Contains(body, `id="approve"`) {
 			t.Errorf("--read-only shows the Approve button")
 		}
-		if code, _ := s.approve(t, bd.Name, rev); code != http.StatusForbidden {
+		if code, _ := s.approve(t, bd.Name, heldDigest); code != http.StatusForbidden {
 			t.Errorf("--read-only approval: %d, want 403", code)
+		}
+	})
+	t.Run("an approval naming a revision or another digest is refused", func(t *testing.T) {
+		s := serve(t, approver, false)
+		for _, want := range []string{rev, "sha256:" + strings.Repeat("0", 64)} {
+			code, body := s.approve(t, bd.Name, want)
+			if code != http.StatusConflict || !strings.Contains(body, "Refused:") {
+				t.Errorf("approval naming %s: %d, want 409 refused:\n%s", want, code, body)
+			}
+		}
+		got := &v1alpha2.BundleDeployment{}
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(bd), got); err != nil {
+			t.Fatal(err)
+		}
+		if a, ok := got.Annotations[v1alpha2.AnnotationApproveRevision]; ok {
+			t.Errorf("a refused approval set %s=%s", v1alpha2.AnnotationApproveRevision, a)
 		}
 	})
 	t.Run("an approver approves as rukpakctl approve does", func(t *testing.T) {
 		s := serve(t, approver, false)
-		if _, body := s.get(t, "bd/"+bd.Name+"/review"); !strings.Contains(body, `id="approve"`) {
-			t.Fatalf("the approver is not offered the button:\n%s", body)
+		_, page := s.get(t, "bd/"+bd.Name+"/review")
+		if !strings.Contains(page, `id="approve"`) {
+			t.Fatalf("the approver is not offered the button:\n%s", page)
 		}
-		code, body := s.approve(t, bd.Name, rev)
+		if !strings.Contains(page, `name="digest" value="`+heldDigest+`"`) {
+			t.Errorf("the Approve form does not name the approval digest %s", heldDigest)
+		}
+		code, body := s.approve(t, bd.Name, heldDigest)
 		if code != http.StatusOK || !strings.Contains(body, "Approved revision "+rev) {
 			t.Fatalf("approval: %d\n%s", code, body)
 		}

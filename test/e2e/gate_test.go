@@ -351,7 +351,7 @@ func TestApprovalGateFormats(t *testing.T) {
 				approve := attrs
 				approve.Verb = v1alpha2.VerbApprove
 				waitAllowed(t, approver, []string{"system:authenticated"}, approve, true)
-				out, err := rukpakctl("approve", name, "--revision", rev2, "--kubeconfig", kubeconfigAs(t, approver))
+				out, err := rukpakctl("approve", name, "--revision", digest2, "--kubeconfig", kubeconfigAs(t, approver))
 				if err != nil {
 					t.Fatalf("rukpakctl approve as %s: %v\n%s", approver, err, out)
 				}
@@ -412,10 +412,10 @@ func TestApprovalGateFormats(t *testing.T) {
 			if got := clusterRulesOf(t, name); bd.Status.ActiveBundle != rev3 || slices.Contains(got, "pods") {
 				t.Fatalf("revision %s applied on the approval of %s: active %s, rules %v", bd.Status.Review.Revision, rev2, bd.Status.ActiveBundle, got)
 			}
-			// Approving the earlier revision by name is refused by the CLI.
-			out, err := rukpakctl("approve", name, "--revision", rev2, "--kubeconfig", kubeconfigAs(t, approver))
-			if err == nil || !strings.Contains(out, "awaits approval, not "+rev2) || strings.Contains(out, "approved revision") {
-				t.Errorf("rukpakctl approve --revision %s while %s awaits approval: %v\n%s", rev2, bd.Status.Review.Revision, err, out)
+			// Approving the earlier revision's digest is refused by the CLI.
+			out, err := rukpakctl("approve", name, "--revision", digest2, "--kubeconfig", kubeconfigAs(t, approver))
+			if err == nil || !strings.Contains(out, "awaits approval, not "+digest2) || strings.Contains(out, "approved revision") {
+				t.Errorf("rukpakctl approve --revision %s while %s awaits approval: %v\n%s", digest2, bd.Status.Review.Revision, err, out)
 			}
 		})
 	}
