@@ -357,6 +357,31 @@ func unapprovedRenders(t *testing.T, team *hostileTeam) func(*testing.T) {
 		if len(bundles) != tenantRenders {
 			t.Errorf("renders of %d BundleDeployments kept, want %d: %v", len(bundles), tenantRenders, bundles)
 		}
+		// Uninstalled, a BundleDeployment's revisions go and their renders
+		// with them.
+		var gone string
+		for _, name := range kept {
+			if bundles[name] {
+				gone = name
+				break
+			}
+		}
+		bd := &v1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: gone}}
+		if err := suite.client.Delete(context.Background(), bd); err != nil {
+			t.Fatal(err)
+		}
+		envtest.Eventually(t, time.Minute, func() error {
+			left := &metav1.PartialObjectMetadataList{}
+			left.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+			if err := suite.client.List(context.Background(), left, client.InNamespace(v1alpha2.SystemNamespace),
+				client.MatchingLabels{renderstore.LabelTenant: team.ns, v1alpha2.LabelBundleDeployment: gone}); err != nil {
+				return err
+			}
+			if len(left.Items) != 0 {
+				return fmt.Errorf("%d render Secrets of uninstalled %s are left", len(left.Items), gone)
+			}
+			return nil
+		})
 	}
 }
 

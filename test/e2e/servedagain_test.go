@@ -110,8 +110,11 @@ spec:
 		waitUnknownKind(t, operator)
 		if restart {
 			restartManager(t)
-			// The restarted manager, which never mapped the kind, finds
-			// it not served either.
+			// The status still says UnknownKind (a restarted manager
+			// that finds the same writes nothing, so this cannot tell
+			// the processes apart); what shows the new process waits for
+			// the kind, never having mapped it, is that it is Ready
+			// within servedAgainDeadline below of the CRD being served.
 			waitUnknownKind(t, operator)
 		}
 		install(stack, stackFiles)
