@@ -135,6 +135,15 @@ e2e)
   # default is GOMAXPROCS, 2 here) overlap test/e2e's parallel phase with
   # TestExamplesStayHealthy's watch.
   flags+=(-parallel=4)
+  # The race detector watches only the test binary, and these tests run
+  # rukpak as processes of its own: the detector would slow the test
+  # binary's registries, git and HTTP servers and check nothing of
+  # rukpak. Packages that run the manager in the test binary keep it.
+  for p in $pkgs; do
+    if ! go list -deps -test "$p" | grep -qx "$module/internal/manager"; then
+      NO_RACE_PKGS="${NO_RACE_PKGS:-} ${p#$module/}"
+    fi
+  done
   ;;
 *)
   echo "usage: $0 unit|integration|e2e|check" >&2
