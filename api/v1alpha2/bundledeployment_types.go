@@ -463,6 +463,15 @@ type BundleDeploymentStatus struct {
 	// +optional
 	LastResolvedTime *metav1.Time `json:"lastResolvedTime,omitempty"`
 
+	// approvalPolicy is the spec.upgrade.approval in force, recorded when
+	// it is above Automatic. A raise is in force at once; a lowering only
+	// once the manager finds that the user who made it (who last changed
+	// the spec) may approve the BundleDeployment: until then the policy
+	// before the lowering stays in force here, whatever admission let
+	// through. The class's spec.minimumApproval applies on top of it.
+	// +optional
+	ApprovalPolicy ApprovalPolicy `json:"approvalPolicy,omitempty"`
+
 	// review is the review of the newest revision that was reviewed: what
 	// it changes compared with the active revision, and whether it may be
 	// applied (spec.upgrade.approval).

@@ -2,6 +2,7 @@ package bundledeployment
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -145,6 +146,38 @@ func TestApprovalFloor(t *testing.T) {
 		if got := tc.spec.AtLeast(tc.floor); got != tc.want {
 			t.Errorf("%q at least %q = %q, want %q", tc.spec, tc.floor, got, tc.want)
 		}
+	}
+}
+
+// TestPolicyInForce: a raise of spec.upgrade.approval is in force at
+// once, a lowering only when the user who made it may approve; the
+// status records the policy in force, "" for Automatic.
+func TestPolicyInForce(t *testing.T) {
+	const (
+		auto, power, always = v1alpha2.ApprovalAutomatic, v1alpha2.ApprovalPowerGrowth, v1alpha2.ApprovalAlways
+	)
+	approver := approverVerdict{by: "admin"}
+	requester := approverVerdict{why: errors.New("may not approve")}
+	for _, tc := range []struct {
+		name          string
+		inForce, spec v1alpha2.ApprovalPolicy
+		lowerer       approverVerdict
+		want          v1alpha2.ApprovalPolicy
+	}{
+		{name: "a first install under Automatic records nothing", inForce: "", spec: auto, want: ""},
+		{name: "a first install under PowerGrowth", inForce: "", spec: power, want: power},
+		{name: "a raise by anyone", inForce: power, spec: always, lowerer: requester, want: always},
+		{name: "unchanged", inForce: power, spec: power, want: power},
+		{name: "lowered by a requester", inForce: power, spec: auto, lowerer: requester, want: power},
+		{name: "lowered by a requester, from Always", inForce: always, spec: power, lowerer: requester, want: always},
+		{name: "lowered by an approver", inForce: always, spec: power, lowerer: approver, want: power},
+		{name: "lowered to Automatic by an approver", inForce: power, spec: auto, lowerer: approver, want: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := policyInForce(tc.inForce, tc.spec, tc.lowerer); got != tc.want {
+				t.Errorf("policyInForce(%q, %q) = %q, want %q", tc.inForce, tc.spec, got, tc.want)
+			}
+		})
 	}
 }
 

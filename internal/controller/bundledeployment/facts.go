@@ -36,6 +36,10 @@ type statusFacts struct {
 	// (status.lastResolvedTime; nil when none float).
 	resolved     []v1alpha2.BundleSource
 	lastResolved *metav1.Time
+	// approvalPolicy is the spec.upgrade.approval in force
+	// (status.approvalPolicy; "" for Automatic): a lowering is in force
+	// only once made by a user who may approve (policyInForce).
+	approvalPolicy v1alpha2.ApprovalPolicy
 }
 
 // failedMark names a revision marked failed, and what retries it: the
@@ -61,6 +65,7 @@ func observe(status *v1alpha2.BundleDeploymentStatus, applied *appliedState) sta
 		keptCRDs:         st.KeptCRDs,
 		resolved:         st.ResolvedSources,
 		lastResolved:     st.LastResolvedTime,
+		approvalPolicy:   st.ApprovalPolicy,
 	}
 	if applied != nil {
 		f.active = applied.bundle
@@ -78,6 +83,7 @@ func projectFacts(status *v1alpha2.BundleDeploymentStatus, f statusFacts) {
 	status.SkippedObjects = f.skipped
 	status.KeptCRDs = f.keptCRDs
 	status.ResolvedSources = f.resolved
+	status.ApprovalPolicy = f.approvalPolicy
 	status.LastResolvedTime = f.lastResolved
 }
 

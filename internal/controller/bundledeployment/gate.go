@@ -60,7 +60,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	// v is the verdict when the revision may be applied: the render and
 	// the plan preflighted, made here, for the apply to take.
 	var v gateVerdict
-	policy, err := r.policyOf(ctx, s.bd)
+	policy, notLowered, err := r.policyOf(ctx, s)
 	if err != nil {
 		return gateVerdict{held: true}, err
 	}
@@ -147,7 +147,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	}
 	s.review.Approved = false
 	r.announceAwaiting(s, digest, rev)
-	return gateVerdict{held: true}, r.keepActive(ctx, s, st, awaitingApproval(s.bd, policy, rev, lowered, refused))
+	return gateVerdict{held: true}, r.keepActive(ctx, s, st, awaitingApproval(s.bd, policy, rev, lowered, notLowered, refused))
 }
 
 // gateVerdict is what gate decided of a revision.
@@ -183,16 +183,75 @@ func isApplied(st *appliedState, active string, ref revisionRef, created bool) b
 	return st.spec == ref.spec && st.digest == ref.digest
 }
 
-// policyOf is the approval policy bd's revisions are held under: its
-// spec.upgrade.approval, at least its class's spec.minimumApproval, the
-// floor an admin sets and tenants cannot lower.
-func (r *Reconciler) policyOf(ctx context.Context, bd *v1alpha2.BundleDeployment) (v1alpha2.ApprovalPolicy, error) {
-	policy := bd.Spec.Upgrade.Approval()
+// policyOf is the approval policy the revisions of s's BundleDeployment
+// are held under: its spec.upgrade.approval in force (policyInForce,
+// recorded in the facts), at least its class's spec.minimumApproval, the
+// floor an admin sets and tenants cannot lower. notLowered says why a
+// lowering of spec.upgrade.approval is not in force, nil when none is
+// pending.
+func (r *Reconciler) policyOf(ctx context.Context, s *scope) (policy v1alpha2.ApprovalPolicy, notLowered, err error) {
+	bd := s.bd
+	asked := bd.Spec.Upgrade.Approval()
+	var lowerer approverVerdict
+	if asked.Rank() < s.facts.approvalPolicy.Rank() {
+		lowerer.by, lowerer.why, err = r.lowererMayApprove(ctx, bd)
+		if err != nil {
+			return s.facts.approvalPolicy.AtLeast(asked), nil, err
+		}
+	}
+	own := policyInForce(s.facts.approvalPolicy, asked, lowerer)
+	s.facts.approvalPolicy = own
+	if own.AtLeast("") != asked {
+		notLowered = lowerer.why
+	}
 	class := &v1alpha2.ProvisionerClass{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: bd.Spec.ProvisionerClassName}, class); err != nil {
-		return policy, fmt.Errorf("reading ProvisionerClass %s for its minimum approval policy: %w", bd.Spec.ProvisionerClassName, err)
+		return own.AtLeast(asked), notLowered, fmt.Errorf("reading ProvisionerClass %s for its minimum approval policy: %w", bd.Spec.ProvisionerClassName, err)
 	}
-	return policy.AtLeast(class.Spec.MinimumApproval), nil
+	return own.AtLeast(class.Spec.MinimumApproval), notLowered, nil
+}
+
+// approverVerdict is whether the user who lowered a policy may approve:
+// by names them when they may, why says why not otherwise.
+type approverVerdict struct {
+	by  string
+	why error
+}
+
+// policyInForce decides the spec.upgrade.approval in force, as recorded
+// in status.approvalPolicy ("" for Automatic): inForce is the one in
+// force so far, asked the spec's now, lowerer whether the user who
+// lowered it may approve (asked only for a lowering). A raise is in force
+// at once; a lowering once an approver made it: else inForce stays, so
+// that a requester who may not approve cannot lower the gate even where
+// admission did not refuse it.
+func policyInForce(inForce, asked v1alpha2.ApprovalPolicy, lowerer approverVerdict) v1alpha2.ApprovalPolicy {
+	policy := asked
+	if asked.Rank() < inForce.Rank() && lowerer.by == "" {
+		policy = inForce
+	}
+	if policy == v1alpha2.ApprovalAutomatic {
+		return ""
+	}
+	return policy
+}
+
+// lowererMayApprove tells whether the user who last changed bd's spec
+// (the requested-by annotations admission records), and so lowered its
+// spec.upgrade.approval, may approve bd (a SubjectAccessReview): by names
+// them when they may, why says why not. err is an error of the check.
+func (r *Reconciler) lowererMayApprove(ctx context.Context, bd *v1alpha2.BundleDeployment) (by string, why, err error) {
+	user, groups, ok := approval.Requester(bd)
+	if !ok {
+		return "", errors.New("spec.upgrade.approval was lowered, and no one is recorded as having changed the spec: the policy before stays in force"), nil
+	}
+	if err := r.approvalChecker().CheckMayApprove(ctx, bd, user, groups); err != nil {
+		if failure.As(err) != nil {
+			return "", fmt.Errorf("spec.upgrade.approval was lowered by user %q, who last changed the spec and may not approve it, so the policy before stays in force (status.approvalPolicy): %w", user, err), nil
+		}
+		return "", nil, fmt.Errorf("checking who lowered spec.upgrade.approval: %w", err)
+	}
+	return user, nil, nil
 }
 
 // heldBefore returns the review of the revision the status last written
@@ -275,10 +334,13 @@ func holds(policy v1alpha2.ApprovalPolicy, rev *v1alpha2.RevisionReview, upgrade
 // awaitingApproval is the AwaitingApproval failure of a held revision:
 // what grew, how to approve it and, when the policy was lowered without
 // approving it or an approval was given but not accepted, why.
-func awaitingApproval(bd *v1alpha2.BundleDeployment, policy v1alpha2.ApprovalPolicy, rev *v1alpha2.RevisionReview, lowered, refused error) error {
+func awaitingApproval(bd *v1alpha2.BundleDeployment, policy v1alpha2.ApprovalPolicy, rev *v1alpha2.RevisionReview, lowered, notLowered, refused error) error {
 	msg := fmt.Sprintf("waits for approval (spec.upgrade.approval %s)", policy)
-	if lowered != nil {
+	switch {
+	case lowered != nil:
 		msg = fmt.Sprintf("waits for the approval it was held for (spec.upgrade.approval is now %s): %v", policy, lowered)
+	case notLowered != nil:
+		msg = fmt.Sprintf("waits for approval (spec.upgrade.approval %s in force): %v", policy, notLowered)
 	}
 	if rev.Summary != "" {
 		msg += ": " + rev.Summary

@@ -227,7 +227,7 @@ func TestApprovalLoweredByRequesterKeepsHeld(t *testing.T) {
 	envtest.Eventually(t, 10*time.Second, func() error {
 		return clientAs(t, requester).Patch(ctx, &v1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: bd.Name}}, lower)
 	})
-	want := "spec.upgrade.approval was lowered after the revision was held"
+	want := "spec.upgrade.approval was lowered by user"
 	envtest.Eventually(t, 30*time.Second, func() error {
 		bd = getBD(t, bd.Name)
 		c := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled)
@@ -242,9 +242,69 @@ func TestApprovalLoweredByRequesterKeepsHeld(t *testing.T) {
 	if bd.Status.ActiveBundle != rev1 || slices.Contains(roleResources(t, role), "secrets") || bd.Status.Review.Digest != digest2 {
 		t.Fatalf("the lowering let the held revision through: active %s, rules %v, review %+v", bd.Status.ActiveBundle, roleResources(t, role), bd.Status.Review)
 	}
+	if bd.Status.ApprovalPolicy != v1alpha2.ApprovalPowerGrowth {
+		t.Errorf("status.approvalPolicy %q, want PowerGrowth in force", bd.Status.ApprovalPolicy)
+	}
 
 	approveAs(t, grantApprover(t, bd.Name), bd.Name, digest2)
 	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	if !slices.Contains(roleResources(t, role), "secrets") {
+		t.Fatalf("after approval: rules %v", roleResources(t, role))
+	}
+}
+
+// TestApprovalLoweredWithAChangeStaysInForce: with the admission policy
+// that refuses lowerings gone, a requester who may not approve lowers
+// spec.upgrade.approval and changes the content in the same patch, while
+// nothing is held: the policy before stays in force (status.approvalPolicy)
+// and the new revision, which grows power, is held for approval.
+func TestApprovalLoweredWithAChangeStaysInForce(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t, "lowered-change")
+	role := envtest.UniqueName("lowered-change-role")
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}}) })
+	cm1 := manifests(t, gatedRBAC(role, "v1", "configmaps"))
+	cm2 := manifests(t, gatedRBAC(role, "v2", "configmaps", "secrets"))
+	bd := &v1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("bd")},
+		Spec: v1alpha2.BundleDeploymentSpec{
+			ProvisionerClassName: v1alpha2.ClassPlain,
+			InstallNamespace:     ns,
+			Sources:              source(cm1),
+			Upgrade:              &v1alpha2.UpgradePolicy{ApprovalPolicy: v1alpha2.ApprovalPowerGrowth},
+		},
+	}
+	if err := env.Client.Create(ctx, bd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteAndWait(t, bd.Name) })
+	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	if bd.Status.ApprovalPolicy != v1alpha2.ApprovalPowerGrowth {
+		t.Fatalf("status.approvalPolicy %q after install, want PowerGrowth", bd.Status.ApprovalPolicy)
+	}
+	rev1 := bd.Status.ActiveBundle
+
+	requester := grantRequester(t, bd.Name, cm1, cm2)
+	withoutLoweringPolicy(t)
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(
+		`{"spec":{"upgrade":{"approval":"Automatic"},"sources":[{"type":"configMaps","configMaps":[{"configMap":{"name":%q},"path":"manifests"}]}]}}`, cm2)))
+	envtest.Eventually(t, 10*time.Second, func() error {
+		return clientAs(t, requester).Patch(ctx, &v1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: bd.Name}}, patch)
+	})
+	bd = waitAwaiting(t, bd.Name, rev1)
+	c := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeInstalled)
+	if want := fmt.Sprintf("spec.upgrade.approval was lowered by user %q", requester); !strings.Contains(c.Message, want) {
+		t.Errorf("Installed message %q does not say %q", c.Message, want)
+	}
+	if bd.Status.ApprovalPolicy != v1alpha2.ApprovalPowerGrowth || bd.Spec.Upgrade.Approval() != v1alpha2.ApprovalAutomatic {
+		t.Errorf("status.approvalPolicy %q with spec %s: want PowerGrowth in force", bd.Status.ApprovalPolicy, bd.Spec.Upgrade.Approval())
+	}
+	if bd.Status.ActiveBundle != rev1 || slices.Contains(roleResources(t, role), "secrets") {
+		t.Fatalf("the lowering let the new revision through: active %s, rules %v", bd.Status.ActiveBundle, roleResources(t, role))
+	}
+
+	approveAs(t, grantApprover(t, bd.Name), bd.Name, bd.Status.Review.Digest)
+	waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
 	if !slices.Contains(roleResources(t, role), "secrets") {
 		t.Fatalf("after approval: rules %v", roleResources(t, role))
 	}
