@@ -61,7 +61,7 @@ type revisionResult struct {
 	// warnings are what the API server warned about during the apply.
 	warnings []string
 	// handOffWaits is set when the apply was refused because another
-	// BundleDeployment still manages some of its objects (claimHeld).
+	// BundleDeployment still manages some of its objects (recordClaims).
 	handOffWaits bool
 	// state is what was applied, to be remembered as the applied state;
 	// nil when the apply itself failed.
@@ -206,7 +206,7 @@ func (r *Reconciler) admittedPlan(ctx context.Context, s *scope, ref revisionRef
 			return nil, err
 		}
 	}
-	if err := r.keepPending(ctx, s, ref.bundle); err != nil {
+	if err := r.storePending(ctx, s, ref.bundle); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -276,7 +276,7 @@ func (r *Reconciler) applyPlan(ctx context.Context, s *scope, res *revisionResul
 	applyCtx, warnings := apply.CollectWarnings(ctx)
 	began := time.Now()
 	cs, err := s.as.engine.Apply(applyCtx, plan, opts)
-	res.handOffWaits = r.claimHeld(s.bd.Name, err)
+	res.handOffWaits = r.recordClaims(s.bd.Name, err)
 	err = applyFailure(err)
 	metrics.Since(metrics.ApplySeconds.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Result(err)), began)
 	res.warnings = warnings()

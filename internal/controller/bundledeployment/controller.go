@@ -291,11 +291,11 @@ type scope struct {
 	rendered *rendered
 	digest   string
 	// unkept is a pending render: made in this reconcile, stored once its
-	// revision passes the permission preflight (keepPending; see render).
+	// revision passes the permission preflight (storePending; see render).
 	unkept *renderstore.Render
 	// values are the revision's resolved Helm values.
 	values values.Resolved
-	// held is set when the newest revision is marked failed (heldBack):
+	// held is set when the newest revision is marked failed (markedFailed):
 	// it is not retried, and the active revision stays the corrected one.
 	held bool
 	// review is the newest revision's review, when it was reviewed (see
@@ -320,7 +320,7 @@ type scope struct {
 	// rolledBack is why the active revision was rolled back, if it was.
 	rolledBack error
 	// handOffWaits is set when the revision was refused because another
-	// BundleDeployment still manages some of its objects (claimHeld).
+	// BundleDeployment still manages some of its objects (recordClaims).
 	handOffWaits bool
 	// warnings are what the API server warned about during this apply.
 	warnings []string

@@ -32,7 +32,7 @@
 //	                                              upgrade safety, crdsafety.go), applies and prunes the revision
 //	                                              (applyRevision, applyrevision.go: a revisionResult, recordApplied), or
 //	                                              leaves the revision applied as it is, the corrected revision
-//	                                              (keepCorrected); a rollback leaves a CRD whose earlier definition
+//	                                              (leaveAsApplied); a rollback leaves a CRD whose earlier definition
 //	                                              cannot serve what is stored at its newer one (a kept CRD), or applies
 //	                                              nothing (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
 //	drift           driftStep       steps.go      corrects the drift of the corrected revision (correctDrift, drift.go):
@@ -140,7 +140,7 @@
 // memory, under its lock: the objects a saved record says were applied
 // (drift events), the identities in use, claims (objects other
 // BundleDeployments wait for: the apply engine returns them in its
-// Collision error, apply.Error.Held, and claimHeld records them), the
+// Collision error, apply.Error.Held, and recordClaims records them), the
 // retries' workqueue rate limiter and which BundleDeployments wait for a
 // kind (waitForKinds, kinds.go). All of it may be lost: after a restart
 // it is rebuilt from the status and the inventories (applied.go reads the
@@ -197,26 +197,26 @@
 //     AwaitingApproval). "held" alone means this and nothing else.
 //   - marked failed: a revision that failed for good and is not tried
 //     again until the spec or the retry annotation changes
-//     (status.failedBundle, failedMark, verdictHold, Reconciler.heldBack,
+//     (status.failedBundle, failedMark, verdictHold, markedFailed,
 //     scope.held). spec.upgrade.onFailure Hold is the policy that leaves
 //     such a revision in place instead of rolling back.
 //   - claimed objects: objects an apply needs that another
 //     BundleDeployment manages (the apply engine's apply.Error.Held). The
-//     one that wants them records a claim (claimHeld, memory's claims);
+//     one that wants them records a claim (recordClaims, memory's claims);
 //     the one that manages them hands them over when it drops them
 //     (release, handOver).
 //   - deferred events: events of managed objects that arrive while their
 //     BundleDeployment's turn runs, judged when it ends (package schedule,
-//     echoes.held).
+//     echoes.deferred).
 //   - corrected revision: the revision already applied that a step
 //     decided to leave as it is, its drift corrected (scope.correct, set
-//     by scope.keepCorrected, often through keepActive): the active
+//     by scope.leaveAsApplied, often through keepActive): the active
 //     revision while the newest is held for approval, marked failed,
 //     waiting or refused.
 //   - stored render: the render of a revision saved in the cluster
 //     (package renderstore) by a format that renders once; a render made
 //     before its revision passed the permission preflight is pending
-//     (scope.unkept) until keepPending stores it (keepRender, keptRender).
+//     (scope.unkept) until storePending stores it (storeRender, storedRender).
 //   - kept CRD: a CRD a rollback leaves at its newer, installed definition
 //     because the earlier one cannot serve what is stored (keepCRDs,
 //     keptCRD, status.keptCRDs, event reason CRDKept). "kept" alone means

@@ -59,9 +59,9 @@ func (r *Reconciler) onObjectEvent(kind schema.GroupVersionKind, obj, old *metav
 // enqueue queues the BundleDeployment name.
 func (r *Reconciler) enqueue(name string) { r.sched.Enqueue(name) }
 
-// keepCorrected records that the revision applied, st, is kept as it was
+// leaveAsApplied records that the revision applied, st, is left as it was
 // applied: the drift step corrects its drift (correctDrift).
-func (s *scope) keepCorrected(st *appliedState) {
+func (s *scope) leaveAsApplied(st *appliedState) {
 	s.correct = st
 }
 
@@ -89,7 +89,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	}
 	// Applied before, so past the preflight: a render made again (the
 	// stored one was lost) is stored.
-	if err := r.keepPending(ctx, s, st.bundle); err != nil {
+	if err := r.storePending(ctx, s, st.bundle); err != nil {
 		return err
 	}
 	if drifted = r.withRerendered(st, plan, drifted); len(drifted) == 0 {

@@ -89,7 +89,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 			return v, nil
 		}
 		v.preflighted = plan
-		if err := r.keepPending(ctx, s, ref.bundle); err != nil {
+		if err := r.storePending(ctx, s, ref.bundle); err != nil {
 			// Not reviewed nor applied without its render kept.
 			if failure.As(err) == nil {
 				return gateVerdict{held: true}, err
@@ -417,7 +417,7 @@ func (r *Reconciler) keepActive(ctx context.Context, s *scope, st *appliedState,
 	case active == "":
 		return nil
 	case st != nil && st.bundle == active:
-		s.keepCorrected(st)
+		s.leaveAsApplied(st)
 		return nil
 	}
 	ref, err := r.revisionOf(ctx, s, active)

@@ -85,7 +85,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	// The active revision is what this process applied last, if it
 	// applied any (observe).
 	st := s.mem.applied
-	if held, why := heldBack(s); held {
+	if marked, why := markedFailed(s); marked {
 		s.held = true
 		if why != nil {
 			// Why it failed, when this process knows (after a restart
@@ -97,7 +97,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 			return false, nil
 		}
 		if st != nil && st.bundle == active {
-			s.keepCorrected(st)
+			s.leaveAsApplied(st)
 			return false, nil
 		}
 		if active == s.revision {
@@ -120,7 +120,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	}
 
 	if st != nil && st.bundle == s.revision && st.spec == s.specDigest && st.digest == s.digest && !r.skippedNowServed(s, st) {
-		s.keepCorrected(st)
+		s.leaveAsApplied(st)
 		return true, nil
 	}
 	if err := r.checkProbes(s.bd); err != nil {

@@ -100,7 +100,7 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 	s.bundle = b
 	s.created = true
 	// A render made here (s.unkept) is stored once the revision passes the
-	// permission preflight (keepPending).
+	// permission preflight (storePending).
 	return true, nil
 }
 

@@ -46,7 +46,7 @@ const renderFormatVersion = "rukpak/v1"
 //
 // A render is stored only once its revision passed the permission
 // preflight (authorization passed before anything was rendered): it is
-// pending in s.unkept, and keepPending stores it when the preflight
+// pending in s.unkept, and storePending stores it when the preflight
 // passes, before the revision is reviewed or applied. A revision the
 // preflight refuses stores nothing, and is rendered again when it is tried again.
 func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode renderMode) ([]*unstructured.Unstructured, error) {
@@ -68,7 +68,7 @@ func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode
 		if b, err = r.revisionBundle(ctx, s, ref.bundle); err != nil {
 			return nil, err
 		}
-		if objs, ok, err := r.keptRender(ctx, s, b, ref); ok || err != nil {
+		if objs, ok, err := r.storedRender(ctx, s, b, ref); ok || err != nil {
 			return objs, err
 		}
 	}
@@ -93,11 +93,11 @@ func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode
 	return deepCopies(objs), nil
 }
 
-// keepPending stores the pending render of revision made in this
+// storePending stores the pending render of revision made in this
 // reconcile (s.unkept), which passed the permission preflight. When
 // another render of it was stored meanwhile (another replica), that one is the
 // revision's: the reconcile fails, to apply it the next time.
-func (r *Reconciler) keepPending(ctx context.Context, s *scope, revision string) error {
+func (r *Reconciler) storePending(ctx context.Context, s *scope, revision string) error {
 	pending := s.unkept
 	if pending == nil || pending.Revision != revision {
 		return nil
@@ -107,7 +107,7 @@ func (r *Reconciler) keepPending(ctx context.Context, s *scope, revision string)
 	if err != nil {
 		return err
 	}
-	_, other, err := r.keepRender(ctx, s, b, *pending)
+	_, other, err := r.storeRender(ctx, s, b, *pending)
 	if err != nil {
 		return err
 	}
@@ -117,10 +117,10 @@ func (r *Reconciler) keepPending(ctx context.Context, s *scope, revision string)
 	return nil
 }
 
-// keptRender returns the stored render of ref, when there is one of this
+// storedRender returns the stored render of ref, when there is one of this
 // Bundle and content; ok is false when the revision must be rendered (a
 // Warning event says why, for a revision that was applied before).
-func (r *Reconciler) keptRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, ref revisionRef) (objs []*unstructured.Unstructured, ok bool, err error) {
+func (r *Reconciler) storedRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, ref revisionRef) (objs []*unstructured.Unstructured, ok bool, err error) {
 	kept, err := r.Renders.Load(ctx, ref.bundle)
 	switch {
 	case err == nil && kept.BundleUID == b.UID && kept.ContentDigest == ref.digest:
@@ -144,11 +144,11 @@ func (r *Reconciler) keptRender(ctx context.Context, s *scope, b *v1alpha2.Bundl
 	return nil, false, fmt.Errorf("reading the kept render of revision %s: %w", ref.bundle, err)
 }
 
-// keepRender stores rendered as the render of Bundle b and returns its
+// storeRender stores rendered as the render of Bundle b and returns its
 // objects. When another render of b was stored meanwhile (another replica,
 // or a reconcile that raced this one), that one is the revision's, and
 // other is set.
-func (r *Reconciler) keepRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, rendered renderstore.Render) (objs []*unstructured.Unstructured, other bool, err error) {
+func (r *Reconciler) storeRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, rendered renderstore.Render) (objs []*unstructured.Unstructured, other bool, err error) {
 	err = r.Renders.Save(ctx, b, rendered)
 	if errors.Is(err, renderstore.ErrExists) {
 		kept, lerr := r.Renders.Load(ctx, b.Name)
