@@ -197,19 +197,19 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 // preflight (unless the gate ran it on this plan already), with its
 // render kept once it passed, before anything is written.
 func (r *Reconciler) admittedPlan(ctx context.Context, s *scope, ref revisionRef) (*apply.Plan, error) {
-	plan, err := r.planOf(ctx, s, ref)
-	if err != nil {
-		return nil, err
+	p := r.planOf(ctx, s, ref)
+	if p.err != nil {
+		return nil, p.err
 	}
-	if s.preflighted != plan {
-		if err := r.preflight(ctx, s, plan); err != nil {
+	if s.preflighted != p.plan {
+		if err := r.preflight(ctx, s, p.plan); err != nil {
 			return nil, err
 		}
 	}
-	if err := r.storePending(ctx, s, ref.bundle); err != nil {
+	if err := r.storePending(ctx, s, p); err != nil {
 		return nil, err
 	}
-	return plan, nil
+	return p.plan, nil
 }
 
 // judgeCRDs checks the CRD changes of a new revision (checkCRDUpgrades),

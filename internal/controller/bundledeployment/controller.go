@@ -290,9 +290,6 @@ type scope struct {
 	// created, until the install step takes it (planOf).
 	rendered *rendered
 	digest   string
-	// unkept is a pending render: made in this reconcile, stored once its
-	// revision passes the permission preflight (storePending; see render).
-	unkept *renderstore.Render
 	// values are the revision's resolved Helm values.
 	values values.Resolved
 	// held is set when the newest revision is marked failed (markedFailed):

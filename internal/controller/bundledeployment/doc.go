@@ -216,7 +216,8 @@
 //   - stored render: the render of a revision saved in the cluster
 //     (package renderstore) by a format that renders once; a render made
 //     before its revision passed the permission preflight is pending
-//     (scope.unkept) until storePending stores it (storeRender, storedRender).
+//     (renderResult.pending, rendered.pending) until storePending stores it
+//     (storeRender, storedRender).
 //   - kept CRD: a CRD a rollback leaves at its newer, installed definition
 //     because the earlier one cannot serve what is stored (keepCRDs,
 //     keptCRD, status.keptCRDs, event reason CRDKept). "kept" alone means

@@ -83,13 +83,14 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if len(drifted) == 0 && !r.certsDue(s) {
 		return nil
 	}
-	plan, err := r.plan(ctx, s, revisionRef{bundle: st.bundle, spec: st.spec, digest: st.digest, config: st.config, values: st.values}, renderAndKeep)
-	if err != nil {
-		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
+	p := r.planDigest(ctx, s, revisionRef{bundle: st.bundle, spec: st.spec, digest: st.digest, config: st.config, values: st.values}, renderAndKeep)
+	if p.err != nil {
+		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, p.err)
 	}
+	plan := p.plan
 	// Applied before, so past the preflight: a render made again (the
 	// stored one was lost) is stored.
-	if err := r.storePending(ctx, s, st.bundle); err != nil {
+	if err := r.storePending(ctx, s, p); err != nil {
 		return err
 	}
 	if drifted = r.withRerendered(st, plan, drifted); len(drifted) == 0 {

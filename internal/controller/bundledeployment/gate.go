@@ -75,12 +75,10 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	rev, digest, err := s.mem.reviewOf(key, active)
 	fresh := rev == nil && err == nil
 	if fresh {
-		var plan *apply.Plan
-		var objects string
-		plan, objects, err = r.planAndDigestOf(ctx, s, ref)
 		// Taken again by applyRevision: the revision is rendered once.
-		v.render = &rendered{bundle: ref.bundle, spec: ref.spec, digest: ref.digest, objects: objects, plan: plan, err: err}
-		if err != nil {
+		v.render = r.planOf(ctx, s, ref)
+		plan, objects := v.render.plan, v.render.objects
+		if v.render.err != nil {
 			// Not reviewable because not renderable: the apply reports why.
 			return v, nil
 		}
@@ -89,7 +87,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 			return v, nil
 		}
 		v.preflighted = plan
-		if err := r.storePending(ctx, s, ref.bundle); err != nil {
+		if err := r.storePending(ctx, s, v.render); err != nil {
 			// Not reviewed nor applied without its render kept.
 			if failure.As(err) == nil {
 				return gateVerdict{held: true}, err

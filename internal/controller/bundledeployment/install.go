@@ -334,36 +334,41 @@ func records(objects map[inventory.ID]appliedObject) map[inventory.ID]inventory.
 // and makes it an apply plan through package planner's pipeline (see
 // render for when a stored render is used).
 func (r *Reconciler) plan(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (*apply.Plan, error) {
-	plan, _, err := r.planDigest(ctx, s, ref, mode)
-	return plan, err
+	p := r.planDigest(ctx, s, ref, mode)
+	return p.plan, p.err
 }
 
-// planDigest is plan, and the digest of the objects as rendered
+// planDigest is plan, with the digest of the objects as rendered
 // (ownership.ObjectsDigest), before serving certificates are filled in
 // (they are renewed; what the bundle says is not): what an approval of
-// the revision binds to, with its spec and content digests.
-func (r *Reconciler) planDigest(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (*apply.Plan, string, error) {
-	objs, err := r.render(ctx, s, ref, mode)
+// the revision binds to, with its spec and content digests; and the
+// render to store once the revision passes the permission preflight
+// (rendered.pending). Its err says why it could not be made.
+func (r *Reconciler) planDigest(ctx context.Context, s *scope, ref revisionRef, mode renderMode) *rendered {
+	p := &rendered{bundle: ref.bundle, spec: ref.spec, digest: ref.digest}
+	out, err := r.render(ctx, s, ref, mode)
 	if err != nil {
-		return nil, "", err
+		p.err = err
+		return p
 	}
-	contents := make([]map[string]any, len(objs))
-	for i, o := range objs {
+	contents := make([]map[string]any, len(out.objects))
+	for i, o := range out.objects {
 		contents[i] = o.Object
 	}
-	objects, err := ownership.ObjectsDigest(contents)
-	if err != nil {
-		return nil, "", err
+	if p.objects, p.err = ownership.ObjectsDigest(contents); p.err != nil {
+		return p
 	}
 	bd := s.bd
 	plan, err := planner.Plan(ctx, r.Engine, planner.Revision{
-		Objects: objs, Owner: apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID},
+		Objects: out.objects, Owner: apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID},
 		InstallNamespace: bd.Spec.InstallNamespace, DriftIgnore: bd.Spec.DriftIgnore, Certs: r.certs(bd),
 	})
 	if err != nil {
-		return nil, "", applyFailure(err)
+		p.objects, p.err = "", applyFailure(err)
+		return p
 	}
-	return plan, objects, nil
+	p.plan, p.pending = plan, out.pending
+	return p
 }
 
 func countChange(res *installResult, a apply.Action) {
