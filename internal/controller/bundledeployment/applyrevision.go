@@ -40,18 +40,6 @@ type kindServer interface {
 
 var _ kindServer = (*apply.Engine)(nil)
 
-// wire sets the dependencies the steps use through small interfaces
-// (inv, kinds) from the Reconciler's exported fields, unless a test set
-// them already: the one place they are wired.
-func (r *Reconciler) wire() {
-	if r.inv == nil && r.Inventory != nil {
-		r.inv = r.Inventory
-	}
-	if r.kinds == nil && r.Engine != nil {
-		r.kinds = r.Engine
-	}
-}
-
 // revisionResult is what applyRevision did with one revision: the caller
 // records it in the scope (scope.recordApplied), whether or not the apply
 // then failed.

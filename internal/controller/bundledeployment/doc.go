@@ -42,6 +42,17 @@
 //	                                              one that misses its progress deadline
 //	history         cleanupHistory  history.go    deletes Bundles beyond revisionHistoryLimit
 //
+// The steps reach what they depend on through small interfaces, each
+// declared where a step uses it: the apply engine acting as the install
+// identity (revisionEngine, act.go), the inventory (revisionInventory) and
+// the kinds the cluster serves (kindServer, applyrevision.go), the
+// renderer (revisionRenderer, render.go) and package planner's pipeline
+// (planPipeline, install.go), the reviewer (reviewer, gate.go), the health
+// reader (healthReader, health.go) and what the drift watches show
+// (watchedObjects, drift.go). New (reconciler.go) wires them, once, from
+// Options; SetupWithManager only registers the controller's indexes and
+// watches. Unit tests set fakes in their place.
+//
 // However it ends, the reconcile ends with one function, finish
 // (controller.go), in this order: the Bundles' reports and the status
 // patch (unless the turn was superseded), the wait for a kind recorded,

@@ -110,7 +110,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	}
 	// The records follow, so that a restarted manager finds the corrected
 	// objects as applied and writes nothing.
-	if err := r.Inventory.SaveApplied(ctx, inventoryOf(s.bd), st.ids, r.mem.records(st)); err != nil {
+	if err := r.inv.SaveApplied(ctx, inventoryOf(s.bd), st.ids, r.mem.records(st)); err != nil {
 		return fmt.Errorf("saving inventory: %w", err)
 	}
 	return nil
@@ -142,6 +142,15 @@ func needsApply(a appliedObject, d driftState) bool {
 	return true
 }
 
+// watchedObjects is what the drift watches show of managed objects
+// (objectwatch.Watcher.Get): ok is false when no watch has the object's
+// kind synced for its identity.
+type watchedObjects interface {
+	Get(key objectwatch.Key, namespace, name string) (obj *metav1.PartialObjectMetadata, ok bool)
+}
+
+var _ watchedObjects = (*objectwatch.Watcher)(nil)
+
 // driftState is what became of an applied object.
 type driftState int
 
@@ -161,7 +170,7 @@ func (r *Reconciler) driftOf(ctx context.Context, as *actor, id inventory.ID, a 
 	if a.rv == "" {
 		return changed
 	}
-	if seen, ok := r.watches.Get(watchKey(as.id, id, a.resource), id.Namespace, id.Name); ok && !a.drifted(seen) {
+	if seen, ok := r.watched.Get(watchKey(as.id, id, a.resource), id.Namespace, id.Name); ok && !a.drifted(seen) {
 		return asApplied
 	}
 	obj := &metav1.PartialObjectMetadata{}

@@ -297,7 +297,7 @@ func awaitingApproval(bd *v1alpha2.BundleDeployment, policy v1alpha2.ApprovalPol
 // The new revision's cost is estimated first, before the active one is
 // rendered; the review runs in a review slot of the tenant's.
 func (r *Reconciler) reviewRevision(ctx context.Context, s *scope, st *appliedState, next []*unstructured.Unstructured) (*v1alpha2.RevisionReview, error) {
-	if err := review.CheckCost(next); err != nil {
+	if err := r.reviewer.CheckCost(next); err != nil {
 		return nil, err
 	}
 	release, err := r.acquireReview(ctx)
@@ -322,11 +322,36 @@ func (r *Reconciler) reviewRevision(ctx context.Context, s *scope, st *appliedSt
 		}
 		activeObjs = plan.Objects()
 	}
-	return review.Compute(ctx, review.Input{
+	return r.reviewer.Compute(ctx, review.Input{
 		Active: activeObjs, New: next, InstallNamespace: s.bd.Spec.InstallNamespace,
 		Mapper: r.Client.RESTMapper(),
 		Live:   splitLive{get: review.FromReader(s.as.engine.Reader()), list: review.FromReader(r.APIReader)},
 	})
+}
+
+// reviewer reviews a new revision against the active one (package
+// review).
+type reviewer interface {
+	// CheckCost refuses a revision too large to review
+	// (*review.TooLargeError) before anything else is read.
+	CheckCost(next []*unstructured.Unstructured) error
+	// Compute reviews the revision.
+	Compute(ctx context.Context, in review.Input) (*v1alpha2.RevisionReview, error)
+}
+
+// packageReviewer is the reviewer of package review.
+type packageReviewer struct{}
+
+var _ reviewer = packageReviewer{}
+
+// CheckCost implements reviewer.
+func (packageReviewer) CheckCost(next []*unstructured.Unstructured) error {
+	return review.CheckCost(next)
+}
+
+// Compute implements reviewer.
+func (packageReviewer) Compute(ctx context.Context, in review.Input) (*v1alpha2.RevisionReview, error) {
+	return review.Compute(ctx, in)
 }
 
 // splitLive reads each live object as the install identity, which writes

@@ -346,7 +346,7 @@ func (r *Reconciler) plan(ctx context.Context, s *scope, ref revisionRef, mode r
 // (rendered.pending). Its err says why it could not be made.
 func (r *Reconciler) planDigest(ctx context.Context, s *scope, ref revisionRef, mode renderMode) *rendered {
 	p := &rendered{bundle: ref.bundle, spec: ref.spec, digest: ref.digest}
-	out, err := r.render(ctx, s, ref, mode)
+	out, err := r.renderer.Render(ctx, s, ref, mode)
 	if err != nil {
 		p.err = err
 		return p
@@ -359,7 +359,7 @@ func (r *Reconciler) planDigest(ctx context.Context, s *scope, ref revisionRef, 
 		return p
 	}
 	bd := s.bd
-	plan, err := planner.Plan(ctx, r.Engine, planner.Revision{
+	plan, err := r.pipeline.Plan(ctx, planner.Revision{
 		Objects: out.objects, Owner: apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID},
 		InstallNamespace: bd.Spec.InstallNamespace, DriftIgnore: bd.Spec.DriftIgnore, Certs: r.certs(bd),
 	})
@@ -371,6 +371,24 @@ func (r *Reconciler) planDigest(ctx context.Context, s *scope, ref revisionRef, 
 	return p
 }
 
+// planPipeline makes a revision's rendered objects an apply plan: package
+// planner's pipeline (serving certificates, apply.Engine.Prepare, drift
+// ignore rules).
+type planPipeline interface {
+	Plan(ctx context.Context, rev planner.Revision) (*apply.Plan, error)
+}
+
+// enginePipeline is package planner's pipeline over an apply engine.
+type enginePipeline struct{ preparer planner.Preparer }
+
+var _ planPipeline = enginePipeline{}
+
+// Plan implements planPipeline.
+func (p enginePipeline) Plan(ctx context.Context, rev planner.Revision) (*apply.Plan, error) {
+	return planner.Plan(ctx, p.preparer, rev)
+}
+
+// countChange counts an action of the apply or the prune in res.
 func countChange(res *installResult, a apply.Action) {
 	switch a {
 	case apply.Created:

@@ -32,6 +32,22 @@ const (
 	renderOnly
 )
 
+// revisionRenderer renders the objects of a revision (render).
+type revisionRenderer interface {
+	Render(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (renderResult, error)
+}
+
+// formatRenderer is the revisionRenderer of the Reconciler's content
+// store, the class's format and the stored renders (render).
+type formatRenderer struct{ r *Reconciler }
+
+var _ revisionRenderer = formatRenderer{}
+
+// Render implements revisionRenderer.
+func (f formatRenderer) Render(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (renderResult, error) {
+	return f.r.render(ctx, s, ref, mode)
+}
+
 // renderFormatVersion names, in a stored render, what made it.
 const renderFormatVersion = "rukpak/v1"
 
