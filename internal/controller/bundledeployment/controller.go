@@ -174,9 +174,10 @@ type scope struct {
 	digest   string
 	// values are the revision's resolved Helm values.
 	values values.Resolved
-	// held is set when the newest revision is marked failed (markedFailed):
-	// it is not retried, and the active revision stays the corrected one.
-	held bool
+	// markedFailed is set when the newest revision is marked failed (see
+	// the function markedFailed): it is not retried, and the active
+	// revision stays the corrected one.
+	markedFailed bool
 	// review is the newest revision's review, when it was reviewed (see
 	// gate); computeStatus copies it to status.review.
 	review *v1alpha2.BundleDeploymentReview

@@ -26,15 +26,18 @@
 //	content         ensureContent   content.go    its content is in the content store (fetched, unpacked, bounded per tenant)
 //	record          createBundle    record.go     a new revision is rendered and its Bundle created, born complete: spec.unpacked
 //	                                              records the content digest, URL and object count, a label its number
-//	install         install         install.go    renders (or takes the plan createBundle rendered, planOf), reviews a new
-//	                                              revision and holds it for approval (gate, gate.go, returns a gateVerdict:
-//	                                              spec.upgrade.approval, status.review), checks (preflight, preflight.go; CRD
-//	                                              upgrade safety, crdsafety.go), applies and prunes the revision
-//	                                              (applyRevision, applyrevision.go: a revisionResult, recordApplied), or
-//	                                              leaves the revision applied as it is, the corrected revision
-//	                                              (leaveAsApplied); a rollback leaves a CRD whose earlier definition
-//	                                              cannot serve what is stored at its newer one (a kept CRD), or applies
-//	                                              nothing (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
+//	install         install         install.go    does not retry a revision marked failed (markedFailed, failed.go); renders
+//	                                              (or takes the plan createBundle rendered, planOf, with the render it has
+//	                                              to store, rendered.pending), reviews a new revision and holds it for
+//	                                              approval (gate, gate.go, returns a gateVerdict: spec.upgrade.approval,
+//	                                              status.review), checks (preflight, preflight.go; CRD upgrade safety,
+//	                                              crdsafety.go), stores a pending render (storePending, render.go),
+//	                                              applies and prunes the revision (applyRevision, applyrevision.go: a
+//	                                              revisionResult, recordApplied), or leaves the revision applied as it
+//	                                              is, the corrected revision (leaveAsApplied, leaveActiveAsApplied); a
+//	                                              rollback leaves a CRD whose earlier definition cannot serve what is
+//	                                              stored at its newer one (a kept CRD), or applies nothing
+//	                                              (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
 //	drift           driftStep       steps.go      corrects the drift of the corrected revision (correctDrift, drift.go):
 //	                                              the installed one, when the newest is installed, held for approval,
 //	                                              marked failed, waiting or refused
@@ -209,8 +212,8 @@
 //   - marked failed: a revision that failed for good and is not tried
 //     again until the spec or the retry annotation changes
 //     (status.failedBundle, failedMark, verdictHold, markedFailed,
-//     scope.held). spec.upgrade.onFailure Hold is the policy that leaves
-//     such a revision in place instead of rolling back.
+//     scope.markedFailed). spec.upgrade.onFailure Hold is the policy that
+//     leaves such a revision in place instead of rolling back.
 //   - claimed objects: objects an apply needs that another
 //     BundleDeployment manages (the apply engine's apply.Error.Held). The
 //     one that wants them records a claim (recordClaims, memory's claims);
@@ -221,14 +224,14 @@
 //     echoes.deferred).
 //   - corrected revision: the revision already applied that a step
 //     decided to leave as it is, its drift corrected (scope.correct, set
-//     by scope.leaveAsApplied, often through keepActive): the active
-//     revision while the newest is held for approval, marked failed,
-//     waiting or refused.
+//     by scope.leaveAsApplied, often through leaveActiveAsApplied): the
+//     active revision while the newest is held for approval, marked
+//     failed, waiting or refused.
 //   - stored render: the render of a revision saved in the cluster
-//     (package renderstore) by a format that renders once; a render made
-//     before its revision passed the permission preflight is pending
-//     (renderResult.pending, rendered.pending) until storePending stores it
-//     (storeRender, storedRender).
+//     (package renderstore, renderAndStore) by a format that renders
+//     once; a render made before its revision passed the permission
+//     preflight is pending (renderResult.pending, rendered.pending) until
+//     storePending stores it (storeRender, storedRender).
 //   - kept CRD: a CRD a rollback leaves at its newer, installed definition
 //     because the earlier one cannot serve what is stored (keepCRDs,
 //     keptCRD, status.keptCRDs, event reason CRDKept). "kept" alone means

@@ -83,7 +83,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if len(drifted) == 0 && !r.certsDue(s) {
 		return nil
 	}
-	p := r.planDigest(ctx, s, revisionRef{bundle: st.bundle, spec: st.spec, digest: st.digest, config: st.config, values: st.values}, renderAndKeep)
+	p := r.planDigest(ctx, s, revisionRef{bundle: st.bundle, spec: st.spec, digest: st.digest, config: st.config, values: st.values}, renderAndStore)
 	if p.err != nil {
 		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, p.err)
 	}

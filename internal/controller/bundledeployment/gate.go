@@ -93,7 +93,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 				return gateVerdict{held: true}, err
 			}
 			s.requeueWithin(permissionsRecheck)
-			return gateVerdict{held: true}, r.keepActive(ctx, s, st, err)
+			return gateVerdict{held: true}, r.leaveActiveAsApplied(ctx, s, st, err)
 		}
 		digest = ownership.ApprovalDigest(ref.spec, ref.digest, objects)
 		rev, err = r.reviewRevision(ctx, s, st, plan.Objects())
@@ -116,7 +116,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 		s.requeueWithin(reviewRecheck)
 		// Held with a reason of its own: nothing was applied, so not the
 		// ApplyFailed an unclassified error would be reported as.
-		return gateVerdict{held: true}, r.keepActive(ctx, s, st, failure.New(v1alpha2.ReasonReviewFailed,
+		return gateVerdict{held: true}, r.leaveActiveAsApplied(ctx, s, st, failure.New(v1alpha2.ReasonReviewFailed,
 			"%v; not applied (spec.upgrade.approval %s holds a revision that cannot be reviewed), reviewed again within %s", err, policy, reviewRecheck))
 	}
 	s.review = &v1alpha2.BundleDeploymentReview{Revision: ref.bundle, Digest: digest, ActiveRevision: active, Approved: true, Review: *rev}
@@ -145,7 +145,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	}
 	s.review.Approved = false
 	r.announceAwaiting(s, digest, rev)
-	return gateVerdict{held: true}, r.keepActive(ctx, s, st, awaitingApproval(s.bd, policy, rev, lowered, refused))
+	return gateVerdict{held: true}, r.leaveActiveAsApplied(ctx, s, st, awaitingApproval(s.bd, policy, rev, lowered, refused))
 }
 
 // gateVerdict is what gate decided of a revision.
@@ -251,7 +251,7 @@ func (r *Reconciler) reviewTooLarge(ctx context.Context, s *scope, st *appliedSt
 		}
 		return false, nil
 	}
-	return true, r.keepActive(ctx, s, st, failure.New(v1alpha2.ReasonReviewTooLarge,
+	return true, r.leaveActiveAsApplied(ctx, s, st, failure.New(v1alpha2.ReasonReviewTooLarge,
 		"reviewing revision %s: %v; not applied (spec.upgrade.approval %s holds a revision that cannot be reviewed) and not reviewed again: change the revision's rules",
 		revision, err, policy))
 }
@@ -428,12 +428,11 @@ func (r *Reconciler) announceAwaiting(s *scope, digest string, rev *v1alpha2.Rev
 		"Revision %s (%s) waits for approval: %s; run `rukpakctl approve %s`", s.review.Revision, digest, rev.Summary, s.bd.Name)
 }
 
-// keepActive reports why the new revision is not applied (s.installErr)
-// and makes the active revision the corrected revision, left as it was
-// applied: its drift corrected,
-// or, when this process has not applied it yet (it restarted), applied
-// again to know its objects.
-func (r *Reconciler) keepActive(ctx context.Context, s *scope, st *appliedState, why error) error {
+// leaveActiveAsApplied reports why the new revision is not applied
+// (s.installErr) and makes the active revision the corrected revision,
+// left as it was applied: its drift corrected, or, when this process has
+// not applied it yet (it restarted), applied again to know its objects.
+func (r *Reconciler) leaveActiveAsApplied(ctx context.Context, s *scope, st *appliedState, why error) error {
 	s.installErr = why
 	active := s.facts.active
 	switch {

@@ -86,7 +86,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	// applied any (observe).
 	st := s.mem.applied
 	if marked, why := markedFailed(s); marked {
-		s.held = true
+		s.markedFailed = true
 		if why != nil {
 			// Why it failed, when this process knows (after a restart
 			// the status keeps saying it).

@@ -57,7 +57,7 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 		return false, err
 	}
 	ref := revisionRef{bundle: s.revision, spec: s.specDigest, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, number: number}
-	s.rendered = r.planDigest(ctx, s, ref, renderAndKeep)
+	s.rendered = r.planDigest(ctx, s, ref, renderAndStore)
 	plan, perr := s.rendered.plan, s.rendered.err
 	record := &v1alpha2.UnpackRecord{ContentDigest: s.digest}
 	if r.ContentURL != "" {
@@ -120,7 +120,7 @@ func (r *Reconciler) planOf(ctx context.Context, s *scope, ref revisionRef) *ren
 		s.rendered = nil
 		return p
 	}
-	return r.planDigest(ctx, s, ref, renderAndKeep)
+	return r.planDigest(ctx, s, ref, renderAndStore)
 }
 
 // nextRevisionNumber is the number of bd's next revision (see

@@ -23,10 +23,10 @@ import (
 type renderMode int
 
 const (
-	// renderAndKeep renders the revision, answering Helm's lookup as the
+	// renderAndStore renders the revision, answering Helm's lookup as the
 	// install identity, and stores the render: a revision about to be
 	// applied.
-	renderAndKeep renderMode = iota
+	renderAndStore renderMode = iota
 	// renderOnly renders without storing it, offline (lookup finds
 	// nothing): a revision read only to know which objects it has.
 	renderOnly

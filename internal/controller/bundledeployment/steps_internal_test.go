@@ -288,17 +288,17 @@ func TestInstallDecisions(t *testing.T) {
 	objs := fakeRenderer{"r1": {configMap("cm", map[string]any{"v": "1"})}, "r2": {configMap("cm", map[string]any{"v": "2"})}}
 	invalidProbe := &v1alpha2.HealthChecks{Probes: []v1alpha2.Probe{{Selector: v1alpha2.ProbeSelector{Kind: "ConfigMap"}, CEL: "this is not CEL ("}}}
 	for _, tc := range []struct {
-		name      string
-		newest    string
-		policy    v1alpha2.ApprovalPolicy
-		failed    bool
-		probes    *v1alpha2.HealthChecks
-		wantNext  bool
-		wantHeld  bool
-		wantErrIs string
+		name       string
+		newest     string
+		policy     v1alpha2.ApprovalPolicy
+		failed     bool
+		probes     *v1alpha2.HealthChecks
+		wantNext   bool
+		wantMarked bool
+		wantErrIs  string
 	}{
 		{name: "installed already: left as applied, the steps go on", newest: "r1", policy: v1alpha2.ApprovalAutomatic, wantNext: true},
-		{name: "marked failed: not retried, the active revision left as applied", newest: "r2", policy: v1alpha2.ApprovalAutomatic, failed: true, wantHeld: true},
+		{name: "marked failed: not retried, the active revision left as applied", newest: "r2", policy: v1alpha2.ApprovalAutomatic, failed: true, wantMarked: true},
 		{name: "a probe that does not compile: refused", newest: "r2", policy: v1alpha2.ApprovalAutomatic, probes: invalidProbe, wantErrIs: v1alpha2.ReasonInvalidConfig},
 		{name: "held for approval: not applied", newest: "r2", policy: v1alpha2.ApprovalAlways, wantErrIs: v1alpha2.ReasonAwaitingApproval},
 	} {
@@ -321,8 +321,8 @@ func TestInstallDecisions(t *testing.T) {
 			if next != tc.wantNext {
 				t.Errorf("next = %v, want %v", next, tc.wantNext)
 			}
-			if s.held != tc.wantHeld {
-				t.Errorf("marked failed = %v, want %v", s.held, tc.wantHeld)
+			if s.markedFailed != tc.wantMarked {
+				t.Errorf("marked failed = %v, want %v", s.markedFailed, tc.wantMarked)
 			}
 			if got := failure.Reason(s.installErr, ""); got != tc.wantErrIs {
 				t.Errorf("install error %v (%q), want reason %q", s.installErr, got, tc.wantErrIs)
