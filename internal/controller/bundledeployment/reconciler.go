@@ -99,7 +99,8 @@ type Options struct {
 	ReviewConcurrency int
 	// TenantReviewConcurrency is how many of one tenant are;
 	// DefaultTenantReviewConcurrency when 0.
-	TenantReviewConcurrency int // Workers is how many reconciles run at once: the controller's
+	TenantReviewConcurrency int
+	// Workers is how many reconciles run at once: the controller's
 	// MaxConcurrentReconciles (the scheduler shares them among tenants).
 	Workers int
 }
