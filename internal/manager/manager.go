@@ -243,7 +243,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	// Every event fits the API server's limit: a longer note is cut (the
 	// full one is logged) instead of refused and lost.
 	recorder := message.NewRecorder(mgr.GetEventRecorder("rukpak"), mgr.GetLogger().WithName("events"))
-	bdr := &bundledeployment.Reconciler{
+	bdr := bundledeployment.New(bundledeployment.Options{
 		Client:       mgr.GetClient(),
 		Provisioners: provisioners,
 		Sources:      sources,
@@ -267,8 +267,9 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		TenantReconciles: opts.TenantReconciles,
 		HookWaits:        opts.HookWaits,
 		TenantHookWaits:  opts.TenantHookWaits,
-	}
-	bdr.Approval = checker
+		Approval:         checker,
+		Workers:          ctrlOpts.MaxConcurrentReconciles,
+	})
 	if err := bdr.SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, fmt.Errorf("setting up BundleDeployment controller: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/identity"
+	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
@@ -16,10 +17,25 @@ import (
 // live objects as it too).
 type actor struct {
 	id     identity.Identity
-	engine *apply.Engine
+	engine revisionEngine
 	// client acts as a ServiceAccount identity (nil for the manager).
 	client client.Client
 }
+
+// revisionEngine is what the steps do with objects through the apply
+// engine acting as the install identity (apply.Engine.With).
+type revisionEngine interface {
+	// Apply writes a plan.
+	Apply(ctx context.Context, plan *apply.Plan, opts apply.ApplyOptions) (*apply.ChangeSet, error)
+	// Prune deletes owner's objects ids.
+	Prune(ctx context.Context, owner string, ids []inventory.ID, opts apply.PruneOptions) (*apply.ChangeSet, error)
+	// EnsureNamespace creates namespace name if it does not exist.
+	EnsureNamespace(ctx context.Context, name string) error
+	// Reader reads live objects as the identity.
+	Reader() client.Reader
+}
+
+var _ revisionEngine = (*apply.Engine)(nil)
 
 // identityOf is who installs bd: its serviceAccount in the install
 // namespace, or the manager itself when the manager allows that.

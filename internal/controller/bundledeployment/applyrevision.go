@@ -40,18 +40,6 @@ type kindServer interface {
 
 var _ kindServer = (*apply.Engine)(nil)
 
-// wire sets the dependencies the steps use through small interfaces
-// (inv, kinds) from the Reconciler's exported fields, unless a test set
-// them already: the one place they are wired.
-func (r *Reconciler) wire() {
-	if r.inv == nil && r.Inventory != nil {
-		r.inv = r.Inventory
-	}
-	if r.kinds == nil && r.Engine != nil {
-		r.kinds = r.Engine
-	}
-}
-
 // revisionResult is what applyRevision did with one revision: the caller
 // records it in the scope (scope.recordApplied), whether or not the apply
 // then failed.
@@ -61,7 +49,7 @@ type revisionResult struct {
 	// warnings are what the API server warned about during the apply.
 	warnings []string
 	// handOffWaits is set when the apply was refused because another
-	// BundleDeployment still manages some of its objects (claimHeld).
+	// BundleDeployment still manages some of its objects (recordClaims).
 	handOffWaits bool
 	// state is what was applied, to be remembered as the applied state;
 	// nil when the apply itself failed.
@@ -197,19 +185,19 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 // preflight (unless the gate ran it on this plan already), with its
 // render kept once it passed, before anything is written.
 func (r *Reconciler) admittedPlan(ctx context.Context, s *scope, ref revisionRef) (*apply.Plan, error) {
-	plan, err := r.planOf(ctx, s, ref)
-	if err != nil {
-		return nil, err
+	p := r.planOf(ctx, s, ref)
+	if p.err != nil {
+		return nil, p.err
 	}
-	if s.preflighted != plan {
-		if err := r.preflight(ctx, s, plan); err != nil {
+	if s.preflighted != p.plan {
+		if err := r.preflight(ctx, s, p.plan); err != nil {
 			return nil, err
 		}
 	}
-	if err := r.keepPending(ctx, s, ref.bundle); err != nil {
+	if err := r.storePending(ctx, s, p); err != nil {
 		return nil, err
 	}
-	return plan, nil
+	return p.plan, nil
 }
 
 // judgeCRDs checks the CRD changes of a new revision (checkCRDUpgrades),
@@ -276,7 +264,7 @@ func (r *Reconciler) applyPlan(ctx context.Context, s *scope, res *revisionResul
 	applyCtx, warnings := apply.CollectWarnings(ctx)
 	began := time.Now()
 	cs, err := s.as.engine.Apply(applyCtx, plan, opts)
-	res.handOffWaits = r.claimHeld(s.bd.Name, err)
+	res.handOffWaits = r.recordClaims(s.bd.Name, err)
 	err = applyFailure(err)
 	metrics.Since(metrics.ApplySeconds.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), metrics.Result(err)), began)
 	res.warnings = warnings()

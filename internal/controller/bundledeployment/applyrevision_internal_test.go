@@ -146,12 +146,12 @@ func TestHeldBack(t *testing.T) {
 			if tc.retry != "" {
 				s.bd.Annotations = map[string]string{v1alpha2.AnnotationRetry: tc.retry}
 			}
-			held, got := heldBack(s)
+			held, got := markedFailed(s)
 			if held != tc.want || !errors.Is(got, tc.wantWhy) {
-				t.Errorf("heldBack = %v, %v; want %v, %v", held, got, tc.want, tc.wantWhy)
+				t.Errorf("markedFailed = %v, %v; want %v, %v", held, got, tc.want, tc.wantWhy)
 			}
 			if s.installErr != nil {
-				t.Errorf("heldBack set installErr %v", s.installErr)
+				t.Errorf("markedFailed set installErr %v", s.installErr)
 			}
 		})
 	}

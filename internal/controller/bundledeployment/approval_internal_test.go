@@ -78,7 +78,7 @@ func TestApprovalBindsToDigestNotName(t *testing.T) {
 		v1alpha2.AnnotationApprovedBy:       "approver",
 		v1alpha2.AnnotationApprovedByGroups: approval.EncodeGroups([]string{"system:masters"}),
 	}
-	r := &Reconciler{Approval: &approval.Checker{}}
+	r := &Reconciler{Options: Options{Approval: &approval.Checker{}}}
 	ctx := context.Background()
 	if by, refused, err := r.approvedBy(ctx, bd, digestM); by != "" || refused != nil || err != nil {
 		t.Errorf("approvedBy(M) = %q, %v, %v: want M not approved by R's approval", by, refused, err)
@@ -199,7 +199,7 @@ func TestLoweredBy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bd := &v1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: "team-app", Annotations: tc.annotations}}
-			r := &Reconciler{SeparateApprover: tc.separate, Approval: &approval.Checker{}}
+			r := &Reconciler{Options: Options{SeparateApprover: tc.separate, Approval: &approval.Checker{}}}
 			by, why, err := r.loweredBy(ctx, bd)
 			if err != nil {
 				t.Fatal(err)

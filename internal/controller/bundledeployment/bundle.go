@@ -43,7 +43,7 @@ func (r *Reconciler) useBundle(ctx context.Context, s *scope, b *v1alpha2.Bundle
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonBundleNotOwned, "Install", "%v", err)
 		s.requeueWithin(notOwnedRecheck)
 		if st := s.mem.applied; st != nil && st.bundle != "" && st.bundle == s.facts.active {
-			s.keepCorrected(st)
+			s.leaveAsApplied(st)
 			return false, nil
 		}
 		return false, nil

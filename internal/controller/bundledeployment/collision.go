@@ -21,7 +21,7 @@ import (
 // release.go): objects the
 // BundleDeployment applied — those its inventory (tied to its UID) has a
 // record of, and those the last successful install applied — are its own;
-// anything else that exists is checked (see apply.Collisions; claimHeld
+// anything else that exists is checked (see apply.Collisions; recordClaims
 // records what it refused for another's). An ID in the
 // inventory without a record was only planned (recorded before a write, or
 // by a revision that failed): a stranger's object a refused revision named
@@ -45,12 +45,12 @@ func (r *Reconciler) collisions(s *scope, st *appliedState, recs map[inventory.I
 	}
 }
 
-// claimHeld records the claimed objects an apply of BundleDeployment name
+// recordClaims records the claimed objects an apply of BundleDeployment name
 // was refused for, because another BundleDeployment manages them
 // (apply.Error.Held), as claimed by name, so that the one managing them
 // hands them over instead of deleting them when it drops them, and
 // reports whether there were any: the revision then waits for a hand-off.
-func (r *Reconciler) claimHeld(name string, err error) (waits bool) {
+func (r *Reconciler) recordClaims(name string, err error) (waits bool) {
 	ae := apply.As(err)
 	if ae == nil {
 		return false

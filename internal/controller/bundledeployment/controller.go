@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/metadata"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -27,18 +25,9 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
-	"github.com/rukpak/rukpak/internal/approval"
-	"github.com/rukpak/rukpak/internal/clusterinfo"
-	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/controller/bundledeployment/schedule"
-	"github.com/rukpak/rukpak/internal/health"
 	"github.com/rukpak/rukpak/internal/identity"
-	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/objectwatch"
-	"github.com/rukpak/rukpak/internal/permissions"
-	"github.com/rukpak/rukpak/internal/renderstore"
-	"github.com/rukpak/rukpak/internal/source"
-	"github.com/rukpak/rukpak/internal/tenant"
 	"github.com/rukpak/rukpak/internal/values"
 	"github.com/rukpak/rukpak/pkg/provisioner"
 )
@@ -62,106 +51,6 @@ import (
 // cluster-admin mode (--default-identity=manager, config/cluster-admin)
 // binds cluster-admin on top.
 
-// Reconciler reconciles BundleDeployments of the classes its provisioners
-// serve.
-type Reconciler struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// Provisioners are the classes served.
-	Provisioners provisioner.Set
-	// Sources resolve and unpack sources.
-	Sources source.Registry
-	// Unpacker puts revisions' content into the store.
-	Unpacker *content.Unpacker
-	// Engine applies and prunes objects.
-	Engine *apply.Engine
-	// Inventory records which objects each BundleDeployment manages.
-	Inventory *inventory.Store
-	// Identities hands out clients acting as each install identity.
-	Identities *identity.Pool
-	// ManagerIdentity lets BundleDeployments without spec.serviceAccount
-	// install as the manager itself (the cluster-admin mode); without it
-	// they are refused with ServiceAccountRequired.
-	ManagerIdentity bool
-	// SeparateApprover refuses approvals of held revisions given by their
-	// requester (see gate).
-	SeparateApprover bool
-	// Approval, when set, re-checks that the user who last changed a
-	// BundleDeployment's spec may impersonate its identity and use its
-	// class.
-	Approval *approval.Checker
-	// ApprovalTTL is how long an allowed requester is trusted before a
-	// reconcile checks again; 0 means defaultApprovalTTL.
-	ApprovalTTL time.Duration
-	// Permissions, when set, checks a ServiceAccount's permissions before
-	// a revision is applied as it.
-	Permissions *permissions.Checker
-	// APIReader reads, uncached, what the manager does not watch: whether
-	// a BundleDeployment's ServiceAccount still exists before its objects
-	// are deleted as it. nil skips that check (the deletion is then
-	// refused by the API server instead).
-	APIReader client.Reader
-	// Recorder emits events.
-	Recorder events.EventRecorder
-	// Cluster tells formats that need it (Helm) what the cluster serves;
-	// nil renders with the formats' defaults.
-	Cluster *clusterinfo.Reader
-	// KindCaches are the manager's caches of what the cluster serves (its
-	// RESTMapper, Cluster): each forgets what it knows whenever a
-	// CustomResourceDefinition or APIService is created, changed or
-	// deleted (servedKindsChanged), before the BundleDeployments waiting
-	// for a kind are queued.
-	KindCaches []Invalidator
-	// TenantReconciles is how many BundleDeployments of one tenant (see
-	// tenant.Of) are reconciled at once; DefaultTenantReconciles when 0.
-	TenantReconciles int
-	// HookWaits is how many BundleDeployments wait for hooks without a
-	// reconcile worker at once (see schedule.Detach); DefaultHookWaits
-	// when 0.
-	HookWaits int
-	// TenantHookWaits is how many of one tenant do;
-	// DefaultTenantHookWaits when 0.
-	TenantHookWaits int
-	// ContentURL is the content server's external base URL, for the
-	// status.contentURL of the Bundles this controller reports; "" when
-	// there is no content server.
-	ContentURL string
-	// ServingCerts issues the serving certificates formats ask for; nil
-	// uses the default lifetimes.
-	ServingCerts *ServingCerts
-	// Renders stores the render of each revision of a provisioner that
-	// renders once (Helm); nil renders every revision every time.
-	Renders *renderstore.Store
-	// ReviewConcurrency is how many revisions are reviewed at once;
-	// DefaultReviewConcurrency when 0.
-	ReviewConcurrency int
-	// TenantReviewConcurrency is how many of one tenant are;
-	// DefaultTenantReviewConcurrency when 0.
-	TenantReviewConcurrency int
-
-	// inv is the inventory as applying a revision uses it (Inventory;
-	// see wire).
-	inv revisionInventory
-	// kinds tells which kinds the cluster serves (Engine; see wire).
-	kinds kindServer
-	// watches are the drift watches of managed objects.
-	watches *objectwatch.Watcher
-	// mem is what this process knows beyond the API server (see memory).
-	mem *memory
-	// wake enqueues BundleDeployments handed an object.
-	wake chan event.GenericEvent
-	// healthCache caches compiled health probes.
-	healthCache *health.Cache
-	// reviews bound the reviews running at once (reviewSlots).
-	reviews     *tenant.Slots
-	reviewsOnce sync.Once
-	// sched runs the reconciles: each tenant's share of the workers,
-	// hook waits without a worker, superseded reconciles, the echoes of
-	// their writes and the status they wrote (package schedule). Its
-	// queue is the controller's work queue (drift events go there).
-	sched *schedule.Scheduler
-}
-
 // Bounds of the reconciles at once (package schedule), for
 // Reconciler.TenantReconciles, HookWaits and TenantHookWaits.
 const (
@@ -179,8 +68,12 @@ const (
 // managedSelector selects the objects rukpak manages.
 const managedSelector = v1alpha2.LabelOwnerKind
 
-// SetupWithManager registers the controller with mgr.
+// SetupWithManager registers the controller, made by New, with mgr: its
+// indexes, its watches and the drift watches of managed objects.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	if r.sched == nil {
+		return errors.New("the BundleDeployment Reconciler must be made by bundledeployment.New")
+	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha2.BundleDeployment{}, indexConfigMaps, configMapIndex); err != nil {
 		return fmt.Errorf("indexing BundleDeployments by ConfigMap: %w", err)
 	}
@@ -193,15 +86,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha2.Bundle{}, indexBundles, bundlesIndex); err != nil {
 		return fmt.Errorf("indexing Bundles by BundleDeployment: %w", err)
 	}
-	r.wire()
-	r.mem = newMemory()
-	r.sched = schedule.New(schedule.Options{
-		Workers:         opts.MaxConcurrentReconciles,
-		TenantWorkers:   r.TenantReconciles,
-		HookWaits:       r.HookWaits,
-		TenantHookWaits: r.TenantHookWaits,
-		Unchanged:       r.isUnchanged,
-	})
 	inf, err := mgr.GetCache().GetInformer(context.Background(), &v1alpha2.BundleDeployment{})
 	if err != nil {
 		return fmt.Errorf("getting the BundleDeployment informer: %w", err)
@@ -215,8 +99,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	}}); err != nil {
 		return fmt.Errorf("watching BundleDeployments for superseded reconciles: %w", err)
 	}
-	r.healthCache = health.NewCache(1024)
-	r.wake = make(chan event.GenericEvent, 1024)
 	_, err = ctrl.NewControllerManagedBy(mgr).
 		// Spec changes, and annotation changes (core.rukpak.io/retry).
 		For(&v1alpha2.BundleDeployment{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -290,14 +172,12 @@ type scope struct {
 	// created, until the install step takes it (planOf).
 	rendered *rendered
 	digest   string
-	// unkept is a pending render: made in this reconcile, stored once its
-	// revision passes the permission preflight (keepPending; see render).
-	unkept *renderstore.Render
 	// values are the revision's resolved Helm values.
 	values values.Resolved
-	// held is set when the newest revision is marked failed (heldBack):
-	// it is not retried, and the active revision stays the corrected one.
-	held bool
+	// markedFailed is set when the newest revision is marked failed (see
+	// the function markedFailed): it is not retried, and the active
+	// revision stays the corrected one.
+	markedFailed bool
 	// review is the newest revision's review, when it was reviewed (see
 	// gate); computeStatus copies it to status.review.
 	review *v1alpha2.BundleDeploymentReview
@@ -320,7 +200,7 @@ type scope struct {
 	// rolledBack is why the active revision was rolled back, if it was.
 	rolledBack error
 	// handOffWaits is set when the revision was refused because another
-	// BundleDeployment still manages some of its objects (claimHeld).
+	// BundleDeployment still manages some of its objects (recordClaims).
 	handOffWaits bool
 	// warnings are what the API server warned about during this apply.
 	warnings []string

@@ -26,21 +26,35 @@
 //	content         ensureContent   content.go    its content is in the content store (fetched, unpacked, bounded per tenant)
 //	record          createBundle    record.go     a new revision is rendered and its Bundle created, born complete: spec.unpacked
 //	                                              records the content digest, URL and object count, a label its number
-//	install         install         install.go    renders (or takes the plan createBundle rendered, planOf), reviews a new
-//	                                              revision and holds it for approval (gate, gate.go, returns a gateVerdict:
-//	                                              spec.upgrade.approval, status.review), checks (preflight, preflight.go; CRD
-//	                                              upgrade safety, crdsafety.go), applies and prunes the revision
-//	                                              (applyRevision, applyrevision.go: a revisionResult, recordApplied), or
-//	                                              leaves the revision applied as it is, the corrected revision
-//	                                              (keepCorrected); a rollback leaves a CRD whose earlier definition
-//	                                              cannot serve what is stored at its newer one (a kept CRD), or applies
-//	                                              nothing (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
+//	install         install         install.go    does not retry a revision marked failed (markedFailed, failed.go); renders
+//	                                              (or takes the plan createBundle rendered, planOf, with the render it has
+//	                                              to store, rendered.pending), reviews a new revision and holds it for
+//	                                              approval (gate, gate.go, returns a gateVerdict: spec.upgrade.approval,
+//	                                              status.review), checks (preflight, preflight.go; CRD upgrade safety,
+//	                                              crdsafety.go), stores a pending render (storePending, render.go),
+//	                                              applies and prunes the revision (applyRevision, applyrevision.go: a
+//	                                              revisionResult, recordApplied), or leaves the revision applied as it
+//	                                              is, the corrected revision (leaveAsApplied, leaveActiveAsApplied); a
+//	                                              rollback leaves a CRD whose earlier definition cannot serve what is
+//	                                              stored at its newer one (a kept CRD), or applies nothing
+//	                                              (RollbackUnsafe) (keepCRDs, rollbackcrd.go)
 //	drift           driftStep       steps.go      corrects the drift of the corrected revision (correctDrift, drift.go):
 //	                                              the installed one, when the newest is installed, held for approval,
 //	                                              marked failed, waiting or refused
 //	health          healthStep      steps.go      judges the newest revision's health (checkHealth, health.go); rolls back
 //	                                              one that misses its progress deadline
 //	history         cleanupHistory  history.go    deletes Bundles beyond revisionHistoryLimit
+//
+// The steps reach what they depend on through small interfaces, each
+// declared where a step uses it: the apply engine acting as the install
+// identity (revisionEngine, act.go), the inventory (revisionInventory) and
+// the kinds the cluster serves (kindServer, applyrevision.go), the
+// renderer (revisionRenderer, render.go) and package planner's pipeline
+// (planPipeline, install.go), the reviewer (reviewer, gate.go), the health
+// reader (healthReader, health.go) and what the drift watches show
+// (watchedObjects, drift.go). New (reconciler.go) wires them, once, from
+// Options; SetupWithManager only registers the controller's indexes and
+// watches. Unit tests set fakes in their place.
 //
 // However it ends, the reconcile ends with one function, finish
 // (controller.go), in this order: the Bundles' reports and the status
@@ -140,7 +154,7 @@
 // memory, under its lock: the objects a saved record says were applied
 // (drift events), the identities in use, claims (objects other
 // BundleDeployments wait for: the apply engine returns them in its
-// Collision error, apply.Error.Held, and claimHeld records them), the
+// Collision error, apply.Error.Held, and recordClaims records them), the
 // retries' workqueue rate limiter and which BundleDeployments wait for a
 // kind (waitForKinds, kinds.go). All of it may be lost: after a restart
 // it is rebuilt from the status and the inventories (applied.go reads the
@@ -197,26 +211,27 @@
 //     AwaitingApproval). "held" alone means this and nothing else.
 //   - marked failed: a revision that failed for good and is not tried
 //     again until the spec or the retry annotation changes
-//     (status.failedBundle, failedMark, verdictHold, Reconciler.heldBack,
-//     scope.held). spec.upgrade.onFailure Hold is the policy that leaves
-//     such a revision in place instead of rolling back.
+//     (status.failedBundle, failedMark, verdictHold, markedFailed,
+//     scope.markedFailed). spec.upgrade.onFailure Hold is the policy that
+//     leaves such a revision in place instead of rolling back.
 //   - claimed objects: objects an apply needs that another
 //     BundleDeployment manages (the apply engine's apply.Error.Held). The
-//     one that wants them records a claim (claimHeld, memory's claims);
+//     one that wants them records a claim (recordClaims, memory's claims);
 //     the one that manages them hands them over when it drops them
 //     (release, handOver).
 //   - deferred events: events of managed objects that arrive while their
 //     BundleDeployment's turn runs, judged when it ends (package schedule,
-//     echoes.held).
+//     echoes.deferred).
 //   - corrected revision: the revision already applied that a step
 //     decided to leave as it is, its drift corrected (scope.correct, set
-//     by scope.keepCorrected, often through keepActive): the active
-//     revision while the newest is held for approval, marked failed,
-//     waiting or refused.
+//     by scope.leaveAsApplied, often through leaveActiveAsApplied): the
+//     active revision while the newest is held for approval, marked
+//     failed, waiting or refused.
 //   - stored render: the render of a revision saved in the cluster
-//     (package renderstore) by a format that renders once; a render made
-//     before its revision passed the permission preflight is pending
-//     (scope.unkept) until keepPending stores it (keepRender, keptRender).
+//     (package renderstore, renderAndStore) by a format that renders
+//     once; a render made before its revision passed the permission
+//     preflight is pending (renderResult.pending, rendered.pending) until
+//     storePending stores it (storeRender, storedRender).
 //   - kept CRD: a CRD a rollback leaves at its newer, installed definition
 //     because the earlier one cannot serve what is stored (keepCRDs,
 //     keptCRD, status.keptCRDs, event reason CRDKept). "kept" alone means

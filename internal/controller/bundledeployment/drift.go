@@ -59,9 +59,9 @@ func (r *Reconciler) onObjectEvent(kind schema.GroupVersionKind, obj, old *metav
 // enqueue queues the BundleDeployment name.
 func (r *Reconciler) enqueue(name string) { r.sched.Enqueue(name) }
 
-// keepCorrected records that the revision applied, st, is kept as it was
+// leaveAsApplied records that the revision applied, st, is left as it was
 // applied: the drift step corrects its drift (correctDrift).
-func (s *scope) keepCorrected(st *appliedState) {
+func (s *scope) leaveAsApplied(st *appliedState) {
 	s.correct = st
 }
 
@@ -83,13 +83,14 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	if len(drifted) == 0 && !r.certsDue(s) {
 		return nil
 	}
-	plan, err := r.plan(ctx, s, revisionRef{bundle: st.bundle, spec: st.spec, digest: st.digest, config: st.config, values: st.values}, renderAndKeep)
-	if err != nil {
-		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, err)
+	p := r.planDigest(ctx, s, revisionRef{bundle: st.bundle, spec: st.spec, digest: st.digest, config: st.config, values: st.values}, renderAndStore)
+	if p.err != nil {
+		return fmt.Errorf("rendering revision %s to correct drift: %w", st.bundle, p.err)
 	}
+	plan := p.plan
 	// Applied before, so past the preflight: a render made again (the
 	// stored one was lost) is stored.
-	if err := r.keepPending(ctx, s, st.bundle); err != nil {
+	if err := r.storePending(ctx, s, p); err != nil {
 		return err
 	}
 	if drifted = r.withRerendered(st, plan, drifted); len(drifted) == 0 {
@@ -109,7 +110,7 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	}
 	// The records follow, so that a restarted manager finds the corrected
 	// objects as applied and writes nothing.
-	if err := r.Inventory.SaveApplied(ctx, inventoryOf(s.bd), st.ids, r.mem.records(st)); err != nil {
+	if err := r.inv.SaveApplied(ctx, inventoryOf(s.bd), st.ids, r.mem.records(st)); err != nil {
 		return fmt.Errorf("saving inventory: %w", err)
 	}
 	return nil
@@ -141,6 +142,15 @@ func needsApply(a appliedObject, d driftState) bool {
 	return true
 }
 
+// watchedObjects is what the drift watches show of managed objects
+// (objectwatch.Watcher.Get): ok is false when no watch has the object's
+// kind synced for its identity.
+type watchedObjects interface {
+	Get(key objectwatch.Key, namespace, name string) (obj *metav1.PartialObjectMetadata, ok bool)
+}
+
+var _ watchedObjects = (*objectwatch.Watcher)(nil)
+
 // driftState is what became of an applied object.
 type driftState int
 
@@ -160,7 +170,7 @@ func (r *Reconciler) driftOf(ctx context.Context, as *actor, id inventory.ID, a 
 	if a.rv == "" {
 		return changed
 	}
-	if seen, ok := r.watches.Get(watchKey(as.id, id, a.resource), id.Namespace, id.Name); ok && !a.drifted(seen) {
+	if seen, ok := r.watched.Get(watchKey(as.id, id, a.resource), id.Namespace, id.Name); ok && !a.drifted(seen) {
 		return asApplied
 	}
 	obj := &metav1.PartialObjectMetadata{}

@@ -20,13 +20,13 @@ type failedRevision struct {
 	err error
 }
 
-// heldBack reports whether the newest revision is marked failed and not to
+// markedFailed reports whether the newest revision is marked failed and not to
 // be retried yet: neither the spec (generation) nor the retry annotation
 // changed since, and why it failed when this process knows (after a
 // restart the status keeps saying it). The record is kept in status
 // (s.facts.failed) and, because the cached status may lag behind this
 // process's own updates, in memory. It changes nothing.
-func heldBack(s *scope) (held bool, why error) {
+func markedFailed(s *scope) (marked bool, why error) {
 	bd := s.bd
 	mark := s.facts.failed
 	f := failedRevision{bundle: mark.bundle, retry: mark.retry, generation: mark.generation}
@@ -82,7 +82,7 @@ func (r *Reconciler) installFailed(ctx context.Context, s *scope, err error) err
 		// Meanwhile the revision installed before is the corrected
 		// revision, left as it was applied.
 		if st := s.mem.applied; st != nil && st.bundle == s.facts.active {
-			s.keepCorrected(st)
+			s.leaveAsApplied(st)
 			return nil
 		}
 		return nil
@@ -136,7 +136,7 @@ func (s *scope) refused(err error) error {
 	}
 	s.installErr = err
 	if st := s.mem.applied; st != nil && st.bundle != "" {
-		s.keepCorrected(st)
+		s.leaveAsApplied(st)
 		return nil
 	}
 	return nil

@@ -75,12 +75,10 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	rev, digest, err := s.mem.reviewOf(key, active)
 	fresh := rev == nil && err == nil
 	if fresh {
-		var plan *apply.Plan
-		var objects string
-		plan, objects, err = r.planAndDigestOf(ctx, s, ref)
 		// Taken again by applyRevision: the revision is rendered once.
-		v.render = &rendered{bundle: ref.bundle, spec: ref.spec, digest: ref.digest, objects: objects, plan: plan, err: err}
-		if err != nil {
+		v.render = r.planOf(ctx, s, ref)
+		plan, objects := v.render.plan, v.render.objects
+		if v.render.err != nil {
 			// Not reviewable because not renderable: the apply reports why.
 			return v, nil
 		}
@@ -89,13 +87,13 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 			return v, nil
 		}
 		v.preflighted = plan
-		if err := r.keepPending(ctx, s, ref.bundle); err != nil {
+		if err := r.storePending(ctx, s, v.render); err != nil {
 			// Not reviewed nor applied without its render kept.
 			if failure.As(err) == nil {
 				return gateVerdict{held: true}, err
 			}
 			s.requeueWithin(permissionsRecheck)
-			return gateVerdict{held: true}, r.keepActive(ctx, s, st, err)
+			return gateVerdict{held: true}, r.leaveActiveAsApplied(ctx, s, st, err)
 		}
 		digest = ownership.ApprovalDigest(ref.spec, ref.digest, objects)
 		rev, err = r.reviewRevision(ctx, s, st, plan.Objects())
@@ -118,7 +116,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 		s.requeueWithin(reviewRecheck)
 		// Held with a reason of its own: nothing was applied, so not the
 		// ApplyFailed an unclassified error would be reported as.
-		return gateVerdict{held: true}, r.keepActive(ctx, s, st, failure.New(v1alpha2.ReasonReviewFailed,
+		return gateVerdict{held: true}, r.leaveActiveAsApplied(ctx, s, st, failure.New(v1alpha2.ReasonReviewFailed,
 			"%v; not applied (spec.upgrade.approval %s holds a revision that cannot be reviewed), reviewed again within %s", err, policy, reviewRecheck))
 	}
 	s.review = &v1alpha2.BundleDeploymentReview{Revision: ref.bundle, Digest: digest, ActiveRevision: active, Approved: true, Review: *rev}
@@ -147,7 +145,7 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	}
 	s.review.Approved = false
 	r.announceAwaiting(s, digest, rev)
-	return gateVerdict{held: true}, r.keepActive(ctx, s, st, awaitingApproval(s.bd, policy, rev, lowered, notLowered, refused))
+	return gateVerdict{held: true}, r.leaveActiveAsApplied(ctx, s, st, awaitingApproval(s.bd, policy, rev, lowered, notLowered, refused))
 }
 
 // gateVerdict is what gate decided of a revision.
@@ -312,7 +310,7 @@ func (r *Reconciler) reviewTooLarge(ctx context.Context, s *scope, st *appliedSt
 		}
 		return false, nil
 	}
-	return true, r.keepActive(ctx, s, st, failure.New(v1alpha2.ReasonReviewTooLarge,
+	return true, r.leaveActiveAsApplied(ctx, s, st, failure.New(v1alpha2.ReasonReviewTooLarge,
 		"reviewing revision %s: %v; not applied (spec.upgrade.approval %s holds a revision that cannot be reviewed) and not reviewed again: change the revision's rules",
 		revision, err, policy))
 }
@@ -361,7 +359,7 @@ func awaitingApproval(bd *v1alpha2.BundleDeployment, policy v1alpha2.ApprovalPol
 // The new revision's cost is estimated first, before the active one is
 // rendered; the review runs in a review slot of the tenant's.
 func (r *Reconciler) reviewRevision(ctx context.Context, s *scope, st *appliedState, next []*unstructured.Unstructured) (*v1alpha2.RevisionReview, error) {
-	if err := review.CheckCost(next); err != nil {
+	if err := r.reviewer.CheckCost(next); err != nil {
 		return nil, err
 	}
 	release, err := r.acquireReview(ctx)
@@ -386,11 +384,36 @@ func (r *Reconciler) reviewRevision(ctx context.Context, s *scope, st *appliedSt
 		}
 		activeObjs = plan.Objects()
 	}
-	return review.Compute(ctx, review.Input{
+	return r.reviewer.Compute(ctx, review.Input{
 		Active: activeObjs, New: next, InstallNamespace: s.bd.Spec.InstallNamespace,
 		Mapper: r.Client.RESTMapper(),
 		Live:   splitLive{get: review.FromReader(s.as.engine.Reader()), list: review.FromReader(r.APIReader)},
 	})
+}
+
+// reviewer reviews a new revision against the active one (package
+// review).
+type reviewer interface {
+	// CheckCost refuses a revision too large to review
+	// (*review.TooLargeError) before anything else is read.
+	CheckCost(next []*unstructured.Unstructured) error
+	// Compute reviews the revision.
+	Compute(ctx context.Context, in review.Input) (*v1alpha2.RevisionReview, error)
+}
+
+// packageReviewer is the reviewer of package review.
+type packageReviewer struct{}
+
+var _ reviewer = packageReviewer{}
+
+// CheckCost implements reviewer.
+func (packageReviewer) CheckCost(next []*unstructured.Unstructured) error {
+	return review.CheckCost(next)
+}
+
+// Compute implements reviewer.
+func (packageReviewer) Compute(ctx context.Context, in review.Input) (*v1alpha2.RevisionReview, error) {
+	return review.Compute(ctx, in)
 }
 
 // splitLive reads each live object as the install identity, which writes
@@ -467,19 +490,18 @@ func (r *Reconciler) announceAwaiting(s *scope, digest string, rev *v1alpha2.Rev
 		"Revision %s (%s) waits for approval: %s; run `rukpakctl approve %s`", s.review.Revision, digest, rev.Summary, s.bd.Name)
 }
 
-// keepActive reports why the new revision is not applied (s.installErr)
-// and makes the active revision the corrected revision, left as it was
-// applied: its drift corrected,
-// or, when this process has not applied it yet (it restarted), applied
-// again to know its objects.
-func (r *Reconciler) keepActive(ctx context.Context, s *scope, st *appliedState, why error) error {
+// leaveActiveAsApplied reports why the new revision is not applied
+// (s.installErr) and makes the active revision the corrected revision,
+// left as it was applied: its drift corrected, or, when this process has
+// not applied it yet (it restarted), applied again to know its objects.
+func (r *Reconciler) leaveActiveAsApplied(ctx context.Context, s *scope, st *appliedState, why error) error {
 	s.installErr = why
 	active := s.facts.active
 	switch {
 	case active == "":
 		return nil
 	case st != nil && st.bundle == active:
-		s.keepCorrected(st)
+		s.leaveAsApplied(st)
 		return nil
 	}
 	ref, err := r.revisionOf(ctx, s, active)

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/health"
@@ -67,6 +68,25 @@ const (
 	rolloutFailed
 )
 
+// healthReader reads the objects of the active revision a health check
+// judges that the drift watches do not show (readForHealth).
+type healthReader interface {
+	// Read reads ids of owner's revision as reader (the install
+	// identity) and calls visit with each, nil when it is not there.
+	Read(ctx context.Context, reader client.Reader, owner string, ids []inventory.ID, visit func(inventory.ID, *unstructured.Unstructured)) error
+}
+
+// liveHealthReader reads from the API server (readForHealth: by list
+// where a kind has many objects in a namespace).
+type liveHealthReader struct{}
+
+var _ healthReader = liveHealthReader{}
+
+// Read implements healthReader.
+func (liveHealthReader) Read(ctx context.Context, reader client.Reader, owner string, ids []inventory.ID, visit func(inventory.ID, *unstructured.Unstructured)) error {
+	return readForHealth(ctx, reader, owner, ids, visit)
+}
+
 // progressDeadline is how long a new revision may take to become healthy.
 func progressDeadline(bd *v1alpha2.BundleDeployment) time.Duration {
 	if hc := bd.Spec.HealthChecks; hc != nil && hc.ProgressDeadlineSeconds != nil {
@@ -114,7 +134,7 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 	var toRead []inventory.ID
 	for _, id := range relevantIDs {
 		a := r.mem.object(st, id)
-		if seen, ok := r.watches.Get(watchKey(s.as.id, id, a.resource), id.Namespace, id.Name); ok {
+		if seen, ok := r.watched.Get(watchKey(s.as.id, id, a.resource), id.Namespace, id.Name); ok {
 			if u, ok := s.mem.verdict(checker, id, seen.GetResourceVersion()); ok {
 				memo[id] = healthVerdict{rv: seen.GetResourceVersion(), unhealthy: u}
 				if u != nil {
@@ -125,7 +145,7 @@ func (r *Reconciler) checkHealth(ctx context.Context, s *scope) error {
 		}
 		toRead = append(toRead, id)
 	}
-	err = readForHealth(ctx, s.as.engine.Reader(), bd.Name, toRead, func(id inventory.ID, obj *unstructured.Unstructured) {
+	err = r.healthReader.Read(ctx, s.as.engine.Reader(), bd.Name, toRead, func(id inventory.ID, obj *unstructured.Unstructured) {
 		if obj == nil {
 			if a := r.mem.object(st, id); a.runOnce && a.rv != "" {
 				return // a Job its TTL removed once it finished

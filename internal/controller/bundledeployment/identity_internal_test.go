@@ -30,7 +30,7 @@ func TestIdentityOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Reconciler{ManagerIdentity: tt.managerOK}
+			r := &Reconciler{Options: Options{ManagerIdentity: tt.managerOK}}
 			got, err := r.identityOf(&v1alpha2.BundleDeployment{Spec: tt.spec})
 			if tt.wantReason != "" {
 				if failure.Reason(err, "") != tt.wantReason {

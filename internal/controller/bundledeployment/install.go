@@ -85,8 +85,8 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	// The active revision is what this process applied last, if it
 	// applied any (observe).
 	st := s.mem.applied
-	if held, why := heldBack(s); held {
-		s.held = true
+	if marked, why := markedFailed(s); marked {
+		s.markedFailed = true
 		if why != nil {
 			// Why it failed, when this process knows (after a restart
 			// the status keeps saying it).
@@ -97,7 +97,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 			return false, nil
 		}
 		if st != nil && st.bundle == active {
-			s.keepCorrected(st)
+			s.leaveAsApplied(st)
 			return false, nil
 		}
 		if active == s.revision {
@@ -120,7 +120,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	}
 
 	if st != nil && st.bundle == s.revision && st.spec == s.specDigest && st.digest == s.digest && !r.skippedNowServed(s, st) {
-		s.keepCorrected(st)
+		s.leaveAsApplied(st)
 		return true, nil
 	}
 	if err := r.checkProbes(s.bd); err != nil {
@@ -334,38 +334,61 @@ func records(objects map[inventory.ID]appliedObject) map[inventory.ID]inventory.
 // and makes it an apply plan through package planner's pipeline (see
 // render for when a stored render is used).
 func (r *Reconciler) plan(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (*apply.Plan, error) {
-	plan, _, err := r.planDigest(ctx, s, ref, mode)
-	return plan, err
+	p := r.planDigest(ctx, s, ref, mode)
+	return p.plan, p.err
 }
 
-// planDigest is plan, and the digest of the objects as rendered
+// planDigest is plan, with the digest of the objects as rendered
 // (ownership.ObjectsDigest), before serving certificates are filled in
 // (they are renewed; what the bundle says is not): what an approval of
-// the revision binds to, with its spec and content digests.
-func (r *Reconciler) planDigest(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (*apply.Plan, string, error) {
-	objs, err := r.render(ctx, s, ref, mode)
+// the revision binds to, with its spec and content digests; and the
+// render to store once the revision passes the permission preflight
+// (rendered.pending). Its err says why it could not be made.
+func (r *Reconciler) planDigest(ctx context.Context, s *scope, ref revisionRef, mode renderMode) *rendered {
+	p := &rendered{bundle: ref.bundle, spec: ref.spec, digest: ref.digest}
+	out, err := r.renderer.Render(ctx, s, ref, mode)
 	if err != nil {
-		return nil, "", err
+		p.err = err
+		return p
 	}
-	contents := make([]map[string]any, len(objs))
-	for i, o := range objs {
+	contents := make([]map[string]any, len(out.objects))
+	for i, o := range out.objects {
 		contents[i] = o.Object
 	}
-	objects, err := ownership.ObjectsDigest(contents)
-	if err != nil {
-		return nil, "", err
+	if p.objects, p.err = ownership.ObjectsDigest(contents); p.err != nil {
+		return p
 	}
 	bd := s.bd
-	plan, err := planner.Plan(ctx, r.Engine, planner.Revision{
-		Objects: objs, Owner: apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID},
+	plan, err := r.pipeline.Plan(ctx, planner.Revision{
+		Objects: out.objects, Owner: apply.Owner{Name: bd.Name, Revision: ref.bundle, UID: bd.UID},
 		InstallNamespace: bd.Spec.InstallNamespace, DriftIgnore: bd.Spec.DriftIgnore, Certs: r.certs(bd),
 	})
 	if err != nil {
-		return nil, "", applyFailure(err)
+		p.objects, p.err = "", applyFailure(err)
+		return p
 	}
-	return plan, objects, nil
+	p.plan, p.pending = plan, out.pending
+	return p
 }
 
+// planPipeline makes a revision's rendered objects an apply plan: package
+// planner's pipeline (serving certificates, apply.Engine.Prepare, drift
+// ignore rules).
+type planPipeline interface {
+	Plan(ctx context.Context, rev planner.Revision) (*apply.Plan, error)
+}
+
+// enginePipeline is package planner's pipeline over an apply engine.
+type enginePipeline struct{ preparer planner.Preparer }
+
+var _ planPipeline = enginePipeline{}
+
+// Plan implements planPipeline.
+func (p enginePipeline) Plan(ctx context.Context, rev planner.Revision) (*apply.Plan, error) {
+	return planner.Plan(ctx, p.preparer, rev)
+}
+
+// countChange counts an action of the apply or the prune in res.
 func countChange(res *installResult, a apply.Action) {
 	switch a {
 	case apply.Created:

@@ -33,7 +33,7 @@ import (
 //     and the apply's collision check read them), the install identity
 //     each BundleDeployment uses (its clients go when none does), claims
 //     (objects a BundleDeployment was refused because another one manages
-//     them, claimHeld; dropped when that one hands them over, release,
+//     them, recordClaims; dropped when that one hands them over, release,
 //     or the claimant is deleted, dropClaims), and the workqueue rate
 //     limiter counting the retries of a revision that failed for a reason
 //     the world can fix, and which BundleDeployments wait for a kind to be
@@ -42,7 +42,7 @@ import (
 // None of it survives a restart, and none of it has to: the API server
 // says enough to rebuild it, at the cost of reads. What was applied is
 // rebuilt from the inventory's records (applied.go), a failed revision
-// from status.failedBundle (heldBack), the identity and the requester's
+// from status.failedBundle (markedFailed), the identity and the requester's
 // approval by the first reconcile (act, authorize), revision numbers from
 // the Bundles' labels (nextRevisionNumber), health verdicts by the first
 // health check, the review of a revision held for approval by rendering
@@ -86,7 +86,7 @@ type remembered struct {
 	// (memory.object, memory.reapplied, memory.records).
 	applied *appliedState
 	// failed is the failed revision this process recorded (see
-	// heldBack).
+	// markedFailed).
 	failed *failedRevision
 	// retrying is the revision being retried (see memory.retries).
 	retrying string

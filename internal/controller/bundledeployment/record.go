@@ -14,18 +14,25 @@ import (
 	"github.com/rukpak/rukpak/internal/apply"
 	"github.com/rukpak/rukpak/internal/contentserver"
 	"github.com/rukpak/rukpak/internal/ownership"
+	"github.com/rukpak/rukpak/internal/renderstore"
 )
 
-// rendered is the plan of the revision rendered when its Bundle was
-// created, handed to the install step of the same reconcile (planOf), so
-// that a revision is rendered once.
+// rendered is a revision rendered and made a plan (planDigest). The one
+// rendered when its Bundle was created, or for its review, is handed to
+// the install step of the same reconcile (planOf), so that a revision is
+// rendered once.
 type rendered struct {
 	bundle, digest string
 	// spec is the revision's spec digest, objects the digest of its
 	// rendered objects (planDigest).
 	spec, objects string
 	plan          *apply.Plan
-	err           error
+	// pending is the render made here of a format that renders once, to
+	// be stored once the revision passes the permission preflight
+	// (storePending); nil when there is none to store.
+	pending *renderstore.Render
+	// err is why the revision could not be rendered or planned.
+	err error
 }
 
 // createBundle creates the Bundle of a revision that has none, born
@@ -50,8 +57,8 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 		return false, err
 	}
 	ref := revisionRef{bundle: s.revision, spec: s.specDigest, digest: s.digest, config: s.bd.Spec.Config, values: s.values, upgrade: true, number: number}
-	plan, objects, perr := r.planDigest(ctx, s, ref, renderAndKeep)
-	s.rendered = &rendered{bundle: ref.bundle, spec: ref.spec, digest: ref.digest, objects: objects, plan: plan, err: perr}
+	s.rendered = r.planDigest(ctx, s, ref, renderAndStore)
+	plan, perr := s.rendered.plan, s.rendered.err
 	record := &v1alpha2.UnpackRecord{ContentDigest: s.digest}
 	if r.ContentURL != "" {
 		record.ContentURL = contentserver.URL(r.ContentURL, s.revision)
@@ -80,7 +87,7 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 		// Created since the cache was read (by this process, or
 		// planted): used only if it is this BundleDeployment's. The
 		// cache does not show it yet: read from the API server.
-		s.rendered, s.unkept = nil, nil
+		s.rendered = nil
 		var reader client.Reader = r.Client
 		if r.APIReader != nil {
 			reader = r.APIReader
@@ -99,27 +106,21 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 	s.mem.number = number
 	s.bundle = b
 	s.created = true
-	// A render made here (s.unkept) is stored once the revision passes the
-	// permission preflight (keepPending).
+	// A render made here (s.rendered.pending) is stored once the revision
+	// passes the permission preflight (storePending).
 	return true, nil
 }
 
-// planOf returns the plan of revision ref: the one rendered when its
-// Bundle was created (or its review was made) in this reconcile, handed
-// over once and let go of by the scope, else a new render.
-func (r *Reconciler) planOf(ctx context.Context, s *scope, ref revisionRef) (*apply.Plan, error) {
-	plan, _, err := r.planAndDigestOf(ctx, s, ref)
-	return plan, err
-}
-
-// planAndDigestOf is planOf, and the digest of the revision's rendered
-// objects (planDigest).
-func (r *Reconciler) planAndDigestOf(ctx context.Context, s *scope, ref revisionRef) (*apply.Plan, string, error) {
+// planOf returns revision ref rendered and planned: the one rendered when
+// its Bundle was created (or its review was made) in this reconcile,
+// handed over once and let go of by the scope, else a new render
+// (planDigest). Its err says why it could not be.
+func (r *Reconciler) planOf(ctx context.Context, s *scope, ref revisionRef) *rendered {
 	if p := s.rendered; p != nil && p.bundle == ref.bundle && p.spec == ref.spec && p.digest == ref.digest {
 		s.rendered = nil
-		return p.plan, p.objects, p.err
+		return p
 	}
-	return r.planDigest(ctx, s, ref, renderAndKeep)
+	return r.planDigest(ctx, s, ref, renderAndStore)
 }
 
 // nextRevisionNumber is the number of bd's next revision (see

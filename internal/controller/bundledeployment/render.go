@@ -23,14 +23,30 @@ import (
 type renderMode int
 
 const (
-	// renderAndKeep renders the revision, answering Helm's lookup as the
+	// renderAndStore renders the revision, answering Helm's lookup as the
 	// install identity, and stores the render: a revision about to be
 	// applied.
-	renderAndKeep renderMode = iota
+	renderAndStore renderMode = iota
 	// renderOnly renders without storing it, offline (lookup finds
 	// nothing): a revision read only to know which objects it has.
 	renderOnly
 )
+
+// revisionRenderer renders the objects of a revision (render).
+type revisionRenderer interface {
+	Render(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (renderResult, error)
+}
+
+// formatRenderer is the revisionRenderer of the Reconciler's content
+// store, the class's format and the stored renders (render).
+type formatRenderer struct{ r *Reconciler }
+
+var _ revisionRenderer = formatRenderer{}
+
+// Render implements revisionRenderer.
+func (f formatRenderer) Render(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (renderResult, error) {
+	return f.r.render(ctx, s, ref, mode)
+}
 
 // renderFormatVersion names, in a stored render, what made it.
 const renderFormatVersion = "rukpak/v1"
@@ -45,35 +61,38 @@ const renderFormatVersion = "rukpak/v1"
 // stored render that is lost or damaged is rendered again with a Warning event.
 //
 // A render is stored only once its revision passed the permission
-// preflight (authorization passed before anything was rendered): it is
-// pending in s.unkept, and keepPending stores it when the preflight
-// passes, before the revision is reviewed or applied. A revision the
-// preflight refuses stores nothing, and is rendered again when it is tried again.
-func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode renderMode) ([]*unstructured.Unstructured, error) {
+// preflight (authorization passed before anything was rendered): render
+// returns it as pending (renderResult.pending), and storePending stores
+// it when the preflight passes, before the revision is reviewed or
+// applied. A revision the preflight refuses stores nothing, and is
+// rendered again when it is tried again.
+func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode renderMode) (renderResult, error) {
 	prov := s.prov
 	fsys, err := r.Unpacker.Store().FS(ref.digest)
 	if err != nil {
-		return nil, fmt.Errorf("opening content %s: %w", ref.digest, err)
+		return renderResult{}, fmt.Errorf("opening content %s: %w", ref.digest, err)
 	}
 	cfg, err := builtins.FormatConfig(prov, s.bd.Name, s.bd.Spec.InstallNamespace, ref.config, ref.values, r.Cluster)
 	if err != nil {
-		return nil, err
+		return renderResult{}, err
 	}
 	if !prov.RenderOnce || r.Renders == nil {
-		return prov.Format.Objects(ctx, fsys, cfg)
+		objs, err := prov.Format.Objects(ctx, fsys, cfg)
+		return renderResult{objects: objs}, err
 	}
 	var b *v1alpha2.Bundle
 	if ref.number == 0 {
 		// The revision's Bundle exists: its render may be stored.
 		if b, err = r.revisionBundle(ctx, s, ref.bundle); err != nil {
-			return nil, err
+			return renderResult{}, err
 		}
-		if objs, ok, err := r.keptRender(ctx, s, b, ref); ok || err != nil {
-			return objs, err
+		if objs, ok, err := r.storedRender(ctx, s, b, ref); ok || err != nil {
+			return renderResult{objects: objs}, err
 		}
 	}
 	if mode == renderOnly {
-		return prov.Format.Objects(ctx, fsys, cfg)
+		objs, err := prov.Format.Objects(ctx, fsys, cfg)
+		return renderResult{objects: objs}, err
 	}
 	number := ref.number
 	if b != nil {
@@ -83,31 +102,41 @@ func (r *Reconciler) render(ctx context.Context, s *scope, ref revisionRef, mode
 	cfg.Release = format.Release{IsUpgrade: active != "" && active != ref.bundle, Revision: max(1, number)}
 	objs, answers, err := lookup.Render(ctx, prov.Format, fsys, cfg, r.lookupResolver(s))
 	if err != nil {
-		return nil, err
+		return renderResult{}, err
 	}
-	rendered := renderstore.Render{
+	return renderResult{objects: deepCopies(objs), pending: &renderstore.Render{
 		Revision: ref.bundle, ContentDigest: ref.digest, FormatVersion: renderFormatVersion, Objects: objs, Answers: answers,
 		ReleaseRevision: cfg.Release.Revision, Upgrade: cfg.Release.IsUpgrade,
-	}
-	s.unkept = &rendered
-	return deepCopies(objs), nil
+	}}, nil
 }
 
-// keepPending stores the pending render of revision made in this
-// reconcile (s.unkept), which passed the permission preflight. When
-// another render of it was stored meanwhile (another replica), that one is the
-// revision's: the reconcile fails, to apply it the next time.
-func (r *Reconciler) keepPending(ctx context.Context, s *scope, revision string) error {
-	pending := s.unkept
-	if pending == nil || pending.Revision != revision {
+// renderResult is what render made of a revision.
+type renderResult struct {
+	// objects are the revision's objects, the caller's to change.
+	objects []*unstructured.Unstructured
+	// pending is the render made by this call of a format that renders
+	// once, to be stored once the revision passes the permission
+	// preflight (storePending); nil when the render was stored already,
+	// or is not to be stored.
+	pending *renderstore.Render
+}
+
+// storePending stores the pending render of p (rendered.pending, made in
+// this reconcile), whose revision passed the permission preflight, and
+// lets go of it: it is stored once. When another render of it was stored
+// meanwhile (another replica), that one is the revision's: the reconcile
+// fails, to apply it the next time.
+func (r *Reconciler) storePending(ctx context.Context, s *scope, p *rendered) error {
+	if p == nil || p.pending == nil {
 		return nil
 	}
-	s.unkept = nil
+	pending, revision := p.pending, p.bundle
+	p.pending = nil
 	b, err := r.revisionBundle(ctx, s, revision)
 	if err != nil {
 		return err
 	}
-	_, other, err := r.keepRender(ctx, s, b, *pending)
+	_, other, err := r.storeRender(ctx, s, b, *pending)
 	if err != nil {
 		return err
 	}
@@ -117,10 +146,10 @@ func (r *Reconciler) keepPending(ctx context.Context, s *scope, revision string)
 	return nil
 }
 
-// keptRender returns the stored render of ref, when there is one of this
+// storedRender returns the stored render of ref, when there is one of this
 // Bundle and content; ok is false when the revision must be rendered (a
 // Warning event says why, for a revision that was applied before).
-func (r *Reconciler) keptRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, ref revisionRef) (objs []*unstructured.Unstructured, ok bool, err error) {
+func (r *Reconciler) storedRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, ref revisionRef) (objs []*unstructured.Unstructured, ok bool, err error) {
 	kept, err := r.Renders.Load(ctx, ref.bundle)
 	switch {
 	case err == nil && kept.BundleUID == b.UID && kept.ContentDigest == ref.digest:
@@ -144,11 +173,11 @@ func (r *Reconciler) keptRender(ctx context.Context, s *scope, b *v1alpha2.Bundl
 	return nil, false, fmt.Errorf("reading the kept render of revision %s: %w", ref.bundle, err)
 }
 
-// keepRender stores rendered as the render of Bundle b and returns its
+// storeRender stores rendered as the render of Bundle b and returns its
 // objects. When another render of b was stored meanwhile (another replica,
 // or a reconcile that raced this one), that one is the revision's, and
 // other is set.
-func (r *Reconciler) keepRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, rendered renderstore.Render) (objs []*unstructured.Unstructured, other bool, err error) {
+func (r *Reconciler) storeRender(ctx context.Context, s *scope, b *v1alpha2.Bundle, rendered renderstore.Render) (objs []*unstructured.Unstructured, other bool, err error) {
 	err = r.Renders.Save(ctx, b, rendered)
 	if errors.Is(err, renderstore.ErrExists) {
 		kept, lerr := r.Renders.Load(ctx, b.Name)

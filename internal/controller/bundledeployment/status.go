@@ -84,7 +84,7 @@ func installedCondition(s *scope, active string, current *metav1.Condition) *met
 	case s.rolledBack != nil:
 		return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionFalse,
 			Reason: failure.Reason(s.rolledBack, v1alpha2.ReasonRolledBack), Message: s.rolledBack.Error()}
-	case s.held && s.installErr == nil:
+	case s.markedFailed && s.installErr == nil:
 		if current == nil || current.Status == metav1.ConditionTrue {
 			return &metav1.Condition{Type: v1alpha2.TypeInstalled, Status: metav1.ConditionFalse, Reason: v1alpha2.ReasonApplyFailed,
 				Message: fmt.Sprintf("revision %s failed before and is not retried until the spec or the %s annotation changes; revision %s remains installed",

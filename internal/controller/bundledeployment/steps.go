@@ -59,7 +59,7 @@ func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
 }
 
 // driftStep corrects the drift of the corrected revision, which an earlier
-// step decided to leave as it was applied (scope.keepCorrected): the
+// step decided to leave as it was applied (scope.leaveAsApplied): the
 // installed one, when the newest is installed already, held for approval,
 // marked failed, waiting or refused. It never ends the list.
 func (r *Reconciler) driftStep(ctx context.Context, s *scope) (bool, error) {

@@ -38,7 +38,7 @@
 //     being deleted while its turn ran.
 //   - echo: the event of an object the reconcile itself wrote.
 //   - deferred event: an event of a managed object that arrives while its
-//     BundleDeployment's turn runs, judged when the turn ends (echoes.held).
+//     BundleDeployment's turn runs, judged when the turn ends (echoes.deferred).
 //   - own status: the status this process last wrote, remembered until the
 //     cache shows it.
 //

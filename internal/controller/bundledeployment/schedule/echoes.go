@@ -17,63 +17,63 @@ import (
 // queues the BundleDeployment.
 type echoes struct {
 	mu sync.Mutex
-	// held are the deferred events of each BundleDeployment whose turn runs,
+	// deferred are the events of each BundleDeployment whose turn runs,
 	// the last one of each object.
-	held map[string]map[heldKey]heldEvent
+	deferred map[string]map[deferredKey]deferredEvent
 	// running counts the turns of each that run (one, but for a detached
 	// one ending while the next begins).
 	running map[string]int
 }
 
-type heldKey struct {
+type deferredKey struct {
 	kind      schema.GroupVersionKind
 	namespace string
 	name      string
 }
 
-type heldEvent struct {
+type deferredEvent struct {
 	obj     *metav1.PartialObjectMetadata
 	deleted bool
 }
 
 func newEchoes() *echoes {
-	return &echoes{held: map[string]map[heldKey]heldEvent{}, running: map[string]int{}}
+	return &echoes{deferred: map[string]map[deferredKey]deferredEvent{}, running: map[string]int{}}
 }
 
 // begin starts deferring the events of name's objects: its turn runs.
 func (e *echoes) begin(name string) {
 	e.mu.Lock()
 	e.running[name]++
-	if e.held[name] == nil {
-		e.held[name] = map[heldKey]heldEvent{}
+	if e.deferred[name] == nil {
+		e.deferred[name] = map[deferredKey]deferredEvent{}
 	}
 	e.mu.Unlock()
 }
 
-// hold defers the event of a managed object of name and reports true when
+// deferEvent defers the event of a managed object of name and reports true when
 // name's turn runs; false when it does not (the event is judged now).
-func (e *echoes) hold(name string, kind schema.GroupVersionKind, obj *metav1.PartialObjectMetadata, deleted bool) bool {
+func (e *echoes) deferEvent(name string, kind schema.GroupVersionKind, obj *metav1.PartialObjectMetadata, deleted bool) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	h, ok := e.held[name]
+	h, ok := e.deferred[name]
 	if !ok {
 		return false
 	}
-	h[heldKey{kind: kind, namespace: obj.GetNamespace(), name: obj.GetName()}] = heldEvent{obj: obj, deleted: deleted}
+	h[deferredKey{kind: kind, namespace: obj.GetNamespace(), name: obj.GetName()}] = deferredEvent{obj: obj, deleted: deleted}
 	return true
 }
 
 // end returns the events deferred for name; once no turn of name runs,
 // it stops deferring them.
-func (e *echoes) end(name string) map[heldKey]heldEvent {
+func (e *echoes) end(name string) map[deferredKey]deferredEvent {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	h := e.held[name]
+	h := e.deferred[name]
 	if e.running[name]--; e.running[name] <= 0 {
 		delete(e.running, name)
-		delete(e.held, name)
+		delete(e.deferred, name)
 	} else {
-		e.held[name] = map[heldKey]heldEvent{}
+		e.deferred[name] = map[deferredKey]deferredEvent{}
 	}
 	return h
 }
@@ -84,7 +84,7 @@ func (e *echoes) end(name string) map[heldKey]heldEvent {
 // otherwise it is judged now: owner is queued again unless the event
 // shows no drift (Options.Unchanged).
 func (s *Scheduler) ObjectEvent(owner string, kind schema.GroupVersionKind, obj *metav1.PartialObjectMetadata, deleted bool) {
-	if s.echoes.hold(owner, kind, obj, deleted) {
+	if s.echoes.deferEvent(owner, kind, obj, deleted) {
 		return
 	}
 	if deleted || !s.unchanged(kind, obj) {
@@ -92,9 +92,9 @@ func (s *Scheduler) ObjectEvent(owner string, kind schema.GroupVersionKind, obj 
 	}
 }
 
-// judgeHeld stops deferring name's events and queues name again when one of
+// judgeDeferred stops deferring name's events and queues name again when one of
 // them is drift of what its reconcile recorded as applied.
-func (s *Scheduler) judgeHeld(name string) {
+func (s *Scheduler) judgeDeferred(name string) {
 	for k, ev := range s.echoes.end(name) {
 		if ev.deleted || !s.unchanged(k.kind, ev.obj) {
 			s.Enqueue(name)

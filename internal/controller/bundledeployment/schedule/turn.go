@@ -51,7 +51,7 @@ func (t *Turn) End(result ctrl.Result, err error) (ctrl.Result, error) {
 		t.s.Enqueue(t.name)
 		result, err = ctrl.Result{}, nil
 	}
-	t.s.judgeHeld(t.name)
+	t.s.judgeDeferred(t.name)
 	t.done()
 	return result, err
 }
