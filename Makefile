@@ -115,10 +115,8 @@ run: build cluster-bins ## Start a local control plane with rukpak and install t
 export GO_TEST_FLAGS NO_RACE_PKGS
 
 .PHONY: test
-test: build cluster-bins check ## Run all tests: unit (in full: also what -short leaves out), envtest integration and end to end, with the race detector; events in test-results/.
-	UNIT_SHORT= UNIT_SKIP_INTEGRATION=1 hack/test.sh unit
-	hack/test.sh integration
-	hack/test.sh e2e
+test: build cluster-bins check ## Run all tests: unit (in full: also what -short leaves out), then envtest integration and end to end at once (TEST_TIERS_SERIAL=1: one after the other); output and events in test-results/.
+	hack/test-all.sh
 
 .PHONY: test-unit
 test-unit: ## The fast tier: tests that need no API server, -short, no race; test binaries kept in .local/test/unit (docs/development.md).

@@ -79,6 +79,7 @@ func (c *chartRepo) setDown(down bool) {
 // keeps what is installed while the repository is down; rukpakctl
 // versions lists the published versions and what each is to it.
 func TestHelmRepositoryFollowsARange(t *testing.T) {
+	t.Parallel()
 	repo := &chartRepo{archives: map[string][]byte{}}
 	repo.publish(t, "1.0.0", "0.9.0", "2.0.0-rc.1")
 	srv := httptest.NewServer(repo)

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs every tier of make test (docs/development.md, "Test tiers"): the
+# unit tier in full first (it fails fast and builds most of what the others
+# need), then the integration and e2e tiers at the same time. The
+# integration tier is mostly CPU (race-instrumented test binaries, envtest
+# start-ups), the e2e tier mostly waits for its cluster (polls, node
+# heartbeats, timeouts that are the point of a test), so on two cores they
+# overlap well. TEST_TIERS_SERIAL=1 runs them one after the other instead.
+#
+# While they run, each line is printed as it comes, prefixed with its
+# tier; at the end each tier's summary (its failed tests with why, its
+# slowest packages) is printed again, whole and unmixed, so that the end
+# of a CI log says what failed. Each tier's whole output is also in
+# test-results/TIER.log, its events in test-results/TIER.json.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p test-results
+
+UNIT_SHORT= UNIT_SKIP_INTEGRATION=1 hack/test.sh unit || exit 1
+
+if [ "${TEST_TIERS_SERIAL-}" = 1 ]; then
+  hack/test.sh integration || exit 1
+  exec hack/test.sh e2e
+fi
+
+# tier runs hack/test.sh TIER into test-results/TIER.log, printing each
+# line with the tier's name, and ends the log with the tier's exit status.
+tier() {
+  { hack/test.sh "$1" 2>&1; echo "hack/test-all.sh: tier $1 exited $?"; } |
+    tee "test-results/$1.log" | sed -u "s/^/[$1] /"
+}
+tier integration &
+integration=$!
+tier e2e &
+e2e=$!
+wait $integration $e2e
+
+status=0
+for t in integration e2e; do
+  last=$(tail -n 1 "test-results/$t.log")
+  echo
+  echo "=== $t: ${last#hack/test-all.sh: }"
+  # The summary testreport prints at the end of the tier.
+  sed -n '/^\([0-9]* failed:\|[0-9]* packages, \)/,$p' "test-results/$t.log" | grep -v '^hack/test-all.sh: '
+  [ "$last" = "hack/test-all.sh: tier $t exited 0" ] || status=1
+done
+exit $status
