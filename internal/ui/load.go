@@ -170,7 +170,7 @@ type reviewPage struct {
 	// judge (each counted as growing power), of UnmodeledCount.
 	Unmodeled      []v1alpha2.ReviewObjectChange
 	UnmodeledCount int
-	DiffError                     string
+	DiffError      string
 	// CanApprove is set when the revision awaits approval and a
 	// SelfSubjectAccessReview allows the user verb approve on it.
 	CanApprove bool
