@@ -26,4 +26,12 @@
 // Credentials are sent to the repository's host only: an archive that the
 // index places on another host is downloaded without them, as Helm does
 // unless told to pass them.
+//
+// An oci:// repository is a registry repository of charts (oci.go), read
+// with the image source (Images) under the image source's rules for pull
+// secrets, TLS and cosign verification: Resolve takes an exact version's
+// tag, or lists the tags of url/chart and takes the newest chart version
+// in range (a tag's "_" read as "+", as helm push writes them), and pins
+// it to the digest of its manifest; Unpack pulls the chart by that digest.
+// Tag listings are not cached: each resolve lists the tags once.
 package helmrepository
