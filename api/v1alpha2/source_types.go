@@ -288,6 +288,7 @@ type HTTPSource struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.pullSecret) || self.url.startsWith('oci://')",message="pullSecret is for oci:// repositories; an http(s) repository takes auth"
 // +kubebuilder:validation:XValidation:rule="!has(self.auth) || !self.url.startsWith('oci://')",message="auth is for http(s) repositories; an oci:// repository takes pullSecret"
 // +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.verify.cosign) || self.url.startsWith('oci://')",message="verify.cosign is for oci:// repositories"
+// +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.verify.provenance) || !self.url.startsWith('oci://')",message="verify.provenance is for http(s) repositories"
 type HelmRepositorySource struct {
 	// url of the repository: an http(s):// repository, whose index is
 	// url/index.yaml, or an oci:// registry repository of charts
@@ -366,12 +367,32 @@ type HelmRepositorySource struct {
 }
 
 // HelmRepositoryVerification says how a chart of a Helm repository must be
-// signed.
+// signed: with cosign (oci:// repositories) or a Helm provenance file
+// (http(s) repositories). Exactly one is set.
+// +kubebuilder:validation:XValidation:rule="has(self.cosign) != has(self.provenance)",message="verify must set exactly one of cosign and provenance"
 type HelmRepositoryVerification struct {
 	// cosign, for an oci:// repository, checks a cosign signature of the
 	// chart's manifest, exactly as an image source's verify.cosign does.
+	// +optional
+	Cosign *CosignVerification `json:"cosign,omitempty"`
+
+	// provenance, for an http(s) repository, checks the chart's
+	// provenance file (the archive's URL with ".prov" appended, as
+	// `helm package --sign` writes it) as `helm install --verify` does: it
+	// must be signed by a key of the keyring and name the sha256 of the
+	// archive, which must be the pinned one.
+	// +optional
+	Provenance *ProvenanceVerification `json:"provenance,omitempty"`
+}
+
+// ProvenanceVerification names the keys a Helm provenance file must be
+// signed with.
+type ProvenanceVerification struct {
+	// keyringSecret names a Secret in rukpak-system whose key keyring
+	// holds the OpenPGP public keys: a GnuPG keyring (pubring.gpg), a
+	// keybox (pubring.kbx) or armored keys (gpg --export --armor).
 	// +required
-	Cosign *CosignVerification `json:"cosign"`
+	KeyringSecret LocalObjectReference `json:"keyringSecret"`
 }
 
 // UpgradeEdges is how a catalog source may move from the installed bundle.

@@ -121,6 +121,35 @@ func TestBundleDeploymentCreateValidation(t *testing.T) {
 			wantErr: "verify.cosign is for oci:// repositories",
 		},
 		{
+			name: "an http Helm repository with provenance",
+			obj: bd(envtest.UniqueName("helmrepoprov"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.ProvisionerClassName = v1alpha2.ClassHelm
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "https://charts.example/", Chart: "greeter",
+						Verify: &v1alpha2.HelmRepositoryVerification{Provenance: &v1alpha2.ProvenanceVerification{
+							KeyringSecret: v1alpha2.LocalObjectReference{Name: "keyring"}}}}}}
+			}),
+		},
+		{
+			name: "an OCI Helm repository with provenance",
+			obj: bd(envtest.UniqueName("helmrepoociprov"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "oci://registry.example/charts", Chart: "greeter",
+						Verify: &v1alpha2.HelmRepositoryVerification{Provenance: &v1alpha2.ProvenanceVerification{
+							KeyringSecret: v1alpha2.LocalObjectReference{Name: "keyring"}}}}}}
+			}),
+			wantErr: "verify.provenance is for http(s) repositories",
+		},
+		{
+			name: "a Helm repository verify with neither",
+			obj: bd(envtest.UniqueName("helmreponone"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "https://charts.example/", Chart: "greeter",
+						Verify: &v1alpha2.HelmRepositoryVerification{}}}}
+			}),
+			wantErr: "verify must set exactly one of cosign and provenance",
+		},
+		{
 			name: "a Helm repository half pinned",
 			obj: bd(envtest.UniqueName("helmrepohalf"), func(b *v1alpha2.BundleDeployment) {
 				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,

@@ -118,6 +118,11 @@ var references = []reference{
 				TrustedRootConfigMap: v1alpha2.LocalObjectReference{Name: n}, Issuer: "https://issuer.example", Subject: "release@example.com"}}}
 		}), nil
 	}},
+	{"helmRepository provenance keyringSecret", "secrets", "spec.sources[0].helmRepository.verify.provenance.keyringSecret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
+		return helmRepo("https://charts.example", func(h *v1alpha2.HelmRepositorySource) {
+			h.Verify = &v1alpha2.HelmRepositoryVerification{Provenance: &v1alpha2.ProvenanceVerification{KeyringSecret: *secretRef(n)}}
+		}), nil
+	}},
 	{"catalog pullSecret", "secrets", "spec.sources[0].catalog.pullSecret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
 		return catalogSrc(func(c *v1alpha2.CatalogSource) { c.PullSecret = secretRef(n) }), nil
 	}},

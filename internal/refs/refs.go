@@ -48,8 +48,8 @@ func (r Ref) Key() string { return string(r.Resource) + "/" + r.Name }
 // Secret or ConfigMap, in spec order: for each source its image pullSecret,
 // caSecret, cosign publicKeySecret and keyless trustedRootConfigMap, git
 // auth secret and caSecret, http auth secret and caSecret, helmRepository
-// auth secret, caSecret, pullSecret and the cosign key or trusted root of
-// its verify, catalog pullSecret and caSecret, configMaps;
+// auth secret, caSecret, pullSecret and the cosign key or trusted root or
+// provenance keyring of its verify, catalog pullSecret and caSecret, configMaps;
 // then spec.config.valuesFrom.
 func List(sources []v1alpha2.BundleSource, config *v1alpha2.BundleConfig) []Ref {
 	var out []Ref
@@ -93,6 +93,9 @@ func List(sources []v1alpha2.BundleSource, config *v1alpha2.BundleConfig) []Ref 
 				if kl := h.Verify.Cosign.Keyless; kl != nil {
 					add(ConfigMaps, &kl.TrustedRootConfigMap, "spec.sources[%d].helmRepository.verify.cosign.keyless.trustedRootConfigMap", i)
 				}
+			}
+			if h.Verify != nil && h.Verify.Provenance != nil {
+				add(Secrets, &h.Verify.Provenance.KeyringSecret, "spec.sources[%d].helmRepository.verify.provenance.keyringSecret", i)
 			}
 		}
 		if c := src.Catalog; c != nil {

@@ -13,6 +13,9 @@
 //     as it is, without any request.
 //  2. Unpack downloads the pinned archive with the http source, which
 //     refuses it unless its sha256 is the pinned one, and extracts it.
+//     With verify.provenance, the archive's provenance file is checked
+//     first (provenance.go): signed by a key of the keyring, for the
+//     pinned archive, with Helm's provenance package.
 //
 // The cache is keyed by the index's URL and the credentials it is read
 // with (the credential Secret's and the CA Secret's contents, and whether

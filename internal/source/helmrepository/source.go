@@ -147,6 +147,12 @@ func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir stri
 	if strings.HasPrefix(h.ResolvedURL, OCIScheme) {
 		return failure.New(v1alpha2.ReasonUnpackFailed, "Helm repository %s: resolvedURL %s is not http(s)", source.RedactURL(h.URL), h.ResolvedURL)
 	}
+	if h.Verify != nil && h.Verify.Provenance != nil {
+		// Before anything of the archive is extracted.
+		if err := s.verifyProvenance(ctx, h); err != nil {
+			return err
+		}
+	}
 	return s.http.Unpack(ctx, v1alpha2.BundleSource{Type: v1alpha2.SourceTypeHTTP, HTTP: s.archive(h, h.ResolvedURL, h.SHA256)}, dir)
 }
 
