@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/internal/source/image"
 	"github.com/rukpak/rukpak/internal/versionrange"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
@@ -19,10 +19,16 @@ const OCIScheme = "oci://"
 // chart artifact by digest, with pull secrets, TLS settings and cosign
 // verification.
 type Images interface {
-	source.Source
+	// Resolve pins an image source's tag to its manifest's digest.
+	Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alpha2.BundleSource, error)
 	// Tags lists the tags of the repository src's image ref names.
 	Tags(ctx context.Context, src v1alpha2.BundleSource) ([]string, error)
+	// UnpackChart unpacks the Helm chart artifact src pins, and refuses
+	// an image that is not one.
+	UnpackChart(ctx context.Context, src v1alpha2.BundleSource, dir string) error
 }
+
+var _ Images = (*image.Source)(nil)
 
 // IsOCI tells whether h names an OCI registry repository of charts.
 func IsOCI(h *v1alpha2.HelmRepositorySource) bool {
@@ -126,5 +132,5 @@ func (s *Source) unpackOCI(ctx context.Context, src v1alpha2.BundleSource, dir s
 		return failure.New(v1alpha2.ReasonUnpackFailed,
 			"Helm repository %s: resolvedURL %s is not a tag of %s%s", h.URL, h.ResolvedURL, OCIScheme, repo)
 	}
-	return s.images.Unpack(ctx, ImageSource(h, ref, "sha256:"+h.SHA256), dir)
+	return s.images.UnpackChart(ctx, ImageSource(h, ref, "sha256:"+h.SHA256), dir)
 }

@@ -255,6 +255,11 @@ func TestOCIRefusals(t *testing.T) {
 	ctx := context.Background()
 	r := newOCIRegistry(t)
 	r.pushChart(t, "1.0.0")
+	notAChart, err := mutate.Append(empty.Image, mutate.Addendum{Layer: static.NewLayer(chartArchive(t, "1.5.0"), types.DockerLayer)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.push(t, "charts/greeter:1.5.0", notAChart)
 	good := r.pullSecret(t, ociUser, ociPassword)
 	wrong := r.pullSecret(t, ociUser, "wr0ng")
 	s := newSource(WithWorkDir(t.TempDir()))
@@ -266,13 +271,15 @@ func TestOCIRefusals(t *testing.T) {
 		unpack bool // the failure is Unpack's
 	}{
 		{name: "nothing in range", src: func() v1alpha2.BundleSource { return ociSource(r, "2.x", good) },
-			reason: v1alpha2.ReasonSourceNotFound, msg: `chart "greeter" has no version in "2.x" (1 tags published)`},
+			reason: v1alpha2.ReasonSourceNotFound, msg: `chart "greeter" has no version in "2.x" (2 tags published)`},
 		{name: "an exact version not published", src: func() v1alpha2.BundleSource { return ociSource(r, "1.0.1", good) },
 			reason: v1alpha2.ReasonSourceNotFound, msg: "1.0.1"},
 		{name: "a wrong password", src: func() v1alpha2.BundleSource { return ociSource(r, "1.x", wrong) },
 			reason: v1alpha2.ReasonUnpackFailed, msg: "authentication failed for " + r.host},
 		{name: "no pull secret", src: func() v1alpha2.BundleSource { return ociSource(r, "1.0.0", nil) },
 			reason: v1alpha2.ReasonUnpackFailed, msg: "authentication failed for " + r.host},
+		{name: "an image that is not a chart", src: func() v1alpha2.BundleSource { return ociSource(r, "1.5.0", good) },
+			reason: v1alpha2.ReasonUnpackFailed, msg: "is not a Helm chart", unpack: true},
 		{name: "a pin in another repository", src: func() v1alpha2.BundleSource {
 			src := ociSource(r, "1.0.0", good)
 			src.HelmRepository.ResolvedVersion, src.HelmRepository.ResolvedURL = "1.0.0", OCIScheme+r.host+"/other/greeter:1.0.0"
