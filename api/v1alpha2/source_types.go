@@ -281,14 +281,24 @@ type HTTPSource struct {
 
 // HelmRepositorySource names a chart of a Helm chart repository and the
 // versions of it to install: an exact version, or a range whose newest
-// version is installed and followed (see docs/sources.md).
+// version is installed and followed (see docs/sources.md). The repository
+// is an HTTP(S) one (an index.yaml) or an OCI registry repository of
+// charts (oci://), as Helm reads both.
 // +kubebuilder:validation:XValidation:rule="has(self.resolvedVersion) == has(self.resolvedURL) && has(self.resolvedURL) == has(self.sha256)",message="resolvedVersion, resolvedURL and sha256 are set together"
+// +kubebuilder:validation:XValidation:rule="!has(self.pullSecret) || self.url.startsWith('oci://')",message="pullSecret is for oci:// repositories; an http(s) repository takes auth"
+// +kubebuilder:validation:XValidation:rule="!has(self.auth) || !self.url.startsWith('oci://')",message="auth is for http(s) repositories; an oci:// repository takes pullSecret"
+// +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.verify.cosign) || self.url.startsWith('oci://')",message="verify.cosign is for oci:// repositories"
+// +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.verify.provenance) || !self.url.startsWith('oci://')",message="verify.provenance is for http(s) repositories"
 type HelmRepositorySource struct {
-	// url of the repository; its index is url/index.yaml.
+	// url of the repository: an http(s):// repository, whose index is
+	// url/index.yaml, or an oci:// registry repository of charts
+	// ("oci://ghcr.io/org/charts"), where the chart is the repository
+	// url/chart and its versions are its tags ("+" written "_", as helm
+	// push writes them).
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="url must be http:// or https://"
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://') || self.startsWith('oci://')",message="url must be http://, https:// or oci://"
 	URL string `json:"url"`
 
 	// chart is the chart's name in the repository's index.
@@ -313,13 +323,16 @@ type HelmRepositorySource struct {
 	// +kubebuilder:validation:MaxLength=256
 	ResolvedVersion string `json:"resolvedVersion,omitempty"`
 
-	// resolvedURL is where the archive of resolvedVersion is.
+	// resolvedURL is where the archive of resolvedVersion is; for an
+	// oci:// repository, the chart's tag (oci://host/path/chart:tag).
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="resolvedURL must be http:// or https://"
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://') || self.startsWith('oci://')",message="resolvedURL must be http://, https:// or oci://"
 	ResolvedURL string `json:"resolvedURL,omitempty"`
 
-	// sha256 is the hex digest the archive of resolvedVersion must have.
+	// sha256 is the hex digest the archive of resolvedVersion must have;
+	// for an oci:// repository, the digest of the chart's manifest, which
+	// is what is pulled (never the tag).
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
 	SHA256 string `json:"sha256,omitempty"`
@@ -339,6 +352,47 @@ type HelmRepositorySource struct {
 	// bundle the repository's certificate is verified against.
 	// +optional
 	CASecret *LocalObjectReference `json:"caSecret,omitempty"`
+
+	// pullSecret names a kubernetes.io/dockerconfigjson Secret in
+	// rukpak-system for an oci:// repository, read as an image source
+	// reads its pullSecret.
+	// +optional
+	PullSecret *LocalObjectReference `json:"pullSecret,omitempty"`
+
+	// verify requires the chart to be signed: a chart whose signature does
+	// not verify is refused (SignatureInvalid) before anything of it is
+	// unpacked.
+	// +optional
+	Verify *HelmRepositoryVerification `json:"verify,omitempty"`
+}
+
+// HelmRepositoryVerification says how a chart of a Helm repository must be
+// signed: with cosign (oci:// repositories) or a Helm provenance file
+// (http(s) repositories). Exactly one is set.
+// +kubebuilder:validation:XValidation:rule="has(self.cosign) != has(self.provenance)",message="verify must set exactly one of cosign and provenance"
+type HelmRepositoryVerification struct {
+	// cosign, for an oci:// repository, checks a cosign signature of the
+	// chart's manifest, exactly as an image source's verify.cosign does.
+	// +optional
+	Cosign *CosignVerification `json:"cosign,omitempty"`
+
+	// provenance, for an http(s) repository, checks the chart's
+	// provenance file (the archive's URL with ".prov" appended, as
+	// `helm package --sign` writes it) as `helm install --verify` does: it
+	// must be signed by a key of the keyring and name the sha256 of the
+	// archive, which must be the pinned one.
+	// +optional
+	Provenance *ProvenanceVerification `json:"provenance,omitempty"`
+}
+
+// ProvenanceVerification names the keys a Helm provenance file must be
+// signed with.
+type ProvenanceVerification struct {
+	// keyringSecret names a Secret in rukpak-system whose key keyring
+	// holds the OpenPGP public keys: a GnuPG keyring (pubring.gpg), a
+	// keybox (pubring.kbx) or armored keys (gpg --export --armor).
+	// +required
+	KeyringSecret LocalObjectReference `json:"keyringSecret"`
 }
 
 // UpgradeEdges is how a catalog source may move from the installed bundle.

@@ -79,7 +79,75 @@ func TestBundleDeploymentCreateValidation(t *testing.T) {
 				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
 					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "file:///etc", Chart: "greeter"}}}
 			}),
-			wantErr: "url must be http:// or https://",
+			wantErr: "url must be http://, https:// or oci://",
+		},
+		{
+			name: "an OCI Helm repository with a pull secret and cosign",
+			obj: bd(envtest.UniqueName("helmrepooci"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.ProvisionerClassName = v1alpha2.ClassHelm
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "oci://registry.example/charts", Chart: "greeter", Version: "4.x",
+						PullSecret: &v1alpha2.LocalObjectReference{Name: "pull"},
+						Verify: &v1alpha2.HelmRepositoryVerification{Cosign: &v1alpha2.CosignVerification{
+							PublicKeySecret: &v1alpha2.LocalObjectReference{Name: "cosign"}}}}}}
+			}),
+		},
+		{
+			name: "an http Helm repository with a pull secret",
+			obj: bd(envtest.UniqueName("helmrepopull"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "https://charts.example/", Chart: "greeter",
+						PullSecret: &v1alpha2.LocalObjectReference{Name: "pull"}}}}
+			}),
+			wantErr: "pullSecret is for oci:// repositories",
+		},
+		{
+			name: "an OCI Helm repository with basic auth",
+			obj: bd(envtest.UniqueName("helmrepoociauth"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "oci://registry.example/charts", Chart: "greeter",
+						Auth: &v1alpha2.HTTPAuth{Secret: v1alpha2.LocalObjectReference{Name: "basic"}}}}}
+			}),
+			wantErr: "auth is for http(s) repositories",
+		},
+		{
+			name: "an http Helm repository with cosign",
+			obj: bd(envtest.UniqueName("helmrepocosign"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "https://charts.example/", Chart: "greeter",
+						Verify: &v1alpha2.HelmRepositoryVerification{Cosign: &v1alpha2.CosignVerification{
+							PublicKeySecret: &v1alpha2.LocalObjectReference{Name: "cosign"}}}}}}
+			}),
+			wantErr: "verify.cosign is for oci:// repositories",
+		},
+		{
+			name: "an http Helm repository with provenance",
+			obj: bd(envtest.UniqueName("helmrepoprov"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.ProvisionerClassName = v1alpha2.ClassHelm
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "https://charts.example/", Chart: "greeter",
+						Verify: &v1alpha2.HelmRepositoryVerification{Provenance: &v1alpha2.ProvenanceVerification{
+							KeyringSecret: v1alpha2.LocalObjectReference{Name: "keyring"}}}}}}
+			}),
+		},
+		{
+			name: "an OCI Helm repository with provenance",
+			obj: bd(envtest.UniqueName("helmrepoociprov"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "oci://registry.example/charts", Chart: "greeter",
+						Verify: &v1alpha2.HelmRepositoryVerification{Provenance: &v1alpha2.ProvenanceVerification{
+							KeyringSecret: v1alpha2.LocalObjectReference{Name: "keyring"}}}}}}
+			}),
+			wantErr: "verify.provenance is for http(s) repositories",
+		},
+		{
+			name: "a Helm repository verify with neither",
+			obj: bd(envtest.UniqueName("helmreponone"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "https://charts.example/", Chart: "greeter",
+						Verify: &v1alpha2.HelmRepositoryVerification{}}}}
+			}),
+			wantErr: "verify must set exactly one of cosign and provenance",
 		},
 		{
 			name: "a Helm repository half pinned",

@@ -57,6 +57,18 @@ func httpSrc(mutate func(*v1alpha2.HTTPSource)) []v1alpha2.BundleSource {
 	return []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHTTP, HTTP: h}}
 }
 
+func helmRepo(url string, mutate func(*v1alpha2.HelmRepositorySource)) []v1alpha2.BundleSource {
+	h := &v1alpha2.HelmRepositorySource{URL: url, Chart: "app", Version: "1.x"}
+	mutate(h)
+	return []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository, HelmRepository: h}}
+}
+
+func catalogSrc(mutate func(*v1alpha2.CatalogSource)) []v1alpha2.BundleSource {
+	c := &v1alpha2.CatalogSource{Image: "registry.example/catalog:latest", Package: "app"}
+	mutate(c)
+	return []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeCatalog, Catalog: c}}
+}
+
 // upload is a source naming nothing, for specs whose reference is in
 // config.
 var upload = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeUpload, Upload: &v1alpha2.UploadSource{Digest: digest0}}}
@@ -85,6 +97,37 @@ var references = []reference{
 	}},
 	{"http caSecret", "secrets", "spec.sources[0].http.caSecret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
 		return httpSrc(func(h *v1alpha2.HTTPSource) { h.CASecret = secretRef(n) }), nil
+	}},
+	{"helmRepository auth secret", "secrets", "spec.sources[0].helmRepository.auth.secret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
+		return helmRepo("https://charts.example", func(h *v1alpha2.HelmRepositorySource) { h.Auth = &v1alpha2.HTTPAuth{Secret: *secretRef(n)} }), nil
+	}},
+	{"helmRepository caSecret", "secrets", "spec.sources[0].helmRepository.caSecret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
+		return helmRepo("https://charts.example", func(h *v1alpha2.HelmRepositorySource) { h.CASecret = secretRef(n) }), nil
+	}},
+	{"helmRepository pullSecret", "secrets", "spec.sources[0].helmRepository.pullSecret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
+		return helmRepo("oci://registry.example/charts", func(h *v1alpha2.HelmRepositorySource) { h.PullSecret = secretRef(n) }), nil
+	}},
+	{"helmRepository cosign publicKeySecret", "secrets", "spec.sources[0].helmRepository.verify.cosign.publicKeySecret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
+		return helmRepo("oci://registry.example/charts", func(h *v1alpha2.HelmRepositorySource) {
+			h.Verify = &v1alpha2.HelmRepositoryVerification{Cosign: &v1alpha2.CosignVerification{PublicKeySecret: secretRef(n)}}
+		}), nil
+	}},
+	{"helmRepository cosign keyless trustedRootConfigMap", "configmaps", "spec.sources[0].helmRepository.verify.cosign.keyless.trustedRootConfigMap", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
+		return helmRepo("oci://registry.example/charts", func(h *v1alpha2.HelmRepositorySource) {
+			h.Verify = &v1alpha2.HelmRepositoryVerification{Cosign: &v1alpha2.CosignVerification{Keyless: &v1alpha2.KeylessVerification{
+				TrustedRootConfigMap: v1alpha2.LocalObjectReference{Name: n}, Issuer: "https://issuer.example", Subject: "release@example.com"}}}
+		}), nil
+	}},
+	{"helmRepository provenance keyringSecret", "secrets", "spec.sources[0].helmRepository.verify.provenance.keyringSecret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
+		return helmRepo("https://charts.example", func(h *v1alpha2.HelmRepositorySource) {
+			h.Verify = &v1alpha2.HelmRepositoryVerification{Provenance: &v1alpha2.ProvenanceVerification{KeyringSecret: *secretRef(n)}}
+		}), nil
+	}},
+	{"catalog pullSecret", "secrets", "spec.sources[0].catalog.pullSecret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
+		return catalogSrc(func(c *v1alpha2.CatalogSource) { c.PullSecret = secretRef(n) }), nil
+	}},
+	{"catalog caSecret", "secrets", "spec.sources[0].catalog.caSecret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
+		return catalogSrc(func(c *v1alpha2.CatalogSource) { c.CASecret = secretRef(n) }), nil
 	}},
 	{"configMaps source", "configmaps", "spec.sources[0].configMaps[1].configMap", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
 		// The first ConfigMap is the allowed "manifests".

@@ -48,7 +48,8 @@ func (r Ref) Key() string { return string(r.Resource) + "/" + r.Name }
 // Secret or ConfigMap, in spec order: for each source its image pullSecret,
 // caSecret, cosign publicKeySecret and keyless trustedRootConfigMap, git
 // auth secret and caSecret, http auth secret and caSecret, helmRepository
-// auth secret and caSecret, catalog pullSecret and caSecret, configMaps;
+// auth secret, caSecret, pullSecret and the cosign key or trusted root or
+// provenance keyring of its verify, catalog pullSecret and caSecret, configMaps;
 // then spec.config.valuesFrom.
 func List(sources []v1alpha2.BundleSource, config *v1alpha2.BundleConfig) []Ref {
 	var out []Ref
@@ -86,6 +87,16 @@ func List(sources []v1alpha2.BundleSource, config *v1alpha2.BundleConfig) []Ref 
 				add(Secrets, &h.Auth.Secret, "spec.sources[%d].helmRepository.auth.secret", i)
 			}
 			add(Secrets, h.CASecret, "spec.sources[%d].helmRepository.caSecret", i)
+			add(Secrets, h.PullSecret, "spec.sources[%d].helmRepository.pullSecret", i)
+			if h.Verify != nil && h.Verify.Cosign != nil {
+				add(Secrets, h.Verify.Cosign.PublicKeySecret, "spec.sources[%d].helmRepository.verify.cosign.publicKeySecret", i)
+				if kl := h.Verify.Cosign.Keyless; kl != nil {
+					add(ConfigMaps, &kl.TrustedRootConfigMap, "spec.sources[%d].helmRepository.verify.cosign.keyless.trustedRootConfigMap", i)
+				}
+			}
+			if h.Verify != nil && h.Verify.Provenance != nil {
+				add(Secrets, &h.Verify.Provenance.KeyringSecret, "spec.sources[%d].helmRepository.verify.provenance.keyringSecret", i)
+			}
 		}
 		if c := src.Catalog; c != nil {
 			add(Secrets, c.PullSecret, "spec.sources[%d].catalog.pullSecret", i)

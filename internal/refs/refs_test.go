@@ -44,6 +44,24 @@ func TestList(t *testing.T) {
 			{Secrets, "http-auth", "spec.sources[2].http.auth.secret"},
 			{Secrets, "http-ca", "spec.sources[2].http.caSecret"},
 		}},
+		{name: "helmRepository", sources: []v1alpha2.BundleSource{
+			{Type: v1alpha2.SourceTypeHelmRepository, HelmRepository: &v1alpha2.HelmRepositorySource{URL: "https://r", Chart: "c",
+				Auth: &v1alpha2.HTTPAuth{Secret: *ref("helm-auth")}, CASecret: ref("helm-ca")}},
+			{Type: v1alpha2.SourceTypeHelmRepository, HelmRepository: &v1alpha2.HelmRepositorySource{URL: "oci://r", Chart: "c", PullSecret: ref("oci-pull"),
+				Verify: &v1alpha2.HelmRepositoryVerification{Cosign: &v1alpha2.CosignVerification{PublicKeySecret: ref("oci-key")}}}},
+			{Type: v1alpha2.SourceTypeHelmRepository, HelmRepository: &v1alpha2.HelmRepositorySource{URL: "oci://r", Chart: "c",
+				Verify: &v1alpha2.HelmRepositoryVerification{Cosign: &v1alpha2.CosignVerification{Keyless: &v1alpha2.KeylessVerification{
+					TrustedRootConfigMap: *ref("oci-root"), Issuer: "https://issuer.example", Subject: "me@example.com"}}}}},
+			{Type: v1alpha2.SourceTypeHelmRepository, HelmRepository: &v1alpha2.HelmRepositorySource{URL: "https://r", Chart: "c",
+				Verify: &v1alpha2.HelmRepositoryVerification{Provenance: &v1alpha2.ProvenanceVerification{KeyringSecret: *ref("keyring")}}}},
+		}, want: []Ref{
+			{Secrets, "helm-auth", "spec.sources[0].helmRepository.auth.secret"},
+			{Secrets, "helm-ca", "spec.sources[0].helmRepository.caSecret"},
+			{Secrets, "oci-pull", "spec.sources[1].helmRepository.pullSecret"},
+			{Secrets, "oci-key", "spec.sources[1].helmRepository.verify.cosign.publicKeySecret"},
+			{ConfigMaps, "oci-root", "spec.sources[2].helmRepository.verify.cosign.keyless.trustedRootConfigMap"},
+			{Secrets, "keyring", "spec.sources[3].helmRepository.verify.provenance.keyringSecret"},
+		}},
 		{name: "catalog", sources: []v1alpha2.BundleSource{
 			{Type: v1alpha2.SourceTypeCatalog, Catalog: &v1alpha2.CatalogSource{Image: "r", Package: "p", PullSecret: ref("cat-pull"), CASecret: ref("cat-ca")}},
 		}, want: []Ref{

@@ -72,7 +72,7 @@ func Registry(c client.Client, live client.Reader, namespace string, opts ...Opt
 		v1alpha2.SourceTypeCatalog:        catalogsource.New(images, catalogOpts...),
 		v1alpha2.SourceTypeGit:            git.New(creds, gitOpts...),
 		v1alpha2.SourceTypeHTTP:           http,
-		v1alpha2.SourceTypeHelmRepository: helmrepository.New(creds, http, helmOpts...),
+		v1alpha2.SourceTypeHelmRepository: helmrepository.New(creds, http, images, helmOpts...),
 		v1alpha2.SourceTypeUpload:         uploadsource.New(uploads),
 	}
 	return reg.WithDeadline(set.deadline), uploads

@@ -132,17 +132,47 @@ func (s *Source) resolve(ctx context.Context, src v1alpha2.BundleSource, install
 	return out, nil
 }
 
-// selectBundle returns the bundle of c's package cat selects from the
-// installed bundle: a terminal failure when there is none, or when it
-// declares dependencies.
-func (s *Source) selectBundle(cat *catalog.Catalog, c *v1alpha2.CatalogSource, installed string) (*catalog.Bundle, error) {
-	res, err := cat.Resolve(catalog.Query{
+// Candidates reads the catalog src names now (its image's tag looked up
+// again, whatever src pins) and returns what it makes of every bundle of
+// src's package from the installed bundle (by name; "" for none): the
+// one it selects and why each other is passed over. It is for listing
+// what a source follows (rukpakctl versions); it pins nothing.
+func (s *Source) Candidates(ctx context.Context, src v1alpha2.BundleSource, installed string) (catalog.Result, error) {
+	c, err := member(src)
+	if err != nil {
+		return catalog.Result{}, err
+	}
+	pinnedCatalog, err := s.images.Resolve(ctx, imageSource(c, c.Image))
+	if err != nil {
+		return catalog.Result{}, fmt.Errorf("catalog image: %w", err)
+	}
+	cat, err := s.cache.get(ctx, cacheKey(c, pinnedCatalog.Image.Digest), func() (*catalog.Catalog, error) { return s.load(ctx, pinnedCatalog) })
+	if err != nil {
+		return catalog.Result{}, err
+	}
+	res, err := cat.Resolve(query(c, installed))
+	if err != nil {
+		return catalog.Result{}, failure.New(v1alpha2.ReasonSourceNotFound, "catalog %s: %v", c.Image, err)
+	}
+	return res, nil
+}
+
+// query is the catalog query of c from the installed bundle.
+func query(c *v1alpha2.CatalogSource, installed string) catalog.Query {
+	return catalog.Query{
 		Package:   c.Package,
 		Channels:  c.Channels,
 		Range:     c.Version,
 		Installed: installed,
 		AnyEdge:   c.UpgradeEdges == v1alpha2.UpgradeEdgesSelfCertified,
-	})
+	}
+}
+
+// selectBundle returns the bundle of c's package cat selects from the
+// installed bundle: a terminal failure when there is none, or when it
+// declares dependencies.
+func (s *Source) selectBundle(cat *catalog.Catalog, c *v1alpha2.CatalogSource, installed string) (*catalog.Bundle, error) {
+	res, err := cat.Resolve(query(c, installed))
 	if err != nil {
 		return nil, failure.New(v1alpha2.ReasonSourceNotFound, "catalog %s: %v", c.Image, err)
 	}

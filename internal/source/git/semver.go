@@ -15,6 +15,39 @@ import (
 // tagPrefix is the prefix of the full names of tags.
 const tagPrefix = "refs/tags/"
 
+// Tags returns the tags the repository src names advertises now, sorted
+// by name, read with src's credentials and TLS settings as Resolve reads
+// them. It is for listing what a source with ref.semver follows
+// (rukpakctl versions); it fetches no object.
+func (s *Source) Tags(ctx context.Context, src v1alpha2.BundleSource) ([]string, error) {
+	g, err := spec(src)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.connect(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	ar, err := r.advertise(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return advertisedTags(ar), nil
+}
+
+// advertisedTags returns the tags ar advertises, sorted by name.
+func advertisedTags(ar *packp.AdvRefs) []string {
+	tags := make([]string, 0, len(ar.References))
+	for name := range ar.References {
+		if tag, ok := strings.CutPrefix(name, tagPrefix); ok {
+			tags = append(tags, tag)
+		}
+	}
+	sort.Strings(tags)
+	return tags
+}
+
 // selectTag returns the newest tag ar advertises that is a version in
 // constraint. A constraint that does not parse is an UnpackFailed
 // failure, no tag in it a SourceNotFound failure naming the constraint and
@@ -24,13 +57,7 @@ func (r *remote) selectTag(ar *packp.AdvRefs, constraint string) (string, error)
 	if err != nil {
 		return "", failure.New(v1alpha2.ReasonUnpackFailed, "repository %s: %v", r.name, err)
 	}
-	tags := make([]string, 0, len(ar.References))
-	for name := range ar.References {
-		if tag, ok := strings.CutPrefix(name, tagPrefix); ok {
-			tags = append(tags, tag)
-		}
-	}
-	sort.Strings(tags)
+	tags := advertisedTags(ar)
 	best, ok := rng.Newest(tags)
 	if !ok {
 		return "", failure.New(v1alpha2.ReasonSourceNotFound, "repository %s has no tag in %q (%d tags published, %d of them versions)",

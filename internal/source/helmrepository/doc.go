@@ -13,6 +13,9 @@
 //     as it is, without any request.
 //  2. Unpack downloads the pinned archive with the http source, which
 //     refuses it unless its sha256 is the pinned one, and extracts it.
+//     With verify.provenance, the archive's provenance file is checked
+//     first (provenance.go): signed by a key of the keyring, for the
+//     pinned archive, with Helm's provenance package.
 //
 // The cache is keyed by the index's URL and the credentials it is read
 // with (the credential Secret's and the CA Secret's contents, and whether
@@ -26,4 +29,12 @@
 // Credentials are sent to the repository's host only: an archive that the
 // index places on another host is downloaded without them, as Helm does
 // unless told to pass them.
+//
+// An oci:// repository is a registry repository of charts (oci.go), read
+// with the image source (Images) under the image source's rules for pull
+// secrets, TLS and cosign verification: Resolve takes an exact version's
+// tag, or lists the tags of url/chart and takes the newest chart version
+// in range (a tag's "_" read as "+", as helm push writes them), and pins
+// it to the digest of its manifest; Unpack pulls the chart by that digest.
+// Tag listings are not cached: each resolve lists the tags once.
 package helmrepository

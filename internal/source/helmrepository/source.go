@@ -26,6 +26,7 @@ const DefaultMaxAge = v1alpha2.MinPollInterval
 type Source struct {
 	creds  *credentials.Reader
 	http   *httpsource.Source
+	images Images
 	cache  *cache
 	lim    helmrepo.Limits
 	maxAge time.Duration
@@ -52,10 +53,10 @@ func WithMaxAge(d time.Duration) Option { return func(s *Source) { s.maxAge = d 
 // temporary directory.
 func WithWorkDir(dir string) Option { return func(s *Source) { s.cache.dir = dir } }
 
-// New returns a Source reading Secrets with creds and downloading
-// archives with h.
-func New(creds *credentials.Reader, h *httpsource.Source, opts ...Option) *Source {
-	s := &Source{creds: creds, http: h, cache: newCache(), lim: helmrepo.DefaultLimits, maxAge: DefaultMaxAge}
+// New returns a Source reading Secrets with creds, downloading archives
+// of HTTP(S) repositories with h and reading OCI repositories with images.
+func New(creds *credentials.Reader, h *httpsource.Source, images Images, opts ...Option) *Source {
+	s := &Source{creds: creds, http: h, images: images, cache: newCache(), lim: helmrepo.DefaultLimits, maxAge: DefaultMaxAge}
 	for _, o := range opts {
 		o(s)
 	}
@@ -78,6 +79,9 @@ func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alph
 	}
 	if h.SHA256 != "" {
 		return src, nil
+	}
+	if IsOCI(h) {
+		return s.resolveOCI(ctx, src)
 	}
 	chart, err := s.chart(ctx, h)
 	if err != nil {
@@ -136,6 +140,18 @@ func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir stri
 	}
 	if h.SHA256 == "" || h.ResolvedURL == "" {
 		return fmt.Errorf("chart %s of Helm repository %s is not pinned", h.Chart, source.RedactURL(h.URL))
+	}
+	if IsOCI(h) {
+		return s.unpackOCI(ctx, src, dir)
+	}
+	if strings.HasPrefix(h.ResolvedURL, OCIScheme) {
+		return failure.New(v1alpha2.ReasonUnpackFailed, "Helm repository %s: resolvedURL %s is not http(s)", source.RedactURL(h.URL), h.ResolvedURL)
+	}
+	if h.Verify != nil && h.Verify.Provenance != nil {
+		// Before anything of the archive is extracted.
+		if err := s.verifyProvenance(ctx, h); err != nil {
+			return err
+		}
 	}
 	return s.http.Unpack(ctx, v1alpha2.BundleSource{Type: v1alpha2.SourceTypeHTTP, HTTP: s.archive(h, h.ResolvedURL, h.SHA256)}, dir)
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/credentials"
 	httpsource "github.com/rukpak/rukpak/internal/source/http"
+	"github.com/rukpak/rukpak/internal/source/image"
 	"github.com/rukpak/rukpak/pkg/envtest"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
@@ -157,7 +158,7 @@ func chartArchive(t *testing.T, version string) []byte {
 
 func newSource(opts ...Option) *Source {
 	creds := credentials.NewReader(env.Client, v1alpha2.SystemNamespace)
-	return New(creds, httpsource.New(creds), opts...)
+	return New(creds, httpsource.New(creds), image.New(creds), opts...)
 }
 
 func helmSource(url, version string) v1alpha2.BundleSource {
@@ -167,7 +168,14 @@ func helmSource(url, version string) v1alpha2.BundleSource {
 
 func secret(t *testing.T, data map[string]string) *v1alpha2.LocalObjectReference {
 	t.Helper()
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("repo-auth"), Namespace: v1alpha2.SystemNamespace}, StringData: data}
+	return typedSecret(t, corev1.SecretTypeOpaque, data)
+}
+
+// typedSecret creates a Secret of type typ holding data in rukpak-system
+// and waits until the credentials reader sees it.
+func typedSecret(t *testing.T, typ corev1.SecretType, data map[string]string) *v1alpha2.LocalObjectReference {
+	t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("repo-auth"), Namespace: v1alpha2.SystemNamespace}, Type: typ, StringData: data}
 	if err := env.Client.Create(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}

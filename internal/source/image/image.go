@@ -136,7 +136,17 @@ func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alph
 // default) selects the image of an index; a single image is taken as it
 // is. An unpinned source is an error.
 func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir string) error {
-	_, err := s.unpack(ctx, src, dir, PullLimits{Archive: s.limits})
+	_, err := s.unpack(ctx, src, dir, PullLimits{Archive: s.limits}, false)
+	return err
+}
+
+// UnpackChart is Unpack for a Helm chart artifact only: an image whose
+// config is not of Helm's media type is refused (UnpackFailed) before any
+// of its layers is read. It is for sources that name charts in registries
+// (an oci:// Helm repository), where an image that is not a chart is not
+// what was published as one.
+func (s *Source) UnpackChart(ctx context.Context, src v1alpha2.BundleSource, dir string) error {
+	_, err := s.unpack(ctx, src, dir, PullLimits{Archive: s.limits}, true)
 	return err
 }
 
@@ -156,7 +166,7 @@ type PullLimits struct {
 // images of their own (a catalog image) with the image source's
 // credentials, TLS settings, verification and retries.
 func (s *Source) Pull(ctx context.Context, src v1alpha2.BundleSource, dir string, lim PullLimits) (map[string]string, error) {
-	img, err := s.unpack(ctx, src, dir, lim)
+	img, err := s.unpack(ctx, src, dir, lim, false)
 	if err != nil {
 		return nil, err
 	}
@@ -167,8 +177,9 @@ func (s *Source) Pull(ctx context.Context, src v1alpha2.BundleSource, dir string
 	return cfg.Config.Labels, nil
 }
 
-// unpack is Unpack within lim; it returns the image it unpacked.
-func (s *Source) unpack(ctx context.Context, src v1alpha2.BundleSource, dir string, lim PullLimits) (v1.Image, error) {
+// unpack is Unpack within lim, of a Helm chart artifact only when
+// chartOnly; it returns the image it unpacked.
+func (s *Source) unpack(ctx context.Context, src v1alpha2.BundleSource, dir string, lim PullLimits, chartOnly bool) (v1.Image, error) {
 	img, ref, err := parse(src)
 	if err != nil {
 		return nil, err
@@ -203,10 +214,28 @@ func (s *Source) unpack(ctx context.Context, src v1alpha2.BundleSource, dir stri
 	if err != nil {
 		return nil, err
 	}
+	if chartOnly {
+		if err := checkChart(c, image); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkLayerBytes(image, lim.MaxLayerBytes, subject); err != nil {
 		return nil, err
 	}
 	return image, s.extract(ctx, c, image, dir, lim.Archive)
+}
+
+// checkChart refuses an image that is not a Helm chart artifact.
+func checkChart(c *conn, img v1.Image) error {
+	m, err := img.Manifest()
+	if err != nil {
+		return c.classify(err, "reading the manifest of")
+	}
+	if m.Config.MediaType != helmConfigMediaType {
+		return failure.New(v1alpha2.ReasonUnpackFailed, "%s is not a Helm chart: its config is of media type %q, not %q",
+			c.subject, m.Config.MediaType, helmConfigMediaType)
+	}
+	return nil
 }
 
 // checkLayerBytes refuses an image whose layers, as its manifest sizes

@@ -54,6 +54,29 @@ func repository(img *v1alpha2.ImageSource) (name.Repository, error) {
 	return repo, nil
 }
 
+// Tags returns the tags of the repository src's image ref names (a
+// repository alone, without a tag or digest), listed as a source with
+// versions lists them: with src's pull secret and TLS settings, within
+// the bounds on tags, pages and bytes. It is for sources that select
+// among the tags of a repository of their own (an oci:// Helm
+// repository).
+func (s *Source) Tags(ctx context.Context, src v1alpha2.BundleSource) ([]string, error) {
+	img := src.Image
+	if img == nil {
+		return nil, failure.New(v1alpha2.ReasonUnpackFailed, "source of type %s has no image member", src.Type)
+	}
+	repo, err := repository(img)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.connect(ctx, img, repo.Tag("latest"), "repository "+img.Ref)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	return c.tags(ctx, s.maxTags)
+}
+
 // resolveVersion pins a source with versions: it lists the tags of the
 // repository, takes the newest that is a version in the constraint and
 // pins the source to its digest, recording the tag.
