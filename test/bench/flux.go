@@ -110,7 +110,7 @@ type fluxRun struct {
 	k        client.WithWatch
 	gitURL   string
 	repos    int // 1, or one per bundle
-	procs    []*exec.Cmd
+	procs    []fluxProc
 	stopGit  func()
 	stateDir string
 }
@@ -247,6 +247,12 @@ func writeFluxRepos(root string, c config, repos int) error {
 	return nil
 }
 
+// fluxProc is a running controller; done is closed when it has exited.
+type fluxProc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
 // start starts source-controller and kustomize-controller, logging to
 // files in the state directory, and waits until both are ready.
 func (f *fluxRun) start(ctx context.Context, t fluxTools, kubeconfig string) error {
@@ -282,20 +288,38 @@ func (f *fluxRun) start(ctx context.Context, t fluxTools, kubeconfig string) err
 			return fmt.Errorf("starting %s: %w", bin, err)
 		}
 		_ = log.Close()
-		f.procs = append(f.procs, cmd)
-		if err := waitHealthy(ctx, "http://"+health+"/readyz", cmd, time.Minute); err != nil {
-			return fmt.Errorf("%s %s (log: %s): %w", filepath.Base(bin), t.versions[i], log.Name(), err)
+		p := fluxProc{cmd: cmd, done: make(chan struct{})}
+		go func() { _ = cmd.Wait(); close(p.done) }()
+		f.procs = append(f.procs, p)
+		if err := waitHealthy(ctx, "http://"+health+"/readyz", p.done, time.Minute); err != nil {
+			return fmt.Errorf("%s %s: %w; the end of its log, %s:\n%s", filepath.Base(bin), t.versions[i], err, log.Name(), tail(log.Name(), 10))
 		}
 	}
 	return nil
 }
 
-// waitHealthy polls url until it answers 200, cmd exits or timeout passes.
-func waitHealthy(ctx context.Context, url string, cmd *exec.Cmd, timeout time.Duration) error {
+// tail returns the last n lines of the file at path.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// waitHealthy polls url until it answers 200, the process exits (done is
+// closed) or timeout passes.
+func waitHealthy(ctx context.Context, url string, done <-chan struct{}, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		if cmd.ProcessState != nil || syscall.Kill(cmd.Process.Pid, 0) != nil {
+		select {
+		case <-done:
 			return errors.New("exited before it was ready")
+		default:
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
@@ -318,7 +342,7 @@ func waitHealthy(ctx context.Context, url string, cmd *exec.Cmd, timeout time.Du
 func (f *fluxRun) pids() []int {
 	var out []int
 	for _, p := range f.procs {
-		out = append(out, p.Process.Pid)
+		out = append(out, p.cmd.Process.Pid)
 	}
 	return out
 }
@@ -327,14 +351,12 @@ func (f *fluxRun) pids() []int {
 // git server.
 func (f *fluxRun) stop() {
 	for _, p := range f.procs {
-		_ = p.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = p.Wait(); close(done) }()
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-done:
+		case <-p.done:
 		case <-time.After(10 * time.Second):
-			_ = p.Process.Kill()
-			<-done
+			_ = p.cmd.Process.Kill()
+			<-p.done
 		}
 	}
 	f.procs = nil

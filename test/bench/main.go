@@ -51,15 +51,15 @@ type config struct {
 	bundles, objects, concurrency, namespaces int
 	stateDir, binDir                          string
 	// toolsDir holds the peers' binaries (helm, the Flux controllers).
-	toolsDir string
-	keep                                      bool
-	pprof                                     string
-	profileSeconds                            int
-	managerArgs                               []string
-	applyConcurrency                          int
-	churn                                     int
-	churnRounds                               int
-	churnSettle                               time.Duration
+	toolsDir         string
+	keep             bool
+	pprof            string
+	profileSeconds   int
+	managerArgs      []string
+	applyConcurrency int
+	churn            int
+	churnRounds      int
+	churnSettle      time.Duration
 	// after are the scenarios run once everything is installed.
 	after       string
 	big         int
