@@ -260,6 +260,9 @@ func (f *fluxRun) start(ctx context.Context, t fluxTools, kubeconfig string) err
 	if err != nil {
 		return err
 	}
+	if err := os.MkdirAll(filepath.Join(f.stateDir, "storage"), 0o755); err != nil {
+		return fmt.Errorf("source-controller's storage: %w", err)
+	}
 	// Flux's defaults, but for --concurrent and the client's rate limit,
 	// raised as Flux's guide to vertical scaling advises (its default of
 	// 50 requests a second would measure the limit, not Flux).
