@@ -263,9 +263,9 @@ func (f *fluxRun) start(ctx context.Context, t fluxTools, kubeconfig string) err
 	if err := os.MkdirAll(filepath.Join(f.stateDir, "storage"), 0o755); err != nil {
 		return fmt.Errorf("source-controller's storage: %w", err)
 	}
-	// Flux's defaults, but for --concurrent and the client's rate limit,
-	// raised as Flux's guide to vertical scaling advises (its default of
-	// 50 requests a second would measure the limit, not Flux).
+	// Flux's defaults, but for --concurrent (the bench's workers, as the
+	// manager's) and the client's rate limit, raised so that the bench
+	// measures Flux and not its default limit of 50 requests a second.
 	common := []string{fmt.Sprintf("--concurrent=%d", f.c.concurrency), "--kube-api-qps=500", "--kube-api-burst=1000",
 		"--enable-leader-election=false"}
 	extra := [][]string{{"--storage-path=" + filepath.Join(f.stateDir, "storage"), "--storage-addr=" + storage, "--storage-adv-addr=" + storage}, nil}
