@@ -80,7 +80,9 @@ $(HELM):
 # hack/tools/flux/go.mod names, built from their modules with the replace
 # directives of their own go.mod files (which go install would ignore).
 FLUX_TOOLS := hack/tools/flux
-flux_version = $(shell cd $(FLUX_TOOLS) && GOWORK=off go list -m -f '{{.Version}}' github.com/fluxcd/$(1))
+# Read from go.mod, not with go list -m, which would load the module graph
+# at every make.
+flux_version = $(shell awk '$$1 == "github.com/fluxcd/$(1)" && $$2 != "" {print $$2}' $(FLUX_TOOLS)/go.mod)
 SOURCE_CONTROLLER := $(BIN)/tools/source-controller-$(call flux_version,source-controller)
 KUSTOMIZE_CONTROLLER := $(BIN)/tools/kustomize-controller-$(call flux_version,kustomize-controller)
 

@@ -63,7 +63,7 @@ func findFlux(ctx context.Context, root, toolsDir string) (fluxTools, error) {
 	}
 	cmd := exec.CommandContext(ctx, "go", append([]string{"list", "-m", "-f", "{{.Path}} {{.Version}} {{.Dir}}"}, fluxModules...)...)
 	cmd.Dir = filepath.Join(root, "hack", "tools", "flux")
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
