@@ -75,6 +75,35 @@ $(HELM):
 	mv $(BIN)/tools/.build/helm $@
 	ln -sf $(notdir $@) $(BIN)/tools/helm
 
+# The Flux controllers the bench measures rukpak against (-peers):
+# source-controller and kustomize-controller at the versions
+# hack/tools/flux/go.mod names, built from their modules with the replace
+# directives of their own go.mod files (which go install would ignore).
+FLUX_TOOLS := hack/tools/flux
+# Read from go.mod, not with go list -m, which would load the module graph
+# at every make.
+flux_version = $(shell awk '$$1 == "github.com/fluxcd/$(1)" && $$2 != "" {print $$2}' $(FLUX_TOOLS)/go.mod)
+SOURCE_CONTROLLER := $(BIN)/tools/source-controller-$(call flux_version,source-controller)
+KUSTOMIZE_CONTROLLER := $(BIN)/tools/kustomize-controller-$(call flux_version,kustomize-controller)
+
+# $(call flux_build,NAME): build github.com/fluxcd/NAME into $@ and link
+# bin/tools/NAME to it.
+define flux_build
+	mkdir -p $(BIN)/tools
+	cd $(FLUX_TOOLS) && GOWORK=off CGO_ENABLED=0 go build -o $@.tmp github.com/fluxcd/$(1)
+	mv $@.tmp $@
+	ln -sf $(notdir $@) $(BIN)/tools/$(1)
+endef
+
+$(SOURCE_CONTROLLER):
+	$(call flux_build,source-controller)
+
+$(KUSTOMIZE_CONTROLLER):
+	$(call flux_build,kustomize-controller)
+
+.PHONY: flux
+flux: $(SOURCE_CONTROLLER) $(KUSTOMIZE_CONTROLLER) ## Build Flux's source-controller and kustomize-controller into bin/tools (once), for make bench-peers.
+
 .PHONY: lint
 lint: check $(GOLANGCI_LINT) ## make check, then golangci-lint with the linters of .golangci.yml (built from its module into bin/tools once); CI runs it.
 	$(GOLANGCI_LINT) run ./...
@@ -135,5 +164,8 @@ bench: build cluster-bins ## Measure install throughput against the server-side 
 	go run ./test/bench $(BENCH_ARGS)
 
 .PHONY: bench-peers
-bench-peers: build cluster-bins $(HELM) ## make bench, and in the same run the request floor, the Helm 4 SDK and the Helm 4 CLI (docs/bench.md).
+# Flux is measured if it builds; if it does not, make says why and the
+# bench runs without it (and says that it did).
+bench-peers: build cluster-bins $(HELM) ## make bench, and in the same run the request floor, the Helm 4 SDK, the Helm 4 CLI and Flux (docs/bench.md).
+	$(MAKE) flux || echo "bench-peers: Flux could not be built (the error is above); measuring without it"
 	go run ./test/bench -peers $(BENCH_ARGS)

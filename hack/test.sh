@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs one tier of the tests (see `make help` and docs/development.md):
-#   unit         packages outside test/, built without the build tag
+#   unit         packages outside test/, and test/bench (its tests need no
+#                cluster: the table and parsing of the bench), built
+#                without the build tag
 #                integration: the tests that need no API server. By
 #                default the fast tier to run between edits: go test
 #                -short, without the race detector, from test binaries
@@ -13,7 +15,8 @@
 #   integration  packages whose tests start an API server (pkg/envtest),
 #                built with -tags integration (their untagged tests run
 #                again there), and the appspec provisioner's module
-#   e2e          test/...: the local cluster, HA, restarts, upgrades
+#   e2e          test/... but test/bench: the local cluster, HA, restarts,
+#                upgrades
 #   check        only the check below (make lint runs it)
 # Test files that need an API server start with //go:build integration,
 # so a package may have tests in both tiers: in
@@ -100,7 +103,7 @@ case $tier in
 unit)
   # Every package outside test/ but those whose test files are all tagged
   # (check_tiers: none of them imports pkg/envtest without the tag).
-  all=$(go list ./... | grep -v "^$module/test/" | sort)
+  all=$( (go list ./... | grep -v "^$module/test/"; echo "$module/test/bench") | sort)
   untagged=$(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./... | sort)
   tagged=$(tagged_pkgs)
   pkgs=$(comm -23 <(echo "$all") <(comm -23 <(echo "$tagged") <(echo "$untagged")))
@@ -133,7 +136,7 @@ integration)
   flags+=(-tags=integration)
   ;;
 e2e)
-  pkgs=$(go list ./test/...)
+  pkgs=$(go list ./test/... | grep -v "^$module/test/bench$")
   # Their parallel tests mostly wait for the cluster: four at a time (the
   # default is GOMAXPROCS, 2 here) overlap test/e2e's parallel phase with
   # TestExamplesStayHealthy's watch.

@@ -7,8 +7,9 @@
 //
 // With -peers it also measures, in the same run and on the same content,
 // the request floor (a bare client making rukpak's requests, see
-// requestfloor.go), the Helm 4 SDK and the Helm 4 CLI, and prints them side
-// by side (see peers.go).
+// requestfloor.go), the Helm 4 SDK, the Helm 4 CLI and Flux (see flux.go),
+// and prints them side by side with the goals evaluated (see peers.go and
+// table.go).
 //
 //	go run ./test/bench -bundles 1000 -objects 10 -peers
 //
@@ -49,14 +50,16 @@ import (
 type config struct {
 	bundles, objects, concurrency, namespaces int
 	stateDir, binDir                          string
-	keep                                      bool
-	pprof                                     string
-	profileSeconds                            int
-	managerArgs                               []string
-	applyConcurrency                          int
-	churn                                     int
-	churnRounds                               int
-	churnSettle                               time.Duration
+	// toolsDir holds the peers' binaries (helm, the Flux controllers).
+	toolsDir         string
+	keep             bool
+	pprof            string
+	profileSeconds   int
+	managerArgs      []string
+	applyConcurrency int
+	churn            int
+	churnRounds      int
+	churnSettle      time.Duration
 	// after are the scenarios run once everything is installed.
 	after       string
 	big         int
@@ -66,8 +69,11 @@ type config struct {
 	driftEdits  int
 	managerPath string
 	metricsAddr string
-	// peers: measure the request floor and Helm in the same run.
+	// peers: measure the request floor, Helm and Flux in the same run.
 	peers bool
+	// fluxRepoPerBundle: Flux reads one GitRepository per bundle instead
+	// of one for all.
+	fluxRepoPerBundle bool
 }
 
 func main() {
@@ -78,6 +84,7 @@ func main() {
 	flag.IntVar(&c.namespaces, "namespaces", 10, "install namespaces the bundles are spread over")
 	flag.StringVar(&c.stateDir, "state-dir", "", "local cluster state (default: a temporary directory)")
 	flag.StringVar(&c.binDir, "bin-dir", "", "directory of rukpak and the control-plane binaries (default: bin/)")
+	flag.StringVar(&c.toolsDir, "tools-dir", "", "directory of the peers' binaries, helm and the Flux controllers (default: bin/tools)")
 	flag.BoolVar(&c.keep, "keep", false, "leave the cluster running")
 	flag.IntVar(&c.applyConcurrency, "apply-concurrency", 0, "the manager's --apply-concurrency (0: its default)")
 	flag.Func("manager-arg", "an extra flag of the manager, such as --memory-limit=128Mi (repeatable)", func(v string) error {
@@ -95,7 +102,8 @@ func main() {
 	flag.StringVar(&c.after, "after", "", "scenarios to run, in order, once the install is measured: drift, restart, idle (comma-separated)")
 	flag.DurationVar(&c.idle, "idle", 5*time.Minute, "with -after idle: how long to leave the cluster alone")
 	flag.IntVar(&c.driftEdits, "drift-edits", 200, "with -after drift: managed objects edited or deleted, one every 50 ms")
-	flag.BoolVar(&c.peers, "peers", false, "also measure, after the install and on the same content, the request floor (a bare client making rukpak's requests), the Helm 4 SDK and the Helm 4 CLI (if bin/tools/helm is built), and print them side by side")
+	flag.BoolVar(&c.peers, "peers", false, "also measure, after the install and on the same content, the request floor (a bare client making rukpak's requests), the Helm 4 SDK, the Helm 4 CLI (if bin/tools/helm is built) and Flux (if make flux built it), and print them side by side")
+	flag.BoolVar(&c.fluxRepoPerBundle, "flux-repo-per-bundle", false, "with -peers: Flux reads one GitRepository per bundle (default: one GitRepository, a directory per bundle)")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -108,6 +116,9 @@ func run(c config) error {
 	root := sourcetree.Root()
 	if c.binDir == "" {
 		c.binDir = filepath.Join(root, "bin")
+	}
+	if c.toolsDir == "" {
+		c.toolsDir = filepath.Join(c.binDir, "tools")
 	}
 	if c.stateDir == "" {
 		dir, err := os.MkdirTemp("", "rukpak-bench-")
@@ -295,8 +306,8 @@ func run(c config) error {
 	}
 	if c.peers {
 		return peersScenario(ctx, c, cl.Kubeconfig, cfg, k, cs, procs, floor, []row{
-			{name: "SSA floor", wall: floor, cpu: cpuFloorAfter, installer: cpuFloorAfter[3], requests: req2.top(req1, 8), total: req2.sum(req1)},
-			{name: "rukpak", wall: rukpak, cpu: cpuRukpakUsed, installer: cpuRukpakUsed[0], rssMiB: float64(rss) / 1024, requests: req1.top(req0, 8), total: req1.sum(req0)},
+			{name: rowSSAFloor, wall: floor, cpu: cpuFloorAfter, installer: cpuFloorAfter[3], requests: req2.top(req1, 8), total: req2.sum(req1)},
+			{name: rowRukpak, wall: rukpak, cpu: cpuRukpakUsed, installer: cpuRukpakUsed[0], rssMiB: float64(rss) / 1024, requests: req1.top(req0, 8), total: req1.sum(req0)},
 		})
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -14,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak/rukpak/internal/sourcetree"
 )
 
 // row is one scenario of the side-by-side table: its wall time, the CPU
@@ -29,8 +30,11 @@ type row struct {
 	total     float64
 }
 
+// self is the bench process in a cpuSet.
+const self = 3
+
 // peerPrefixes are the namespace prefixes of the peers' installs.
-var peerPrefixes = []string{"reqfloor", "helmsdk", "helmcli"}
+var peerPrefixes = []string{"reqfloor", "helmsdk", "helmcli", fluxPrefix}
 
 // measure runs fn and returns its row; installer says which process of
 // procs installs (-1: the processes fn starts, measured as this process's
@@ -68,12 +72,11 @@ func measure(ctx context.Context, name string, procs *cpuSet, cs kubernetes.Inte
 }
 
 // runPeers measures, one after another under fresh names, the request
-// floor, the Helm 4 SDK and, if it is built into bin/tools, the Helm 4
-// CLI.
-func runPeers(ctx context.Context, c config, cfg *rest.Config, kubeconfig string, k client.Client, cs kubernetes.Interface, procs *cpuSet) ([]row, error) {
-	const self = 3 // the bench process in procs
+// floor, the Helm 4 SDK and, if they are built into bin/tools, the Helm 4
+// CLI and Flux.
+func runPeers(ctx context.Context, c config, cfg *rest.Config, kubeconfig string, k client.WithWatch, cs kubernetes.Interface, procs *cpuSet) ([]row, error) {
 	var rows []row
-	r, err := measure(ctx, "request floor", procs, cs, self, func() error { return requestFloorRun(ctx, c, k) })
+	r, err := measure(ctx, rowRequestFloor, procs, cs, self, func() error { return requestFloorRun(ctx, c, k) })
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +87,7 @@ func runPeers(ctx context.Context, c config, cfg *rest.Config, kubeconfig string
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		fmt.Printf("  cannot reset this process's peak RSS: %v\n", err)
 	}
-	r, err = measure(ctx, "Helm 4 SDK", procs, cs, self, func() error { return helmSDKRun(ctx, c, cfg, kubeconfig) })
+	r, err = measure(ctx, rowHelmSDK, procs, cs, self, func() error { return helmSDKRun(ctx, c, cfg, kubeconfig) })
 	if err != nil {
 		return nil, err
 	}
@@ -95,28 +98,83 @@ func runPeers(ctx context.Context, c config, cfg *rest.Config, kubeconfig string
 		return nil, err
 	}
 	rows = append(rows, r)
-	helm := filepath.Join(c.binDir, "tools", "helm")
+	if r, ok, err := helmCLIPeer(ctx, c, kubeconfig, k, cs, procs); err != nil {
+		return nil, err
+	} else if ok {
+		rows = append(rows, r)
+	}
+	if r, ok, err := fluxPeer(ctx, c, kubeconfig, k, cs, procs); err != nil {
+		return nil, err
+	} else if ok {
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// helmCLIPeer measures the Helm 4 CLI if it is built; ok is false if it
+// is not.
+func helmCLIPeer(ctx context.Context, c config, kubeconfig string, k client.Client, cs kubernetes.Interface, procs *cpuSet) (r row, ok bool, err error) {
+	helm := filepath.Join(c.toolsDir, "helm")
 	if !exists(helm) {
 		fmt.Printf("Helm 4 CLI: skipped, %s is not built (make bench-peers builds it)\n", helm)
-		return rows, nil
+		return row{}, false, nil
 	}
 	dir, err := os.MkdirTemp(c.stateDir, "helm-")
 	if err != nil {
-		return nil, fmt.Errorf("helm directory: %w", err)
+		return row{}, false, fmt.Errorf("helm directory: %w", err)
 	}
 	var peak int64
-	r, err = measure(ctx, "Helm 4 CLI", procs, cs, -1, func() (err error) {
+	r, err = measure(ctx, rowHelmCLI, procs, cs, -1, func() (err error) {
 		peak, err = helmCLIRun(ctx, c, helm, kubeconfig, dir)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return row{}, false, err
 	}
 	r.rssMiB = float64(peak) / 1024
 	if err := deployed(ctx, k, "helmcli", c); err != nil {
-		return nil, err
+		return row{}, false, err
 	}
-	return append(rows, r), nil
+	return r, true, nil
+}
+
+// fluxPeer measures Flux (source-controller and kustomize-controller as
+// local processes) if it is built and starts; ok is false, with the
+// reason printed, if it cannot run here.
+func fluxPeer(ctx context.Context, c config, kubeconfig string, k client.WithWatch, cs kubernetes.Interface, procs *cpuSet) (r row, ok bool, err error) {
+	t, err := findFlux(ctx, sourcetree.Root(), c.toolsDir)
+	if err != nil {
+		fmt.Printf("Flux: skipped, it cannot run here: %v\n", err)
+		return row{}, false, nil
+	}
+	f, err := fluxPrepare(ctx, c, t, k, kubeconfig, c.fluxRepoPerBundle)
+	if err != nil {
+		fmt.Printf("Flux: skipped, it cannot run here: %v\n", err)
+		return row{}, false, nil
+	}
+	defer f.stop()
+	name := fmt.Sprintf("Flux %s/%s", t.versions[0], t.versions[1])
+	pids := f.pids()
+	var cpu0 float64
+	for _, pid := range pids {
+		cpu0 += cpuSeconds(pid)
+	}
+	r, err = measure(ctx, rowFlux, procs, cs, self, func() error { return f.install(ctx) })
+	if err != nil {
+		return row{}, false, err
+	}
+	r.installer = -cpu0
+	for _, pid := range pids {
+		r.installer += cpuSeconds(pid)
+		if hwm, err := peakRSS(pid); err == nil {
+			r.rssMiB += float64(hwm) / 1024
+		}
+	}
+	fmt.Printf("  %s (source-controller, kustomize-controller), %d GitRepositor%s\n", name, f.repos, map[bool]string{true: "y", false: "ies"}[f.repos == 1])
+	if err := fluxApplied(ctx, k, c); err != nil {
+		return row{}, false, err
+	}
+	return r, true, nil
 }
 
 // deployed checks, after the measurement, that Helm recorded every release
@@ -140,7 +198,7 @@ func deployed(ctx context.Context, k client.Client, prefix string, c config) err
 
 // peersScenario runs the peers and prints them after rows (the SSA floor
 // and rukpak, measured before), against floor.
-func peersScenario(ctx context.Context, c config, kubeconfig string, cfg *rest.Config, k client.Client, cs kubernetes.Interface, procs *cpuSet, floor time.Duration, rows []row) error {
+func peersScenario(ctx context.Context, c config, kubeconfig string, cfg *rest.Config, k client.WithWatch, cs kubernetes.Interface, procs *cpuSet, floor time.Duration, rows []row) error {
 	peers, err := runPeers(ctx, c, cfg, kubeconfig, k, cs, procs)
 	if err != nil {
 		return err
@@ -155,22 +213,10 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// printTable prints rows side by side, with each row's wall time against
-// the SSA floor's.
+// printTable prints rows side by side and evaluates the goals.
 func printTable(rows []row, floor time.Duration) {
-	fmt.Printf("\n%-14s %9s %8s %9s %9s %7s %8s %10s %8s\n", "scenario", "wall s", "× floor", "requests", "apiserver", "etcd", "manager", "installer", "RSS MiB")
-	for _, r := range rows {
-		rss := "-"
-		if r.rssMiB > 0 {
-			rss = fmt.Sprintf("%.0f", r.rssMiB)
-		}
-		fmt.Printf("%-14s %9.1f %8.2f %9.0f %9.1f %7.1f %8.1f %10.1f %8s\n", r.name, r.wall.Seconds(), r.wall.Seconds()/floor.Seconds(),
-			r.total, r.cpu[1], r.cpu[2], r.cpu[0], r.installer, rss)
-	}
-	fmt.Println("(CPU seconds. The installer is the manager for rukpak, this process for the floors and the SDK, the helm processes together for the CLI;")
-	fmt.Println(" its RSS is the peak of the manager, of this process during the SDK run, of the largest helm process. The SSA floor's wall time is")
-	fmt.Println(" the mean of its two runs, its CPU and requests those of the run after the install.)")
-	for _, r := range rows {
-		fmt.Printf("requests, %s: %s\n", r.name, strings.TrimPrefix(r.requests, fmt.Sprintf("%.0f requests; ", r.total)))
+	fmt.Print("\n" + formatTable(rows, floor))
+	for _, g := range goals(rows) {
+		fmt.Println(g)
 	}
 }
