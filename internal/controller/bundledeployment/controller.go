@@ -37,6 +37,7 @@ import (
 	"github.com/rukpak/rukpak/internal/objectwatch"
 	"github.com/rukpak/rukpak/internal/permissions"
 	"github.com/rukpak/rukpak/internal/renderstore"
+	"github.com/rukpak/rukpak/internal/shard"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/tenant"
 	"github.com/rukpak/rukpak/internal/values"
@@ -138,6 +139,9 @@ type Reconciler struct {
 	// TenantReviewConcurrency is how many of one tenant are;
 	// DefaultTenantReviewConcurrency when 0.
 	TenantReviewConcurrency int
+	// Adopter, when set, prepares a BundleDeployment relabelled to this
+	// manager's shard before it is reconciled (see shard.go).
+	Adopter *shard.Adopter
 
 	// inv is the inventory as applying a revision uses it (Inventory;
 	// see wire).
@@ -366,6 +370,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting BundleDeployment: %w", err)
+	}
+	if ok, err := r.adopted(ctx, bd); !ok || err != nil {
+		return ctrl.Result{RequeueAfter: adoptRetry}, err
 	}
 	// One tenant's reconciles take at most TenantReconciles workers
 	// (more while others leave them free), so that BundleDeployments
