@@ -83,6 +83,12 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := shard.Validate(opts.Shard); err != nil {
 		return nil, fmt.Errorf("--shard: %w", err)
 	}
+	if opts.Shard != "" {
+		// The shard's requests are told apart by their user agent (in
+		// audit logs); the field manager, its first word, stays rukpak's.
+		cfg = rest.CopyConfig(cfg)
+		cfg.UserAgent = cmp.Or(cfg.UserAgent, rest.DefaultKubernetesUserAgent()) + " " + shard.UserAgentSuffix(opts.Shard)
+	}
 	provisioners, classes, err := provisionersOf(opts)
 	if err != nil {
 		return nil, err

@@ -46,8 +46,8 @@ func init() { ctrlmetrics.Registry.MustRegister(unserved) }
 // manager started without --shard runs it, on its leader.
 type Reporter struct {
 	// Cache holds the sharded BundleDeployments' metadata and the
-	// shards' Leases (NewCacheOptions).
-	Cache client.Reader
+	// shards' Leases (ReporterCacheOptions).
+	Cache syncedReader
 	// API reads a BundleDeployment before its condition is written, and
 	// writes it.
 	API client.Client
@@ -68,6 +68,12 @@ type Reporter struct {
 	reported map[types.UID]string
 }
 
+// syncedReader is a cache: a reader that can be waited for.
+type syncedReader interface {
+	client.Reader
+	WaitForCacheSync(ctx context.Context) bool
+}
+
 var (
 	_ manager.Runnable               = (*Reporter)(nil)
 	_ manager.LeaderElectionRunnable = (*Reporter)(nil)
@@ -81,6 +87,9 @@ func (r *Reporter) Start(ctx context.Context) error {
 	r.mu.Lock()
 	r.since, r.reported = map[types.UID]time.Time{}, map[types.UID]string{}
 	r.mu.Unlock()
+	if !r.Cache.WaitForCacheSync(ctx) {
+		return nil // ctx ended
+	}
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := r.report(ctx, time.Now()); err != nil {
 			log.FromContext(ctx).WithName("shard").Error(err, "reporting unserved BundleDeployments")

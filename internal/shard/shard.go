@@ -41,6 +41,11 @@ func LeaderElectionID(base, shard string) string {
 // runs.
 func LeaseName(shard string) string { return LeasePrefix + shard }
 
+// UserAgentSuffix is appended to the user agent of shard's manager, so
+// that an audit log tells the shards' requests apart (the field manager
+// of their writes, the user agent's first word, stays rukpak's).
+func UserAgentSuffix(shard string) string { return "shard/" + shard }
+
 // Selector selects the objects of shard: those labelled with it, or for
 // "" those without the label.
 func Selector(shard string) labels.Selector {
