@@ -56,8 +56,19 @@ func (a *Adopter) Adopt(ctx context.Context, bd *v1alpha2.BundleDeployment) (boo
 			return false, err
 		}
 	}
+	if !mayHaveBundles(bd) {
+		return true, nil
+	}
 	moved, err := a.moveBundles(ctx, bd)
 	return moved == 0 && err == nil, err
+}
+
+// mayHaveBundles reports whether bd may have Bundles its shard's cache
+// does not show: not when no manager ever wrote its status (a new
+// BundleDeployment: its first reconcile creates its first Bundle, with
+// its label), so that installing one costs no list.
+func mayHaveBundles(bd *v1alpha2.BundleDeployment) bool {
+	return bd.Status.ActiveBundle != "" || len(bd.Status.Conditions) > 0 || bd.Status.ObservedGeneration != 0
 }
 
 // moveBundles labels bd's Bundles with its shard and returns how many it

@@ -163,3 +163,20 @@ func TestCopyLabelAndOwned(t *testing.T) {
 		}
 	}
 }
+
+func TestMayHaveBundles(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status v1alpha2.BundleDeploymentStatus
+		want   bool
+	}{
+		{"new", v1alpha2.BundleDeploymentStatus{}, false},
+		{"active bundle", v1alpha2.BundleDeploymentStatus{ActiveBundle: "bd-0123456789"}, true},
+		{"failed before its first install", v1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{{Type: v1alpha2.TypeInstalled}}}, true},
+		{"observed", v1alpha2.BundleDeploymentStatus{ObservedGeneration: 1}, true},
+	} {
+		if got := mayHaveBundles(&v1alpha2.BundleDeployment{Status: tc.status}); got != tc.want {
+			t.Errorf("%s: mayHaveBundles = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
