@@ -132,7 +132,7 @@ func (r *Reporter) report(ctx context.Context, now time.Time) error {
 		if now.Sub(first) < cmpDuration(r.Grace, AnnounceEvery) || r.reported[bd.UID] == why {
 			continue
 		}
-		if err := r.say(ctx, bd.Name, why); err != nil {
+		if err := r.say(ctx, bd.Name, s, why); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -154,15 +154,15 @@ func (r *Reporter) report(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// say writes the condition on BundleDeployment name, unless it says so
-// already, and emits the event.
-func (r *Reporter) say(ctx context.Context, name, why string) error {
+// say writes the condition on BundleDeployment name, labelled with shard
+// in the cache, unless it says so already, and emits the event.
+func (r *Reporter) say(ctx context.Context, name, shard, why string) error {
 	bd := &v1alpha2.BundleDeployment{}
 	if err := r.API.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if s, _ := Of(bd); Unserved(s, nil) == "" {
-		return nil
+	if s, ok := Of(bd); !ok || s != shard {
+		return nil // relabelled since: the next look judges it
 	}
 	c := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeShardAvailable)
 	if c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha2.ReasonShardNotRunning && c.Message == why && c.ObservedGeneration == bd.Generation {
