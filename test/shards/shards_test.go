@@ -253,7 +253,8 @@ func bundlesIn(t *testing.T, name, s string) {
 // by its own shard's manager alone. One moved from shard a to shard b by
 // relabelling: no write to its objects (same resourceVersions, no write
 // request in the audit log); its Bundles follow, and shard b, not a,
-// corrects its drift. One labelled with a shard no manager runs: the
+// corrects its drift; without the label, it moves to the unsharded
+// manager the same way. One labelled with a shard no manager runs: the
 // unsharded manager reports it (ShardAvailable=False, an event, nothing
 // installed) until its label names shard c, which installs it.
 func TestShards(t *testing.T) {
@@ -350,6 +351,24 @@ func TestShards(t *testing.T) {
 	by := writers(t, drifted, []string{moved})[moved]
 	if len(by[userOf("a")]) > 0 || len(by[userOf("b")]) == 0 {
 		t.Errorf("the drift of %s (now shard b) was corrected by %v", moved, by)
+	}
+
+	// Removing the label moves it to the unsharded manager, again with
+	// no write to its objects.
+	before = resourceVersions(t, moved)
+	unlabelled := auditSize(t)
+	relabel(t, moved, "")
+	bundlesIn(t, moved, "")
+	time.Sleep(5 * time.Second)
+	if after := resourceVersions(t, moved); !maps(before, after) {
+		t.Errorf("unlabelling changed %s's objects: resourceVersions %v, then %v", moved, before, after)
+	}
+	for who, writes := range writers(t, unlabelled, []string{moved})[moved] {
+		for _, w := range writes {
+			if who != unsharded || !strings.Contains(w, " bundles ") {
+				t.Errorf("unlabelling %s: %s", moved, w)
+			}
+		}
 	}
 
 	// A label naming no running shard is reported, nothing installed.
