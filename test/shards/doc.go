@@ -5,5 +5,7 @@
 // by its shard's manager alone; relabelling one to another shard moves it
 // with no write to its objects, and the new shard corrects its drift; a
 // label naming no running shard is reported (ShardAvailable=False)
-// without anything installed, until it names a running shard.
+// without anything installed, until it names a running shard; a SIGKILL
+// of one shard's leader stops only that shard's drift correction, until
+// its standby leads.
 package shards

@@ -79,8 +79,9 @@ func cmpOr(s, def string) string {
 	return s
 }
 
-// startManagers starts one manager per shard, as managerUser.
-func startManagers(t *testing.T) map[string]*managerproc.Proc {
+// startManagers starts one manager per shard, as managerUser, and a
+// standby of shard a once its first manager leads.
+func startManagers(t *testing.T) (procs map[string]*managerproc.Proc, standby *managerproc.Proc) {
 	t.Helper()
 	h := managerproc.New(t, env.Config)
 	cfg, err := env.AddUser(managerUser, "system:masters")
@@ -88,16 +89,67 @@ func startManagers(t *testing.T) map[string]*managerproc.Proc {
 		t.Fatal(err)
 	}
 	kubeconfig := h.KubeconfigFor(managerUser, cfg)
-	procs := map[string]*managerproc.Proc{}
-	for _, s := range shards {
-		name := cmpOr(s, unsharded)
-		args := []string{"--kubeconfig=" + kubeconfig, "--leader-elect"}
+	args := func(s string) []string {
+		a := []string{"--kubeconfig=" + kubeconfig, "--leader-elect"}
 		if s != "" {
-			args = append(args, "--shard="+s)
+			a = append(a, "--shard="+s)
 		}
-		procs[s] = h.Start(name, args...)
+		return a
 	}
-	return procs
+	procs = map[string]*managerproc.Proc{}
+	for _, s := range shards {
+		procs[s] = h.Start(cmpOr(s, unsharded), args(s)...)
+	}
+	envtest.Eventually(t, 30*time.Second, func() error {
+		data, err := os.ReadFile(procs["a"].Log)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(strings.ToLower(string(data)), "successfully acquired lease") {
+			return fmt.Errorf("shard a's manager does not lead yet")
+		}
+		return nil
+	})
+	return procs, h.Start("a-standby", args("a")...)
+}
+
+// holder returns the holder of the Lease name in rukpak-system.
+func holder(t *testing.T, name string) string {
+	t.Helper()
+	l := &coordinationv1.Lease{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: v1alpha2.SystemNamespace, Name: name}, l); err != nil || l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+// restored deletes the object "one" of each BundleDeployment of names
+// and returns how long each took to come back (at most timeout).
+func restored(t *testing.T, names []string, timeout time.Duration) map[string]time.Duration {
+	t.Helper()
+	ctx := context.Background()
+	deleted := time.Now()
+	for _, n := range names {
+		if err := env.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: n, Name: "one"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	took := map[string]time.Duration{}
+	envtest.Eventually(t, timeout, func() error {
+		for _, n := range names {
+			if _, ok := took[n]; ok {
+				continue
+			}
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: n, Name: "one"}, &corev1.ConfigMap{}); err == nil {
+				took[n] = time.Since(deleted)
+			}
+		}
+		if len(took) < len(names) {
+			return fmt.Errorf("%d of %d objects restored", len(took), len(names))
+		}
+		return nil
+	})
+	return took
 }
 
 // source writes a bundle of two ConfigMaps into an immutable ConfigMap.
@@ -254,12 +306,13 @@ func bundlesIn(t *testing.T, name, s string) {
 // relabelling: no write to its objects (same resourceVersions, no write
 // request in the audit log); its Bundles follow, and shard b, not a,
 // corrects its drift; without the label, it moves to the unsharded
-// manager the same way. One labelled with a shard no manager runs: the
+// manager the same way. SIGKILL of shard a's leader stops shard a's drift
+// correction, not shard b's, until shard a's standby leads. One labelled with a shard no manager runs: the
 // unsharded manager reports it (ShardAvailable=False, an event, nothing
 // installed) until its label names shard c, which installs it.
 func TestShards(t *testing.T) {
 	ctx := context.Background()
-	startManagers(t)
+	procs, _ := startManagers(t)
 	// Each shard's leader announces it.
 	envtest.Eventually(t, 30*time.Second, func() error {
 		for _, s := range shards[1:] {
@@ -403,6 +456,30 @@ func TestShards(t *testing.T) {
 			}
 		}
 	}
+	// SIGKILL of shard a's leader stops the drift correction of shard
+	// a's BundleDeployments alone, until its standby leads.
+	inA, inB := names[5], names[2]
+	if shardOf[inA] != "a" || shardOf[inB] != "b" {
+		t.Fatalf("names[5] is in shard %q, names[2] in %q", shardOf[inA], shardOf[inB])
+	}
+	leaseA := shard.LeaderElectionID("rukpak-manager", "a")
+	was := holder(t, leaseA)
+	procs["a"].Kill()
+	killed := time.Now()
+	took := restored(t, []string{inA, inB}, time.Minute)
+	now := holder(t, leaseA)
+	t.Logf("after the SIGKILL of shard a's leader: shard b restored its object in %s, shard a in %s (its lease held by %q, then %q)",
+		took[inB].Round(100*time.Millisecond), took[inA].Round(100*time.Millisecond), was, now)
+	if now == was {
+		t.Errorf("shard a's standby does not lead %s after the kill", time.Since(killed).Round(time.Second))
+	}
+	if took[inB] > 10*time.Second {
+		t.Errorf("shard b restored its object in %s, while shard a failed over", took[inB])
+	}
+	if took[inA] < took[inB] {
+		t.Errorf("shard a restored its object (in %s) before shard b (in %s), with its leader killed", took[inA], took[inB])
+	}
+
 	relabel(t, lost, "c")
 	installed(t, []string{lost}, time.Minute)
 	envtest.Eventually(t, 10*time.Second, func() error {
