@@ -44,7 +44,7 @@ var (
 	_ manager.LeaderElectionRunnable = (*Announcer)(nil)
 )
 
-// NeedLeaderElection: only the shard's leader announces it.
+// NeedLeaderElection is true: only the shard's leader announces it.
 func (a *Announcer) NeedLeaderElection() bool { return true }
 
 // Start renews the Lease until ctx ends; failures are logged and retried

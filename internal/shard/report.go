@@ -79,7 +79,7 @@ var (
 	_ manager.LeaderElectionRunnable = (*Reporter)(nil)
 )
 
-// NeedLeaderElection: only the leader reports.
+// NeedLeaderElection is true: only the leader reports.
 func (r *Reporter) NeedLeaderElection() bool { return true }
 
 // Start reports until ctx ends.
