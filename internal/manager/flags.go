@@ -17,11 +17,12 @@ func BindFlags(fs *flag.FlagSet, opts *Options) {
 }
 
 // BindOwnFlags registers on fs the flags of what only rukpak's own
-// manager does, with opts' values as defaults: the CRD webhook, serving
-// v1alpha1 and the render sandbox. cmd/rukpak binds the engine's through
+// manager does, with opts' values as defaults: its shard, the CRD
+// webhook, serving v1alpha1 and the render sandbox. cmd/rukpak binds the engine's through
 // package github.com/rukpak/rukpak/pkg/manager, and adds the flags of its
 // process (memory, the API client's rate).
 func BindOwnFlags(fs *flag.FlagSet, opts *Options) {
+	fs.StringVar(&opts.Shard, "shard", opts.Shard, "reconcile only the BundleDeployments labelled core.rukpak.io/shard with this name (a DNS-1123 label), with a leader-election lease of the shard's own; empty: those without the label (see docs/ha.md, Shards)")
 	fs.BoolVar(&opts.ServeV1alpha1, "serve-v1alpha1", opts.ServeV1alpha1, "serve core.rukpak.io/v1alpha1, the original README's API, through the CRD webhook's conversion; false (with --crd-webhook-bind-address) stops serving it, which spares each write of a BundleDeployment or Bundle a conversion webhook call (the API server keeps a watch cache per served version)")
 	fs.StringVar(&opts.CRDWebhookBindAddress, "crd-webhook-bind-address", opts.CRDWebhookBindAddress, "host:port of the webhook that applies CRD upgrade safety to direct edits of managed CRDs; empty turns it off")
 	fs.StringVar(&opts.CRDWebhookService, "crd-webhook-service", opts.CRDWebhookService, "Service in rukpak-system through which the API server calls the CRD webhook; empty: it calls --crd-webhook-bind-address")

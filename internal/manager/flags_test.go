@@ -48,6 +48,7 @@ func TestFlagsSetEveryOption(t *testing.T) {
 		"tenant-renders":                 "7",
 		"store-quota":                    "3Mi",
 		"tenant-store-quota":             "1Mi",
+		"shard":                          "a",
 		"serve-v1alpha1":                 "false",
 		"crd-webhook-bind-address":       ":5",
 		"crd-webhook-service":            "webhook",

@@ -51,6 +51,7 @@ import (
 	"github.com/rukpak/rukpak/internal/permissions"
 	"github.com/rukpak/rukpak/internal/planner"
 	"github.com/rukpak/rukpak/internal/renderstore"
+	"github.com/rukpak/rukpak/internal/shard"
 	"github.com/rukpak/rukpak/internal/source/builtin"
 	"github.com/rukpak/rukpak/internal/store"
 	"github.com/rukpak/rukpak/internal/upload"
@@ -79,6 +80,15 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		// The CRD webhook's registrar is what stops serving it.
 		return nil, fmt.Errorf("--serve-v1alpha1=false needs the CRD webhook (--crd-webhook-bind-address)")
 	}
+	if err := shard.Validate(opts.Shard); err != nil {
+		return nil, fmt.Errorf("--shard: %w", err)
+	}
+	if opts.Shard != "" {
+		// The shard's requests are told apart by their user agent (in
+		// audit logs); the field manager, its first word, stays rukpak's.
+		cfg = rest.CopyConfig(cfg)
+		cfg.UserAgent = cmp.Or(cfg.UserAgent, rest.DefaultKubernetesUserAgent()) + " " + shard.UserAgentSuffix(opts.Shard)
+	}
 	provisioners, classes, err := provisionersOf(opts)
 	if err != nil {
 		return nil, err
@@ -97,6 +107,10 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("building render selector: %w", err)
 	}
 	notRender := labels.NewSelector().Add(*render)
+	// BundleDeployments and Bundles only of the manager's shard.
+	byObject := shard.ByObject(opts.Shard)
+	byObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: map[string]cache.Config{v1alpha2.SystemNamespace: {}}, Label: notChunk}
+	byObject[&corev1.Secret{}] = cache.ByObject{Namespaces: map[string]cache.Config{v1alpha2.SystemNamespace: {}}, Label: notRender}
 	// The mapper is the cache of what the cluster serves that every
 	// client of the manager shares; the BundleDeployment controller
 	// invalidates it (see rememberingMapper).
@@ -115,7 +129,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		PprofBindAddress:        opts.PprofBindAddress,
 		Metrics:                 metricsOptions(opts),
 		LeaderElection:          opts.LeaderElection,
-		LeaderElectionID:        cmp.Or(opts.LeaderElectionID, "rukpak-manager"),
+		LeaderElectionID:        shard.LeaderElectionID(cmp.Or(opts.LeaderElectionID, "rukpak-manager"), opts.Shard),
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		LeaseDuration:           ptr.To(cmp.Or(opts.LeaseDuration, DefaultLeaseDuration)),
 		RenewDeadline:           ptr.To(cmp.Or(opts.RenewDeadline, DefaultRenewDeadline)),
@@ -131,10 +145,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 			// namespace; uploaded chunks (up to 100 MiB each upload) and
 			// stored renders (one per Helm revision kept) are never
 			// cached, only read when unpacking or applying.
-			ByObject: map[client.Object]cache.ByObject{
-				&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{v1alpha2.SystemNamespace: {}}, Label: notChunk},
-				&corev1.Secret{}:    {Namespaces: map[string]cache.Config{v1alpha2.SystemNamespace: {}}, Label: notRender},
-			},
+			ByObject: byObject,
 		},
 	})
 	if err != nil {
@@ -268,10 +279,14 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		HookWaits:        opts.HookWaits,
 		TenantHookWaits:  opts.TenantHookWaits,
 		Approval:         checker,
+		Adopter:          &shard.Adopter{Cache: mgr.GetClient(), API: mgr.GetAPIReader(), Client: mgr.GetClient()},
 		Workers:          ctrlOpts.MaxConcurrentReconciles,
 	})
 	if err := bdr.SetupWithManager(mgr, ctrlOpts); err != nil {
 		return nil, fmt.Errorf("setting up BundleDeployment controller: %w", err)
+	}
+	if err := addShard(mgr, kube, recorder, opts.Shard); err != nil {
+		return nil, err
 	}
 	if opts.CRDWebhookBindAddress != "" {
 		if err := setupCRDWebhook(mgr, cfg, opts); err != nil {

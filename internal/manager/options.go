@@ -151,6 +151,13 @@ type Options struct {
 	// bundles in (memory, time, how many at once in all and of one tenant;
 	// see package sandbox); zero fields are defaults.
 	Render sandbox.Limits
+	// Shard, when set, makes the manager reconcile (and cache) only the
+	// BundleDeployments labelled core.rukpak.io/shard=Shard and their
+	// Bundles, elect its leader on a lease of the shard's own and
+	// announce the shard on the Lease rukpak-shard-Shard; when empty it
+	// takes those without the label and reports those whose label names
+	// no running shard (see package shard and docs/ha.md).
+	Shard string
 	// SkipControllerNameValidation lets a process build more than one
 	// manager (one after another, as a restart test does); controller
 	// names are otherwise unique per process.

@@ -47,13 +47,29 @@ func (i Image) String() string {
 // labelled app.kubernetes.io/part-of=rukpak and app.kubernetes.io/version
 // (not selectors or pod templates).
 func Manifest(configDir string, img Image, release string) ([]byte, error) {
+	return build(configDir, "default", img, release,
+		fmt.Sprintf("# rukpak %s: kubectl apply --server-side -f rukpak.yaml (docs/release.md)\n", release))
+}
+
+// ShardsManifest builds rukpak-shards.yaml, the Deployments of three shards'
+// managers (config/shards) as Manifest builds rukpak.yaml: applied after
+// it, they reconcile the BundleDeployments labelled core.rukpak.io/shard
+// a, b and c (docs/ha.md, Shards).
+func ShardsManifest(configDir string, img Image, release string) ([]byte, error) {
+	return build(configDir, "shards", img, release,
+		fmt.Sprintf("# rukpak %s: three shards' managers; kubectl apply --server-side -f rukpak-shards.yaml after rukpak.yaml (docs/ha.md)\n", release))
+}
+
+// build builds the kustomization dir of configDir as Manifest describes,
+// under header.
+func build(configDir, dir string, img Image, release, header string) ([]byte, error) {
 	fsys := filesys.MakeFsInMemory()
 	if err := copyInto(fsys, configDir, "/config"); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", configDir, err)
 	}
 	k := types.Kustomization{
 		TypeMeta:  types.TypeMeta{APIVersion: types.KustomizationVersion, Kind: types.KustomizationKind},
-		Resources: []string{"../config/default"},
+		Resources: []string{"../config/" + dir},
 		Images: []types.Image{{
 			Name:    ManagerImageName,
 			NewName: img.Repository,
@@ -78,13 +94,12 @@ func Manifest(configDir string, img Image, release string) ([]byte, error) {
 	opts.Reorder = krusty.ReorderOptionLegacy
 	resources, err := krusty.MakeKustomizer(opts).Run(fsys, "/release")
 	if err != nil {
-		return nil, fmt.Errorf("building %s/default with kustomize: %w", configDir, err)
+		return nil, fmt.Errorf("building %s/%s with kustomize: %w", configDir, dir, err)
 	}
 	out, err := resources.AsYaml()
 	if err != nil {
 		return nil, fmt.Errorf("writing the release manifest: %w", err)
 	}
-	header := fmt.Sprintf("# rukpak %s: kubectl apply --server-side -f rukpak.yaml (docs/release.md)\n", release)
 	return append([]byte(header), out...), nil
 }
 

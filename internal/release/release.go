@@ -31,6 +31,8 @@ const DefaultImageRepository = "ghcr.io/rukpak/rukpak"
 const (
 	// ManifestFile is the release manifest.
 	ManifestFile = "rukpak.yaml"
+	// ShardsManifestFile holds three shards' managers (ShardsManifest).
+	ShardsManifestFile = "rukpak-shards.yaml"
 	// ImageArchiveFile is the manager's image, an OCI image layout in a tar.
 	ImageArchiveFile = "rukpak-image.oci.tar"
 	// ChecksumsFile lists the SHA-256 of the other files.
@@ -156,6 +158,14 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("writing %s: %w", ManifestFile, err)
 	}
 	res.Files = append(res.Files, ManifestFile)
+	shards, err := ShardsManifest(filepath.Join(opts.RepoRoot, "config"), res.Image, opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(opts.OutDir, ShardsManifestFile), shards, 0o644); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", ShardsManifestFile, err)
+	}
+	res.Files = append(res.Files, ShardsManifestFile)
 	for _, p := range opts.CLIPlatforms {
 		logf("building rukpakctl for %s", p)
 		name := cliName(p)

@@ -165,7 +165,13 @@ func TestRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		applyManifest(ctx, t, manifest, res.Image.String())
+		// With the shards' Deployments after it, as docs/ha.md applies
+		// them.
+		shards, err := os.ReadFile(filepath.Join(out, release.ShardsManifestFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		applyManifest(ctx, t, append(append(manifest, "\n---\n"...), shards...), res.Image.String())
 	})
 }
 

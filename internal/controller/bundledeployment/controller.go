@@ -247,6 +247,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, fmt.Errorf("getting BundleDeployment: %w", err)
 	}
+	if ok, err := r.adopted(ctx, bd); !ok || err != nil {
+		return ctrl.Result{RequeueAfter: adoptRetry}, err
+	}
 	// One tenant's reconciles take at most TenantReconciles workers
 	// (more while others leave them free), so that BundleDeployments
 	// whose reconciles are slow cannot make another tenant's drift

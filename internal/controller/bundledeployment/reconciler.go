@@ -20,6 +20,7 @@ import (
 	"github.com/rukpak/rukpak/internal/objectwatch"
 	"github.com/rukpak/rukpak/internal/permissions"
 	"github.com/rukpak/rukpak/internal/renderstore"
+	"github.com/rukpak/rukpak/internal/shard"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/tenant"
 	"github.com/rukpak/rukpak/pkg/provisioner"
@@ -100,6 +101,9 @@ type Options struct {
 	// TenantReviewConcurrency is how many of one tenant are;
 	// DefaultTenantReviewConcurrency when 0.
 	TenantReviewConcurrency int
+	// Adopter, when set, prepares a BundleDeployment relabelled to this
+	// manager's shard before it is reconciled (see shard.go).
+	Adopter *shard.Adopter
 	// Workers is how many reconciles run at once: the controller's
 	// MaxConcurrentReconciles (the scheduler shares them among tenants).
 	Workers int

@@ -79,6 +79,7 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 		},
 		Spec: spec,
 	}
+	shardBundle(s.bd, b)
 	if err := controllerutil.SetControllerReference(s.bd, b, r.Client.Scheme()); err != nil {
 		return false, fmt.Errorf("owning Bundle %s: %w", s.revision, err)
 	}

@@ -45,15 +45,30 @@ func New(t *testing.T, cfg *rest.Config) *Harness {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the manager: %v\n%s", err, out)
 	}
+	writeKubeconfig(t, h.Kubeconfig, cfg)
+	return h
+}
+
+// KubeconfigFor writes a kubeconfig for cfg (another user, for example,
+// so that an audit log tells the managers apart) as Dir/name.kubeconfig and
+// returns its path, for a --kubeconfig argument of Start.
+func (h *Harness) KubeconfigFor(name string, cfg *rest.Config) string {
+	h.t.Helper()
+	path := filepath.Join(h.Dir, name+".kubeconfig")
+	writeKubeconfig(h.t, path, cfg)
+	return path
+}
+
+func writeKubeconfig(t *testing.T, path string, cfg *rest.Config) {
+	t.Helper()
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
 	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
 	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
 	kc.CurrentContext = "envtest"
-	if err := clientcmd.WriteToFile(*kc, h.Kubeconfig); err != nil {
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
 		t.Fatal(err)
 	}
-	return h
 }
 
 // Proc is one manager process.
