@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
@@ -203,7 +204,7 @@ func (s *Server) loadReview(ctx context.Context, name string) (reviewPage, error
 	if err := s.opts.Client.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
 		return reviewPage{}, err
 	}
-	p := reviewPage{page: pg, BD: bd, Review: bd.Status.Review, Policy: string(bd.Spec.Upgrade.Approval()), CSRF: s.csrf}
+	p := reviewPage{page: pg, BD: bd, Review: bd.Status.Review, Policy: policyText(bd), CSRF: s.csrf}
 	rv := bd.Status.Review
 	if rv == nil {
 		return p, nil
@@ -246,6 +247,17 @@ func (s *Server) loadReview(ctx context.Context, name string) (reviewPage, error
 		}
 	}
 	return p, nil
+}
+
+// policyText is bd's approval policy as the review page shows it: the
+// spec's, and the one in force when a lowering of it is not
+// (status.approvalPolicy).
+func policyText(bd *v1alpha2.BundleDeployment) string {
+	asked := bd.Spec.Upgrade.Approval()
+	if inForce := bd.Status.ApprovalPolicy; inForce.Rank() > asked.Rank() {
+		return fmt.Sprintf("%s in force: the spec's %s is a lowering not made by an approver", inForce, asked)
+	}
+	return string(asked)
 }
 
 // mayApprove asks the API server whether the user may approve p's

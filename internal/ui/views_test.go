@@ -198,3 +198,28 @@ func TestTone(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyText: the review page names the policy in force when a
+// lowering of spec.upgrade.approval is not.
+func TestPolicyText(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		spec, inForce  v1alpha2.ApprovalPolicy
+		want, wantNone string
+	}{
+		{name: "no policy", want: "Automatic", wantNone: "in force"},
+		{name: "the spec's", spec: v1alpha2.ApprovalPowerGrowth, inForce: v1alpha2.ApprovalPowerGrowth, want: "PowerGrowth", wantNone: "in force"},
+		{name: "a lowering not in force", spec: v1alpha2.ApprovalAutomatic, inForce: v1alpha2.ApprovalAlways, want: "Always in force: the spec's Automatic is a lowering"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bd := &v1alpha2.BundleDeployment{Status: v1alpha2.BundleDeploymentStatus{ApprovalPolicy: tc.inForce}}
+			if tc.spec != "" {
+				bd.Spec.Upgrade = &v1alpha2.UpgradePolicy{ApprovalPolicy: tc.spec}
+			}
+			got := policyText(bd)
+			if !strings.HasPrefix(got, tc.want) || (tc.wantNone != "" && strings.Contains(got, tc.wantNone)) {
+				t.Errorf("policyText = %q, want it to start with %q", got, tc.want)
+			}
+		})
+	}
+}
