@@ -80,6 +80,12 @@ func setUp(m *testing.M) (int, error) {
 	if code != 0 {
 		log, _ := os.ReadFile(filepath.Join(suite.stateDir, "logs", "rukpak.log"))
 		fmt.Fprintf(os.Stderr, "--- last lines of the manager's log:\n%s\n", tail(string(log), 40))
+		// The whole log, kept where make test keeps its results: the
+		// last lines rarely cover the minutes a failed test waited.
+		kept := filepath.Join(sourcetree.Root(), "test-results", "e2e-manager.log")
+		if err := os.MkdirAll(filepath.Dir(kept), 0o755); err == nil && os.WriteFile(kept, log, 0o644) == nil {
+			fmt.Fprintf(os.Stderr, "--- the manager's whole log: %s\n", kept)
+		}
 	}
 	return code, nil
 }
