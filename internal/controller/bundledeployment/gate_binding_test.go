@@ -190,19 +190,20 @@ func withoutLoweringPolicy(t *testing.T) {
 	})
 }
 
-// TestApprovalLoweredByRequesterKeepsHeld: a revision held under
-// PowerGrowth stays held when a requester who may not approve lowers the
-// policy to Automatic — re-checked by the manager, here with the
-// admission policy that refuses the lowering missing — and the Installed
-// message says why; an approval of its digest lets it through.
-func TestApprovalLoweredByRequesterKeepsHeld(t *testing.T) {
+// installedUnderPowerGrowth creates a plain BundleDeployment under
+// spec.upgrade.approval PowerGrowth whose content (ConfigMap cm1) grants
+// ClusterRole role configmaps, waits until it is installed and returns it;
+// cm2 is the content of an upgrade that grants secrets too, a growth of
+// power.
+func installedUnderPowerGrowth(t *testing.T, prefix string) (bd *v1alpha2.BundleDeployment, role, cm1, cm2 string) {
+	t.Helper()
 	ctx := context.Background()
-	ns := env.Namespace(t, "lowered")
-	role := envtest.UniqueName("lowered-role")
+	ns := env.Namespace(t, prefix)
+	role = envtest.UniqueName(prefix + "-role")
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}}) })
-	cm1 := manifests(t, gatedRBAC(role, "v1", "configmaps"))
-	cm2 := manifests(t, gatedRBAC(role, "v2", "configmaps", "secrets"))
-	bd := &v1alpha2.BundleDeployment{
+	cm1 = manifests(t, gatedRBAC(role, "v1", "configmaps"))
+	cm2 = manifests(t, gatedRBAC(role, "v2", "configmaps", "secrets"))
+	bd = &v1alpha2.BundleDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("bd")},
 		Spec: v1alpha2.BundleDeploymentSpec{
 			ProvisionerClassName: v1alpha2.ClassPlain,
@@ -215,7 +216,17 @@ func TestApprovalLoweredByRequesterKeepsHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { deleteAndWait(t, bd.Name) })
-	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	return waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled), role, cm1, cm2
+}
+
+// TestApprovalLoweredByRequesterKeepsHeld: a revision held under
+// PowerGrowth stays held when a requester who may not approve lowers the
+// policy to Automatic — re-checked by the manager, here with the
+// admission policy that refuses the lowering missing — and the Installed
+// message says why; an approval of its digest lets it through.
+func TestApprovalLoweredByRequesterKeepsHeld(t *testing.T) {
+	ctx := context.Background()
+	bd, role, cm1, cm2 := installedUnderPowerGrowth(t, "lowered")
 	rev1 := bd.Status.ActiveBundle
 	updateBD(t, bd.Name, func(b *v1alpha2.BundleDeployment) { b.Spec.Sources = source(cm2) })
 	bd = waitAwaiting(t, bd.Name, rev1)
@@ -260,25 +271,7 @@ func TestApprovalLoweredByRequesterKeepsHeld(t *testing.T) {
 // and the new revision, which grows power, is held for approval.
 func TestApprovalLoweredWithAChangeStaysInForce(t *testing.T) {
 	ctx := context.Background()
-	ns := env.Namespace(t, "lowered-change")
-	role := envtest.UniqueName("lowered-change-role")
-	t.Cleanup(func() { _ = env.Client.Delete(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}}) })
-	cm1 := manifests(t, gatedRBAC(role, "v1", "configmaps"))
-	cm2 := manifests(t, gatedRBAC(role, "v2", "configmaps", "secrets"))
-	bd := &v1alpha2.BundleDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("bd")},
-		Spec: v1alpha2.BundleDeploymentSpec{
-			ProvisionerClassName: v1alpha2.ClassPlain,
-			InstallNamespace:     ns,
-			Sources:              source(cm1),
-			Upgrade:              &v1alpha2.UpgradePolicy{ApprovalPolicy: v1alpha2.ApprovalPowerGrowth},
-		},
-	}
-	if err := env.Client.Create(ctx, bd); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { deleteAndWait(t, bd.Name) })
-	bd = waitCondition(t, bd.Name, v1alpha2.TypeInstalled, metav1.ConditionTrue, v1alpha2.ReasonInstalled)
+	bd, role, cm1, cm2 := installedUnderPowerGrowth(t, "lowered-change")
 	if bd.Status.ApprovalPolicy != v1alpha2.ApprovalPowerGrowth {
 		t.Fatalf("status.approvalPolicy %q after install, want PowerGrowth", bd.Status.ApprovalPolicy)
 	}
