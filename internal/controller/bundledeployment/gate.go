@@ -60,13 +60,14 @@ func (r *Reconciler) gate(ctx context.Context, s *scope, st *appliedState, ref r
 	// v is the verdict when the revision may be applied: the render and
 	// the plan preflighted, made here, for the apply to take.
 	var v gateVerdict
-	policy, notLowered, err := r.policyOf(ctx, s)
+	active := s.facts.active
+	applied := isApplied(st, active, ref, s.created)
+	policy, notLowered, err := r.policyOf(ctx, s, !applied)
 	if err != nil {
 		return gateVerdict{held: true}, err
 	}
-	active := s.facts.active
 	prior := heldBefore(s.written)
-	if isApplied(st, active, ref, s.created) || (policy == v1alpha2.ApprovalAutomatic && active == "" && prior == nil) {
+	if applied || (policy == v1alpha2.ApprovalAutomatic && active == "" && prior == nil) {
 		return v, nil
 	}
 	// A revision reviewed before, against the same active one, has its
@@ -186,12 +187,14 @@ func isApplied(st *appliedState, active string, ref revisionRef, created bool) b
 // recorded in the facts), at least its class's spec.minimumApproval, the
 // floor an admin sets and tenants cannot lower. notLowered says why a
 // lowering of spec.upgrade.approval is not in force, nil when none is
-// pending.
-func (r *Reconciler) policyOf(ctx context.Context, s *scope) (policy v1alpha2.ApprovalPolicy, notLowered, err error) {
+// pending. Whether its maker may approve (a SubjectAccessReview) is asked
+// only when a revision is to be decided (decide): a reconcile of the
+// applied revision keeps the policy in force as it is, and asks nothing.
+func (r *Reconciler) policyOf(ctx context.Context, s *scope, decide bool) (policy v1alpha2.ApprovalPolicy, notLowered, err error) {
 	bd := s.bd
 	asked := bd.Spec.Upgrade.Approval()
 	var lowerer approverVerdict
-	if asked.Rank() < s.facts.approvalPolicy.Rank() {
+	if decide && asked.Rank() < s.facts.approvalPolicy.Rank() {
 		lowerer.by, lowerer.why, err = r.lowererMayApprove(ctx, bd)
 		if err != nil {
 			return s.facts.approvalPolicy.AtLeast(asked), nil, err
