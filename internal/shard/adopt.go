@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -29,6 +30,11 @@ type Adopter struct {
 	API client.Reader
 	// Client writes the Bundles' labels and the status.
 	Client client.Client
+
+	// adopted remembers the BundleDeployments (by UID) whose Bundles this
+	// process found on its shard, with the shard they were found on, so
+	// that their Bundles are listed once, not at every reconcile.
+	adopted sync.Map
 }
 
 // Adopt reports whether bd can be reconciled now: false when it moved
@@ -59,8 +65,22 @@ func (a *Adopter) Adopt(ctx context.Context, bd *v1alpha2.BundleDeployment) (boo
 	if !mayHaveBundles(bd) {
 		return true, nil
 	}
+	// One with no active revision (a first install that failed) is
+	// listed once per shard it is found on: its reconciles do not list
+	// again. One whose active Bundle the cache misses is always listed.
+	want, _ := Of(bd)
+	memo := bd.Status.ActiveBundle == ""
+	if on, ok := a.adopted.Load(bd.UID); memo && ok && on == want {
+		return true, nil
+	}
 	moved, err := a.moveBundles(ctx, bd)
-	return moved == 0 && err == nil, err
+	if moved == 0 && err == nil {
+		if memo {
+			a.adopted.Store(bd.UID, want)
+		}
+		return true, nil
+	}
+	return false, err
 }
 
 // mayHaveBundles reports whether bd may have Bundles its shard's cache
