@@ -100,13 +100,23 @@ func (f *inFlight) superseded(fl *flight) bool {
 	return fl.superseded
 }
 
-// supersede cancels the running turn of bd if bd changed since it began
-// (a new generation) or is being deleted.
+// supersede cancels the running turn of bd if bd changed since it began:
+// a newer generation, or a deletion the turn did not know of. An event
+// of an older generation is not a change: the informer's handlers are
+// told of updates after its cache holds them, each at its own pace, so a
+// turn that began on the newest version can still hear of an older one
+// (cancelled for it, the turn's apply would stop half-way with nothing
+// newer to take over).
 func (f *inFlight) supersede(bd *v1alpha2.BundleDeployment) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fl := f.m[bd.Name]
-	if fl == nil || bd.Generation == fl.generation && (fl.deleting || bd.DeletionTimestamp.IsZero()) {
+	if fl == nil {
+		return
+	}
+	newer := bd.Generation > fl.generation
+	deleted := !fl.deleting && !bd.DeletionTimestamp.IsZero()
+	if !newer && !deleted {
 		return
 	}
 	fl.superseded = true

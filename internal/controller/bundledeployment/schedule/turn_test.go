@@ -15,23 +15,35 @@ import (
 )
 
 // A turn is superseded, and its context cancelled, by a new generation
-// or a deletion of its BundleDeployment, not by a status update; a
+// or a deletion of its BundleDeployment, not by a status update nor by a
+// late event of an older generation; a
 // superseded turn ends without error and queues its BundleDeployment
 // again; any turn's end cancels its context.
 func TestTurn(t *testing.T) {
 	boom := errors.New("boom")
 	for _, tt := range []struct {
 		name       string
+		begin      func(bd *v1alpha2.BundleDeployment)
 		change     func(bd *v1alpha2.BundleDeployment)
 		superseded bool
 	}{
 		{name: "a status update", change: func(bd *v1alpha2.BundleDeployment) { bd.ResourceVersion = "2" }},
 		{name: "a new generation", change: func(bd *v1alpha2.BundleDeployment) { bd.Generation++ }, superseded: true},
 		{name: "a deletion", change: func(bd *v1alpha2.BundleDeployment) { bd.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)} }, superseded: true},
+		// The informer tells its handlers of an update after its cache
+		// holds it: a turn begun on generation 2 can hear of 1 late.
+		{name: "a late event of an older generation", change: func(bd *v1alpha2.BundleDeployment) { bd.Generation--; bd.ResourceVersion = "1" }},
+		{name: "a late event of an older generation, not being deleted, during a deletion's turn", begin: func(bd *v1alpha2.BundleDeployment) {
+			bd.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
+		}, change: func(bd *v1alpha2.BundleDeployment) { bd.Generation--; bd.DeletionTimestamp = nil }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestScheduler(t, nil)
 			bd := bundleDeployment("app", "team")
+			bd.Generation = 2
+			if tt.begin != nil {
+				tt.begin(bd)
+			}
 			ctx, turn := s.Begin(context.Background(), bd)
 			changed := bd.DeepCopy()
 			tt.change(changed)
