@@ -28,6 +28,9 @@ type revisionInventory interface {
 	Save(ctx context.Context, owner inventory.Owner, ids []inventory.ID) error
 	// SaveApplied records ids with the records of what was applied.
 	SaveApplied(ctx context.Context, owner inventory.Owner, ids []inventory.ID, recs map[inventory.ID]inventory.Record) error
+	// Release records the objects a prune left in place for another
+	// BundleDeployment to take over, and forgets those applied again.
+	Release(ctx context.Context, owner inventory.Owner, kept []inventory.Released, forget []inventory.ID) (int, error)
 }
 
 var _ revisionInventory = (*inventory.Store)(nil)
@@ -153,12 +156,14 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		warnings = s.warnings
 	}
 	res.state, res.changes = nextState(s.bd, ref, plan, same, kept, cs, warnings)
+	// Until the prune and the records below are done.
+	res.state.unfinished = true
 	res.kept = kept
 	for _, k := range kept {
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonCRDKept, "Rollback",
 			"Revision %s applied without its definition of %s; the newer definition is kept", ref.bundle, k)
 	}
-	if err := r.watches.Ensure(s.bd.Name, watchKeys(s.as.id, plan.Resources())); err != nil {
+	if err := r.watched.Ensure(s.bd.Name, watchKeys(s.as.id, plan.Resources())); err != nil {
 		return res, fmt.Errorf("watching managed objects: %w", err)
 	}
 	if res.pruned, err = r.pruneStale(ctx, s, ref, inventory.Stale(old, ids), recs); err != nil {
@@ -178,6 +183,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, s *scope, st *appliedSta
 		return res, fmt.Errorf("saving inventory: %w", err)
 	}
 	r.handOver(res.pruned, s.bd.Name)
+	res.state.unfinished = false
 	return res, nil
 }
 

@@ -39,6 +39,10 @@ func (f *fakeInventory) SaveApplied(ctx context.Context, owner inventory.Owner, 
 	return f.Save(ctx, owner, ids)
 }
 
+func (f *fakeInventory) Release(context.Context, inventory.Owner, []inventory.Released, []inventory.ID) (int, error) {
+	return 0, nil
+}
+
 // fakeKinds serves the kinds it lists.
 type fakeKinds map[string]bool
 

@@ -226,7 +226,12 @@
 //     decided to leave as it is, its drift corrected (scope.correct, set
 //     by scope.leaveAsApplied, often through leaveActiveAsApplied): the
 //     active revision while the newest is held for approval, marked
-//     failed, waiting or refused.
+//     failed, waiting or refused. Its drift correction never drops from
+//     the inventory what it lists beyond the revision (recordCorrected).
+//   - unfinished apply: an apply that wrote its revision but stopped
+//     before it pruned and recorded it (an error, a superseded turn;
+//     appliedState.unfinished). Its revision is applied again, never
+//     left as it is, so that what the revision before it had is pruned.
 //   - stored render: the render of a revision saved in the cluster
 //     (package renderstore, renderAndStore) by a format that renders
 //     once; a render made before its revision passed the permission

@@ -3,6 +3,7 @@ package bundledeployment
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -110,7 +111,29 @@ func (r *Reconciler) correctDrift(ctx context.Context, s *scope, st *appliedStat
 	}
 	// The records follow, so that a restarted manager finds the corrected
 	// objects as applied and writes nothing.
-	if err := r.inv.SaveApplied(ctx, inventoryOf(s.bd), st.ids, r.mem.records(st)); err != nil {
+	return r.recordCorrected(ctx, s, st)
+}
+
+// recordCorrected saves the records of st's objects after a drift
+// correction. The inventory keeps what it lists beyond st's objects — a
+// prune not done yet, the objects a newer revision wrote before it
+// failed — so that they are still pruned by the next apply, or at
+// uninstall, with the records it has of them.
+func (r *Reconciler) recordCorrected(ctx context.Context, s *scope, st *appliedState) error {
+	owner := inventoryOf(s.bd)
+	ids, err := r.inv.Load(ctx, owner)
+	if err != nil {
+		return fmt.Errorf("loading inventory: %w", err)
+	}
+	recs, err := r.inv.Records(ctx, owner)
+	if err != nil {
+		return fmt.Errorf("loading inventory: %w", err)
+	}
+	if recs == nil {
+		recs = map[inventory.ID]inventory.Record{}
+	}
+	maps.Copy(recs, r.mem.records(st))
+	if err := r.inv.SaveApplied(ctx, owner, union(st.ids, ids), recs); err != nil {
 		return fmt.Errorf("saving inventory: %w", err)
 	}
 	return nil
@@ -142,11 +165,15 @@ func needsApply(a appliedObject, d driftState) bool {
 	return true
 }
 
-// watchedObjects is what the drift watches show of managed objects
-// (objectwatch.Watcher.Get): ok is false when no watch has the object's
-// kind synced for its identity.
+// watchedObjects are the drift watches of managed objects
+// (objectwatch.Watcher).
 type watchedObjects interface {
+	// Get is what the watches show of an object: ok is false when no
+	// watch has the object's kind synced for its identity.
 	Get(key objectwatch.Key, namespace, name string) (obj *metav1.PartialObjectMetadata, ok bool)
+	// Ensure makes the watches of a BundleDeployment's objects exactly
+	// keys.
+	Ensure(owner string, keys []objectwatch.Key) error
 }
 
 var _ watchedObjects = (*objectwatch.Watcher)(nil)

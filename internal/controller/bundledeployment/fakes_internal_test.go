@@ -73,6 +73,10 @@ type fakeEngine struct {
 	mu      sync.Mutex
 	reader  client.Reader
 	applied [][]inventory.ID
+	// pruned are the ids of each Prune; pruneErr, when set, is what the
+	// next Prune returns, having deleted nothing.
+	pruned   [][]inventory.ID
+	pruneErr error
 }
 
 var _ revisionEngine = (*fakeEngine)(nil)
@@ -90,9 +94,20 @@ func (f *fakeEngine) Apply(_ context.Context, plan *apply.Plan, _ apply.ApplyOpt
 	return cs, nil
 }
 
-// Prune implements revisionEngine.
-func (f *fakeEngine) Prune(context.Context, string, []inventory.ID, apply.PruneOptions) (*apply.ChangeSet, error) {
-	return &apply.ChangeSet{}, nil
+// Prune implements revisionEngine: every object is deleted.
+func (f *fakeEngine) Prune(_ context.Context, _ string, ids []inventory.ID, _ apply.PruneOptions) (*apply.ChangeSet, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.pruneErr; err != nil {
+		f.pruneErr = nil
+		return nil, err
+	}
+	f.pruned = append(f.pruned, ids)
+	cs := &apply.ChangeSet{}
+	for _, id := range ids {
+		cs.Entries = append(cs.Entries, apply.Change{ID: id, Action: apply.Deleted})
+	}
+	return cs, nil
 }
 
 // EnsureNamespace implements revisionEngine.
@@ -108,6 +123,9 @@ type noWatches struct{}
 func (noWatches) Get(objectwatch.Key, string, string) (*metav1.PartialObjectMetadata, bool) {
 	return nil, false
 }
+
+// Ensure implements watchedObjects.
+func (noWatches) Ensure(string, []objectwatch.Key) error { return nil }
 
 // fakeHealthReader reads the objects it has, by name; the others are not
 // there.

@@ -496,17 +496,20 @@ func (r *Reconciler) announceAwaiting(s *scope, digest string, rev *v1alpha2.Rev
 // leaveActiveAsApplied reports why the new revision is not applied
 // (s.installErr) and makes the active revision the corrected revision,
 // left as it was applied: its drift corrected, or, when this process has
-// not applied it yet (it restarted), applied again to know its objects.
+// not applied it yet (it restarted) or its apply stopped before its prune
+// (appliedState.unfinished), applied again.
 func (r *Reconciler) leaveActiveAsApplied(ctx context.Context, s *scope, st *appliedState, why error) error {
 	s.installErr = why
 	active := s.facts.active
 	switch {
 	case active == "":
 		return nil
-	case st != nil && st.bundle == active:
+	case st != nil && st.bundle == active && !st.unfinished:
 		s.leaveAsApplied(st)
 		return nil
 	}
+	// Not applied by this process yet (it restarted), or its apply
+	// stopped before its prune: applied again.
 	ref, err := r.revisionOf(ctx, s, active)
 	if err != nil {
 		return err

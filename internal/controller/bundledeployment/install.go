@@ -47,6 +47,19 @@ type appliedState struct {
 	// kept are the CRDs a rollback left at their newer definition
 	// (keptCRD.String), for the Installed message.
 	kept []string
+	// unfinished is set while the apply that made this state has not
+	// pruned what the revision no longer has and recorded the rest: an
+	// apply stopped after its writes (an error, a cancelled turn) leaves
+	// the inventory listing objects still to prune. Such a revision is
+	// applied again, not left as it is (appliedAsIs).
+	unfinished bool
+}
+
+// appliedAsIs reports whether st is revision ref's applied state with
+// nothing left to do but correct its drift: the same content (spec and
+// content digest), and its apply finished.
+func (st *appliedState) appliedAsIs(bundle, spec, digest string) bool {
+	return st != nil && !st.unfinished && st.bundle == bundle && st.spec == spec && st.digest == digest
 }
 
 // installResult summarises an install for status and events.
@@ -96,15 +109,17 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		if active == "" {
 			return false, nil
 		}
-		if st != nil && st.bundle == active {
+		known := st != nil && st.bundle == active
+		if known && !st.unfinished {
 			s.leaveAsApplied(st)
 			return false, nil
 		}
-		if active == s.revision {
+		if active == s.revision && !known {
 			return false, nil // applied by an earlier process; nothing known to correct yet
 		}
 		// This process has not applied the active revision yet (it
-		// restarted): apply it again to know its objects.
+		// restarted), or its apply stopped before its prune: apply it
+		// again to know its objects, and to prune.
 		ref, err := r.revisionOf(ctx, s, active)
 		if failure.As(err) != nil {
 			s.installErr = err
@@ -119,7 +134,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		return false, err
 	}
 
-	if st != nil && st.bundle == s.revision && st.spec == s.specDigest && st.digest == s.digest && !r.skippedNowServed(s, st) {
+	if st.appliedAsIs(s.revision, s.specDigest, s.digest) && !r.skippedNowServed(s, st) {
 		s.leaveAsApplied(st)
 		return true, nil
 	}

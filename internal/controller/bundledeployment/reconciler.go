@@ -184,8 +184,8 @@ func New(opts Options) *Reconciler {
 	return r
 }
 
-// startedWatches is what the drift watches show, once the controller
-// started them (SetupWithManager); nothing before.
+// startedWatches are the drift watches, once the controller started them
+// (SetupWithManager); before, they show nothing and watch nothing.
 type startedWatches struct{ r *Reconciler }
 
 var _ watchedObjects = startedWatches{}
@@ -196,4 +196,13 @@ func (w startedWatches) Get(key objectwatch.Key, namespace, name string) (*metav
 		return nil, false
 	}
 	return w.r.watches.Get(key, namespace, name)
+}
+
+// Ensure implements watchedObjects; before the watches are started there
+// is nothing to watch with.
+func (w startedWatches) Ensure(owner string, keys []objectwatch.Key) error {
+	if w.r.watches == nil {
+		return nil
+	}
+	return w.r.watches.Ensure(owner, keys)
 }

@@ -45,7 +45,7 @@ func (r *Reconciler) release(ctx context.Context, bd *v1alpha2.BundleDeployment,
 			}
 		}
 	}
-	left, err := r.Inventory.Release(ctx, inventoryOf(bd), kept, forget)
+	left, err := r.inv.Release(ctx, inventoryOf(bd), kept, forget)
 	if err != nil {
 		return fmt.Errorf("recording the objects left in place: %w", err)
 	}

@@ -3,6 +3,7 @@ package bundledeployment
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -217,7 +218,8 @@ func TestHealthVerdict(t *testing.T) {
 // TestDriftDecisions: which objects of the corrected revision the drift
 // step applies again — those changed or deleted since the apply, never a
 // hook, a kept CRD or a finished Job that removed itself — and that a
-// correction is recorded in the inventory.
+// correction is recorded in the inventory, which keeps what it lists
+// beyond the revision.
 func TestDriftDecisions(t *testing.T) {
 	cmRes := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	liveCM := func(name string) client.Object {
@@ -258,6 +260,9 @@ func TestDriftDecisions(t *testing.T) {
 			st.objects[cm("job")] = appliedObject{resource: cmRes, rv: "5", runOnce: true}
 			st.objects[cm("hook")] = appliedObject{resource: cmRes, hook: true}
 			s.mem.applied, s.facts.active = st, "r1"
+			// An object the inventory has beyond the revision's (a prune
+			// not done yet) stays in it.
+			h.inv.ids = append(slices.Clone(st.ids), cm("old"))
 			s.leaveAsApplied(st)
 			if _, err := h.r.driftStep(context.Background(), s); err != nil {
 				t.Fatalf("driftStep: %v", err)
@@ -272,10 +277,54 @@ func TestDriftDecisions(t *testing.T) {
 			if got, want := len(h.inv.saved), min(1, len(tc.wantApplied)); got != want {
 				t.Errorf("inventory saved %d times, want %d", got, want)
 			}
+			if !slices.Contains(h.inv.ids, cm("old")) {
+				t.Errorf("inventory %v lost the object still to prune", h.inv.ids)
+			}
 			if s.installed == nil || s.installed.objects != len(names) {
 				t.Errorf("installed = %+v, want the corrected revision's %d objects", s.installed, len(names))
 			}
 		})
+	}
+}
+
+// TestUnfinishedApplyIsAppliedAgain: an upgrade whose apply wrote the new
+// revision but stopped before its prune (here the prune failed; a
+// cancelled turn does the same) is applied again by the next reconcile,
+// which prunes what the old revision had — it is not taken for installed
+// as it is, which would leave the old objects in place for good.
+func TestUnfinishedApplyIsAppliedAgain(t *testing.T) {
+	objs := fakeRenderer{"r1": {configMap("a", nil), configMap("b", nil)}, "r2": {configMap("b", nil), configMap("c", nil)}}
+	h := newStepsHarness(t, objs, v1alpha2.RevisionReview{})
+	h.inv.ids = []inventory.ID{cm("a"), cm("b")}
+	h.engine.pruneErr = errors.New("connection reset")
+	bd := testBD(v1alpha2.ApprovalAutomatic)
+	mem := &remembered{applied: &appliedState{bundle: "r1", spec: "spec-r1", digest: "content-r1", ids: []inventory.ID{cm("a"), cm("b")}}}
+	reconcile := func() (*scope, error) {
+		s := h.scope(bd)
+		s.mem = mem
+		s.facts.active = mem.applied.bundle
+		s.revision, s.specDigest, s.digest = "r2", "spec-r2", "content-r2"
+		s.bundle = &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "r2"}}
+		_, err := h.r.install(context.Background(), s)
+		return s, err
+	}
+
+	if s, err := reconcile(); err == nil && failure.Reason(s.installErr, "") != v1alpha2.ReasonPruneFailed {
+		t.Fatalf("the upgrade whose prune failed: error %v, install error %v; want %s", err, s.installErr, v1alpha2.ReasonPruneFailed)
+	}
+	if st := mem.applied; st == nil || st.bundle != "r2" || !st.unfinished {
+		t.Fatalf("applied state after the failed prune = %+v, want r2's, unfinished", st)
+	}
+	if s, err := reconcile(); err != nil {
+		t.Fatalf("the reconcile after: %v", err)
+	} else if s.correct != nil {
+		t.Errorf("the unfinished revision was left as applied (corrected revision %s)", s.correct.bundle)
+	}
+	if want := [][]inventory.ID{{cm("a")}}; !reflect.DeepEqual(h.engine.pruned, want) {
+		t.Errorf("pruned %v, want %v", h.engine.pruned, want)
+	}
+	if st := mem.applied; st.unfinished || !slices.Equal(h.inv.ids, []inventory.ID{cm("b"), cm("c")}) {
+		t.Errorf("after it: unfinished %v, inventory %v; want finished, [b c]", st.unfinished, h.inv.ids)
 	}
 }
 
