@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -119,6 +121,54 @@ func createFormatBD(t *testing.T, bdName, class, ns, ref string, cfg *v1alpha2.B
 	if err := suite.client.Create(context.Background(), bd); err != nil {
 		t.Fatal(err)
 	}
+	// A test that failed half-way says what the BundleDeployment went
+	// through, and leaves nothing for the next test to collide with
+	// (cluster-scoped objects of the same bundle, its CRDs).
+	t.Cleanup(func() {
+		if t.Failed() {
+			describeBD(t, bdName)
+		}
+		removeBD(t, bdName)
+	})
+}
+
+// describeBD logs bdName's conditions and events.
+func describeBD(t *testing.T, bdName string) {
+	t.Helper()
+	ctx := context.Background()
+	bd := &v1alpha2.BundleDeployment{}
+	if err := suite.client.Get(ctx, client.ObjectKey{Name: bdName}, bd); err != nil {
+		t.Logf("bd/%s: %v", bdName, err)
+		return
+	}
+	t.Logf("bd/%s generation %d, active %s", bdName, bd.Generation, bd.Status.ActiveBundle)
+	for _, c := range bd.Status.Conditions {
+		t.Logf("  %s=%s %s (generation %d): %s", c.Type, c.Status, c.Reason, c.ObservedGeneration, c.Message)
+	}
+	events := &eventsv1.EventList{}
+	if err := suite.client.List(ctx, events, client.MatchingFields{"regarding.name": bdName}); err != nil {
+		t.Logf("events of bd/%s: %v", bdName, err)
+		return
+	}
+	sort.Slice(events.Items, func(i, j int) bool {
+		return events.Items[i].CreationTimestamp.Before(&events.Items[j].CreationTimestamp)
+	})
+	for _, e := range events.Items {
+		t.Logf("  %s %s %s ×%d: %s", e.CreationTimestamp.Format(time.TimeOnly), e.Type, e.Reason, max(e.DeprecatedCount, 1), e.Note)
+	}
+}
+
+// removeBD deletes bdName if it still exists and waits until it is gone.
+func removeBD(t *testing.T, bdName string) {
+	t.Helper()
+	bd := &v1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: bdName}}
+	if err := suite.client.Delete(context.Background(), bd); apierrors.IsNotFound(err) {
+		return
+	} else if err != nil {
+		t.Error(err)
+		return
+	}
+	waitGone(t, &v1alpha2.BundleDeployment{}, "", bdName)
 }
 
 // waitGone waits until obj no longer exists.

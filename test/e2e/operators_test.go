@@ -131,11 +131,13 @@ func testRealOperator(t *testing.T, host string, op realOperator) {
 	checkCerts(t, op, ns, cert)
 	// The roles and bindings generated for the old CSV (named after it)
 	// are pruned; the bundle's own ClusterRole stays.
+	upgraded := time.Now()
 	envtest.Eventually(t, corpusDeadline, func() error {
 		now := rbacNames(t, first)
-		for id := range generatedRBAC {
-			if now[id] && csvGenerated.MatchString(id) {
-				return fmt.Errorf("%s of version %s is still there after the upgrade", id, op.from)
+		for id, created := range generatedRBAC {
+			if at, ok := now[id]; ok && csvGenerated.MatchString(id) {
+				return fmt.Errorf("%s of version %s is still there after the upgrade (at %s; created at %s, then at %s)",
+					id, op.from, upgraded.Format(time.TimeOnly), created.Format(time.TimeOnly), at.Format(time.TimeOnly))
 			}
 		}
 		return nil
@@ -150,10 +152,10 @@ func testRealOperator(t *testing.T, host string, op realOperator) {
 var csvGenerated = regexp.MustCompile(`-[0-9a-f]{10}$`)
 
 // rbacNames returns "Kind namespace/name" of every Role, RoleBinding,
-// ClusterRole and ClusterRoleBinding labelled for bd.
-func rbacNames(t *testing.T, bd *v1alpha2.BundleDeployment) map[string]bool {
+// ClusterRole and ClusterRoleBinding labelled for bd, with its creation time.
+func rbacNames(t *testing.T, bd *v1alpha2.BundleDeployment) map[string]time.Time {
 	t.Helper()
-	names := map[string]bool{}
+	names := map[string]time.Time{}
 	for _, kind := range []string{"RoleList", "RoleBindingList", "ClusterRoleList", "ClusterRoleBindingList"} {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: kind})
@@ -161,7 +163,7 @@ func rbacNames(t *testing.T, bd *v1alpha2.BundleDeployment) map[string]bool {
 			t.Fatal(err)
 		}
 		for _, o := range list.Items {
-			names[strings.TrimSuffix(kind, "List")+" "+client.ObjectKeyFromObject(&o).String()] = true
+			names[strings.TrimSuffix(kind, "List")+" "+client.ObjectKeyFromObject(&o).String()] = o.GetCreationTimestamp().Time
 		}
 	}
 	if len(names) == 0 {
