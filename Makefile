@@ -144,7 +144,7 @@ run: build cluster-bins ## Start a local control plane with rukpak and install t
 export GO_TEST_FLAGS NO_RACE_PKGS
 
 .PHONY: test
-test: build cluster-bins check ## Run all tests: unit (in full: also what -short leaves out), then envtest integration, then end to end (TEST_TIERS_PARALLEL=1: those two at once); events in test-results/.
+test: build cluster-bins check ## Run all tests: unit (in full: also what -short leaves out), then envtest integration and end to end at once, then the hostile corpus (TEST_TIERS_SERIAL=1: one tier after the other); events in test-results/.
 	hack/test-all.sh
 
 .PHONY: test-unit

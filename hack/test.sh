@@ -16,7 +16,9 @@
 #                built with -tags integration (their untagged tests run
 #                again there), and the appspec provisioner's module
 #   e2e          test/... but test/bench: the local cluster, HA, restarts,
-#                upgrades
+#                upgrades; make test runs it as e2e-main (test/e2e without
+#                the hostile corpus) and e2e-rest (the corpus and the other
+#                packages)
 #   check        only the check below (make lint runs it)
 # Test files that need an API server start with //go:build integration,
 # so a package may have tests in both tiers: in
@@ -135,8 +137,18 @@ integration)
   pkgs=$(envtest_pkgs -tags integration)
   flags+=(-tags=integration)
   ;;
-e2e)
+e2e | e2e-main | e2e-rest)
   pkgs=$(go list ./test/... | grep -v "^$module/test/bench$")
+  # make test splits the tier in two (hack/test-all.sh): test/e2e without
+  # its hostile corpus, then the corpus with the other packages. The
+  # suite's TestMain reads RUKPAK_E2E_HOSTILE.
+  case $tier in
+  e2e-main)
+    pkgs=$module/test/e2e
+    export RUKPAK_E2E_HOSTILE=skip
+    ;;
+  e2e-rest) export RUKPAK_E2E_HOSTILE=only ;;
+  esac
   # Their parallel tests mostly wait for the cluster: four at a time (the
   # default is GOMAXPROCS, 2 here) overlap test/e2e's parallel phase with
   # TestExamplesStayHealthy's watch.
@@ -152,7 +164,7 @@ e2e)
   done
   ;;
 *)
-  echo "usage: $0 unit|integration|e2e|check" >&2
+  echo "usage: $0 unit|integration|e2e|e2e-main|e2e-rest|check" >&2
   exit 2
   ;;
 esac

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -29,12 +30,41 @@ var suite struct {
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if err := selectPart(os.Getenv("RUKPAK_E2E_HOSTILE")); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
 	code, err := setUp(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// hostileCorpusTest matches the name of the hostile corpus's test.
+const hostileCorpusTest = "^TestHostileCorpus$"
+
+// selectPart runs the part of the suite that RUKPAK_E2E_HOSTILE names
+// (part): "skip" runs every test but the hostile corpus, "only" only the
+// corpus, "" everything. make test runs the two parts one after the other
+// (hack/test-all.sh): the first at the same time as the integration
+// tier, the corpus, whose canary is timed, without it.
+func selectPart(part string) error {
+	switch part {
+	case "":
+		return nil
+	case "skip":
+		skip := hostileCorpusTest
+		if prev := flag.Lookup("test.skip").Value.String(); prev != "" {
+			skip = prev + "|" + skip
+		}
+		return flag.Set("test.skip", skip)
+	case "only":
+		return flag.Set("test.run", hostileCorpusTest)
+	}
+	return fmt.Errorf("RUKPAK_E2E_HOSTILE=%q: want skip, only or nothing", part)
 }
 
 func setUp(m *testing.M) (int, error) {
@@ -83,6 +113,9 @@ func setUp(m *testing.M) (int, error) {
 		// The whole log, kept where make test keeps its results: the
 		// last lines rarely cover the minutes a failed test waited.
 		kept := filepath.Join(sourcetree.Root(), "test-results", "e2e-manager.log")
+		if part := os.Getenv("RUKPAK_E2E_HOSTILE"); part != "" {
+			kept = filepath.Join(sourcetree.Root(), "test-results", "e2e-manager-hostile-"+part+".log")
+		}
 		if err := os.MkdirAll(filepath.Dir(kept), 0o755); err == nil && os.WriteFile(kept, log, 0o644) == nil {
 			fmt.Fprintf(os.Stderr, "--- the manager's whole log: %s\n", kept)
 		}
