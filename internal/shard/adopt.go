@@ -31,11 +31,22 @@ type Adopter struct {
 	// Client writes the Bundles' labels and the status.
 	Client client.Client
 
-	// adopted remembers the BundleDeployments (by UID) whose Bundles this
-	// process found on its shard, with the shard they were found on, so
-	// that their Bundles are listed once, not at every reconcile.
+	// adopted remembers the BundleDeployments (by name) whose Bundles
+	// this process found on its shard, with their UID and the shard they
+	// were found on (adoptedOn), so that their Bundles are listed once,
+	// not at every reconcile; Forget drops one.
 	adopted sync.Map
 }
+
+// adoptedOn is what Adopter.adopted remembers of a BundleDeployment.
+type adoptedOn struct {
+	uid   types.UID
+	shard string
+}
+
+// Forget drops what the Adopter remembers of the BundleDeployment name
+// (it is gone).
+func (a *Adopter) Forget(name string) { a.adopted.Delete(name) }
 
 // Adopt reports whether bd can be reconciled now: false when it moved
 // Bundles or cleared the condition, which the cache must show before a
@@ -69,14 +80,15 @@ func (a *Adopter) Adopt(ctx context.Context, bd *v1alpha2.BundleDeployment) (boo
 	// listed once per shard it is found on: its reconciles do not list
 	// again. One whose active Bundle the cache misses is always listed.
 	want, _ := Of(bd)
+	on := adoptedOn{uid: bd.UID, shard: want}
 	memo := bd.Status.ActiveBundle == ""
-	if on, ok := a.adopted.Load(bd.UID); memo && ok && on == want {
+	if was, ok := a.adopted.Load(bd.Name); memo && ok && was == on {
 		return true, nil
 	}
 	moved, err := a.moveBundles(ctx, bd)
 	if moved == 0 && err == nil {
 		if memo {
-			a.adopted.Store(bd.UID, want)
+			a.adopted.Store(bd.Name, on)
 		}
 		return true, nil
 	}

@@ -444,6 +444,9 @@ func (r *Reconciler) forget(name string) {
 	}
 	r.sched.Forget(name)
 	r.servingCerts().forget(name)
+	if r.Adopter != nil {
+		r.Adopter.Forget(name)
+	}
 }
 
 // isUnchanged reports whether a managed object's event shows no drift: the
