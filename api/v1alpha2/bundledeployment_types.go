@@ -463,6 +463,16 @@ type BundleDeploymentStatus struct {
 	// +optional
 	LastResolvedTime *metav1.Time `json:"lastResolvedTime,omitempty"`
 
+	// unpublishedVersions are the versions selected from a range (of a
+	// Helm repository, an image's or a git repository's tags) that are no
+	// longer published: the range now selects an older version, and the
+	// one selected stays, never downgraded by itself. Found when the
+	// sources are resolved (every pollInterval).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	UnpublishedVersions []UnpublishedVersion `json:"unpublishedVersions,omitempty"`
+
 	// approvalPolicy is the spec.upgrade.approval in force, recorded when
 	// it is above Automatic. A raise is in force at once; a lowering only
 	// once the manager finds that the user who made it (who last changed
@@ -477,6 +487,23 @@ type BundleDeploymentStatus struct {
 	// applied (spec.upgrade.approval).
 	// +optional
 	Review *BundleDeploymentReview `json:"review,omitempty"`
+}
+
+// UnpublishedVersion is a version selected from a range that is no longer
+// published.
+type UnpublishedVersion struct {
+	// source is the index of the source in spec.sources.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	Source int32 `json:"source"`
+	// version is the version selected, no longer published.
+	// +kubebuilder:validation:MaxLength=128
+	// +required
+	Version string `json:"version"`
+	// newest is the newest version of the range published now.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Newest string `json:"newest,omitempty"`
 }
 
 // ObjectReference names one object of a bundle.

@@ -30,6 +30,11 @@ const (
 const (
 	// ReasonUnpacked: the content is in the store.
 	ReasonUnpacked = "Unpacked"
+	// ReasonNoLongerPublished: the content is in the store, but a version
+	// a source selected from a range is no longer published (the range
+	// now selects an older one); it stays selected, never downgraded by
+	// itself (status.unpublishedVersions). Also an event's reason.
+	ReasonNoLongerPublished = "NoLongerPublished"
 	// ReasonSourceNotFound: a source (ConfigMap, image, ref) does not exist.
 	ReasonSourceNotFound = "SourceNotFound"
 	// ReasonSourceMutable: a ConfigMap source is not immutable.

@@ -49,7 +49,7 @@ var (
 	_ Source    = (*deadlined)(nil)
 	_ Floating  = (*deadlined)(nil)
 	_ Successor = (*deadlined)(nil)
-	_ Forward   = (*deadlined)(nil)
+	_ Versioned = (*deadlined)(nil)
 )
 
 // Floating reports what the wrapped source reports; false when it pins
@@ -87,21 +87,13 @@ func (s *deadlined) ResolveFrom(ctx context.Context, src v1alpha2.BundleSource, 
 	return out, nil
 }
 
-// ResolveForward resolves src from its previous pin with the wrapped
-// source within the deadline; a wrapped source that is not Forward
-// resolves src as Resolve does.
-func (s *deadlined) ResolveForward(ctx context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
-	fwd, ok := s.inner.(Forward)
-	if !ok {
-		return s.Resolve(ctx, src)
+// SelectedVersion is the wrapped source's, when it is Versioned; it reads
+// the pin only.
+func (s *deadlined) SelectedVersion(pinned v1alpha2.BundleSource) string {
+	if v, ok := s.inner.(Versioned); ok {
+		return v.SelectedVersion(pinned)
 	}
-	dctx, cancel := context.WithTimeoutCause(ctx, s.d, errDeadline)
-	defer cancel()
-	out, err := fwd.ResolveForward(dctx, src, previous)
-	if err != nil {
-		return v1alpha2.BundleSource{}, s.check(ctx, dctx, "resolving", src, err)
-	}
-	return out, nil
+	return ""
 }
 
 // Unpack unpacks src with the wrapped source within the deadline.

@@ -25,29 +25,6 @@ func (s *successor) Unpack(context.Context, v1alpha2.BundleSource, string) error
 
 func (s *successor) Floating(src v1alpha2.BundleSource) bool { return src.Catalog.ResolvedImage == "" }
 
-// forward is a source that pins forward from its previous pin.
-type forward struct{ successor }
-
-func (f *forward) ResolveForward(_ context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
-	f.calls = append(f.calls, "ResolveForward "+previous.Catalog.ResolvedBundle)
-	return pin(src, "after-"+previous.Catalog.ResolvedBundle), nil
-}
-
-// TestForwardThroughDeadline checks that a Forward source wrapped with a
-// deadline is still resolved from its previous pin.
-func TestForwardThroughDeadline(t *testing.T) {
-	f := &forward{}
-	reg := Registry{v1alpha2.SourceTypeCatalog: f}.WithDeadline(0)
-	prev := []v1alpha2.BundleSource{pin(catalogSource(), "prev")}
-	got, err := reg.Resolve(context.Background(), []v1alpha2.BundleSource{catalogSource()}, prev, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got[0].Catalog.ResolvedBundle != "after-prev" || len(f.calls) != 1 || f.calls[0] != "ResolveForward prev" {
-		t.Errorf("pinned to %q by %v, want after-prev by ResolveForward prev", got[0].Catalog.ResolvedBundle, f.calls)
-	}
-}
-
 func pin(src v1alpha2.BundleSource, bundle string) v1alpha2.BundleSource {
 	out := *src.DeepCopy()
 	out.Catalog.ResolvedBundle, out.Catalog.ResolvedVersion = bundle, "1.0.0"
@@ -80,10 +57,11 @@ func TestResolveFrom(t *testing.T) {
 			if tt.wrap {
 				reg = reg.WithDeadline(0)
 			}
-			got, err := reg.ResolveFrom(context.Background(), []v1alpha2.BundleSource{catalogSource()}, nil, false, tt.installed)
+			res, err := reg.ResolveFrom(context.Background(), []v1alpha2.BundleSource{catalogSource()}, nil, false, tt.installed)
 			if err != nil {
 				t.Fatal(err)
 			}
+			got := res.Pinned
 			if got[0].Catalog.ResolvedBundle != tt.want || len(s.calls) != 1 || s.calls[0] != tt.wantCall {
 				t.Errorf("pinned to %q by %v, want %q by %q", got[0].Catalog.ResolvedBundle, s.calls, tt.want, tt.wantCall)
 			}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/versionrange"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
@@ -47,15 +48,42 @@ type Successor interface {
 	ResolveFrom(ctx context.Context, src v1alpha2.BundleSource, installed *v1alpha2.BundleSource) (v1alpha2.BundleSource, error)
 }
 
-// Forward is implemented by sources that select one of several published
-// versions (a Helm repository's range): given the same source as pinned
-// last time, they never select an older version than that one, so that a
-// version removed from where it was published stays the selected one and
-// nothing is downgraded by itself.
-type Forward interface {
-	// ResolveForward is Resolve of src, whose last pin, of the same spec,
-	// is previous.
-	ResolveForward(ctx context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error)
+// Versioned is implemented by sources that select one of several
+// published versions (a range of a Helm repository's chart versions, of an
+// image's or a git repository's tags). Registry.ResolveFrom never lets
+// such a source select, by itself, an older version than the one pinned
+// last for the same spec: a version removed from where it was published
+// stays selected, and the Resolution says it is no longer published.
+type Versioned interface {
+	// SelectedVersion is the version pinned, a pin of this source,
+	// selected from a range; "" when it selected none (no range, or a pin
+	// not complete enough to install again).
+	SelectedVersion(pinned v1alpha2.BundleSource) string
+}
+
+// Resolution is what resolving sources gave.
+type Resolution struct {
+	// Pinned are the sources, pinned, in order.
+	Pinned []v1alpha2.BundleSource
+	// Unpublished are the versions pinned before and kept, in the order
+	// of the sources, because their range now selects an older one: they
+	// are no longer published.
+	Unpublished []Unpublished
+}
+
+// Unpublished is a version kept because it is no longer published.
+type Unpublished struct {
+	// Source is the source's index.
+	Source int
+	// Version is the version kept; Newest the newest of the range that is
+	// published now.
+	Version, Newest string
+}
+
+// String says what u means, for messages.
+func (u Unpublished) String() string {
+	return fmt.Sprintf("source %d: version %s is no longer published (the newest in range is %s); it stays selected, never downgraded by itself",
+		u.Source, u.Version, u.Newest)
 }
 
 // Registry is the set of sources a manager can read, by type.
@@ -82,45 +110,60 @@ func (r Registry) get(t v1alpha2.SourceType) (Source, error) {
 // Resolve pins every source, in order. previous are the sources as pinned
 // last time (a BundleDeployment's status.resolvedSources); when reuse is
 // set (their pins are still fresh), a floating source whose spec has not
-// changed keeps its previous pin instead of being looked up again, and a
-// Forward source whose spec has not changed is resolved from its previous
-// pin. It is ResolveFrom with nothing installed.
+// changed keeps its previous pin instead of being looked up again. It is
+// ResolveFrom with nothing installed.
 func (r Registry) Resolve(ctx context.Context, srcs, previous []v1alpha2.BundleSource, reuse bool) ([]v1alpha2.BundleSource, error) {
-	return r.ResolveFrom(ctx, srcs, previous, reuse, nil)
+	res, err := r.ResolveFrom(ctx, srcs, previous, reuse, nil)
+	return res.Pinned, err
 }
 
 // ResolveFrom is Resolve given installed, the pinned sources of the
 // installed revision (nil when nothing is installed): a source that is a
 // Successor and whose installed counterpart (same index, same type) exists
-// is resolved from it, so that it can follow upgrade edges.
-func (r Registry) ResolveFrom(ctx context.Context, srcs, previous []v1alpha2.BundleSource, reuse bool, installed []v1alpha2.BundleSource) ([]v1alpha2.BundleSource, error) {
-	out := make([]v1alpha2.BundleSource, 0, len(srcs))
+// is resolved from it, so that it can follow upgrade edges. A Versioned
+// source whose spec has not changed since previous never selects an
+// older version than previous's (keptNewer).
+func (r Registry) ResolveFrom(ctx context.Context, srcs, previous []v1alpha2.BundleSource, reuse bool, installed []v1alpha2.BundleSource) (Resolution, error) {
+	res := Resolution{Pinned: make([]v1alpha2.BundleSource, 0, len(srcs))}
 	for i := range srcs {
 		s, err := r.get(srcs[i].Type)
 		if err != nil {
-			return nil, err
+			return Resolution{}, err
 		}
 		src := srcs[i]
-		if f, ok := s.(Floating); ok && reuse && i < len(previous) && f.Floating(src) && samePinned(src, previous[i]) {
+		same := i < len(previous) && samePinned(src, previous[i])
+		if f, ok := s.(Floating); ok && reuse && same && f.Floating(src) {
 			src = previous[i]
 		}
 		var pinned v1alpha2.BundleSource
-		succ, isSucc := s.(Successor)
-		fwd, isFwd := s.(Forward)
-		switch {
-		case isSucc && i < len(installed) && installed[i].Type == src.Type:
+		if succ, ok := s.(Successor); ok && i < len(installed) && installed[i].Type == src.Type {
 			pinned, err = succ.ResolveFrom(ctx, src, &installed[i])
-		case isFwd && i < len(previous) && samePinned(src, previous[i]):
-			pinned, err = fwd.ResolveForward(ctx, src, previous[i])
-		default:
+		} else {
 			pinned, err = s.Resolve(ctx, src)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("source %d (%s): %w", i, srcs[i].Type, err)
+			return Resolution{}, fmt.Errorf("source %d (%s): %w", i, srcs[i].Type, err)
 		}
-		out = append(out, pinned)
+		if v, ok := s.(Versioned); ok && same {
+			if kept, newest := keptNewer(v, previous[i], pinned); kept {
+				pinned = previous[i]
+				res.Unpublished = append(res.Unpublished, Unpublished{Source: i, Version: v.SelectedVersion(pinned), Newest: newest})
+			}
+		}
+		res.Pinned = append(res.Pinned, pinned)
 	}
-	return out, nil
+	return res, nil
+}
+
+// keptNewer reports whether previous, the last pin of a Versioned source,
+// selected a newer version than pinned, this resolution of the same spec:
+// then its version was removed from where it was published, and previous
+// is kept. newest is pinned's version.
+func keptNewer(v Versioned, previous, pinned v1alpha2.BundleSource) (kept bool, newest string) {
+	was, now := v.SelectedVersion(previous), v.SelectedVersion(pinned)
+	pv, err1 := versionrange.Version(was)
+	nv, err2 := versionrange.Version(now)
+	return err1 == nil && err2 == nil && pv.GreaterThan(nv), now
 }
 
 // samePinned reports whether pinned is spec with only pins added, that is,

@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,34 +58,78 @@ func TestDescribeRanges(t *testing.T) {
 	}
 }
 
-// forwardSource counts how it is resolved.
-type forwardSource struct{ resolves, forwards int }
-
-func (f *forwardSource) Resolve(_ context.Context, src v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
-	f.resolves++
-	return src, nil
+// versionedImages is an image source with versions whose registry
+// publishes newest as the newest tag of any range; it counts its lookups.
+type versionedImages struct {
+	newest  string
+	lookups int
 }
 
-func (f *forwardSource) ResolveForward(_ context.Context, _, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
-	f.forwards++
-	return previous, nil
-}
-
-func (f *forwardSource) Unpack(context.Context, v1alpha2.BundleSource, string) error { return nil }
-
-// TestDeadlineKeepsForward checks that a Forward source wrapped with a
-// deadline, as the manager wraps every source, is still resolved forward.
-func TestDeadlineKeepsForward(t *testing.T) {
-	f := &forwardSource{}
-	reg := Registry{v1alpha2.SourceTypeImage: f}.WithDeadline(time.Minute)
-	spec := v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{Ref: "quay.io/x/y", Versions: "1.x"}}
-	previous := *spec.DeepCopy()
-	previous.Image.ResolvedTag, previous.Image.Digest = "v1.3.0", "sha256:"+strings.Repeat("a", 64)
-	out, err := reg.Resolve(context.Background(), []v1alpha2.BundleSource{spec}, []v1alpha2.BundleSource{previous}, false)
-	if err != nil {
-		t.Fatal(err)
+func (v *versionedImages) Resolve(_ context.Context, src v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	if src.Image.Digest != "" {
+		return src, nil
 	}
-	if f.forwards != 1 || f.resolves != 0 || out[0].Image.ResolvedTag != "v1.3.0" {
-		t.Fatalf("forwards %d, resolves %d, resolved %v; want one forward resolve keeping the previous pin", f.forwards, f.resolves, out[0].Image)
+	v.lookups++
+	out := *src.DeepCopy()
+	out.Image.ResolvedTag, out.Image.Digest = v.newest, "sha256:"+strings.Repeat("c", 64)
+	return out, nil
+}
+
+func (v *versionedImages) Unpack(context.Context, v1alpha2.BundleSource, string) error { return nil }
+
+func (v *versionedImages) Floating(src v1alpha2.BundleSource) bool { return src.Image.Digest == "" }
+
+func (v *versionedImages) SelectedVersion(pinned v1alpha2.BundleSource) string {
+	if pinned.Image.Digest == "" {
+		return ""
+	}
+	return pinned.Image.ResolvedTag
+}
+
+// A Versioned source, through the deadline the manager wraps every source
+// in, never selects by itself an older version than the one it pinned
+// last for the same spec: that version is no longer published, kept, and
+// said so. A newer one is taken; a changed spec starts afresh; fresh pins
+// are reused without a lookup.
+func TestVersionedNeverDowngrades(t *testing.T) {
+	spec := v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{Ref: "quay.io/x/y", Versions: "1.x"}}
+	pinnedAt := func(spec v1alpha2.BundleSource, tag string) v1alpha2.BundleSource {
+		out := *spec.DeepCopy()
+		out.Image.ResolvedTag, out.Image.Digest = tag, "sha256:"+strings.Repeat("a", 64)
+		return out
+	}
+	otherRange := *spec.DeepCopy()
+	otherRange.Image.Versions = "1.2.x"
+	for _, tt := range []struct {
+		name            string
+		spec            v1alpha2.BundleSource
+		previous        v1alpha2.BundleSource
+		published       string
+		reuse           bool
+		want            string
+		wantUnpublished []Unpublished
+		wantLookups     int
+	}{
+		{name: "a newer version is published", spec: spec, previous: pinnedAt(spec, "v1.3.0"), published: "v1.4.0", want: "v1.4.0", wantLookups: 1},
+		{name: "the same version", spec: spec, previous: pinnedAt(spec, "v1.3.0"), published: "v1.3.0", want: "v1.3.0", wantLookups: 1},
+		{name: "the version pinned was removed", spec: spec, previous: pinnedAt(spec, "v1.3.0"), published: "v1.2.0", want: "v1.3.0", wantLookups: 1,
+			wantUnpublished: []Unpublished{{Source: 0, Version: "v1.3.0", Newest: "v1.2.0"}}},
+		{name: "another range: what it selects", spec: otherRange, previous: pinnedAt(spec, "v1.3.0"), published: "v1.2.0", want: "v1.2.0", wantLookups: 1},
+		{name: "pins still fresh: reused", spec: spec, previous: pinnedAt(spec, "v1.3.0"), published: "v1.2.0", reuse: true, want: "v1.3.0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := &versionedImages{newest: tt.published}
+			reg := Registry{v1alpha2.SourceTypeImage: v}.WithDeadline(time.Minute)
+			res, err := reg.ResolveFrom(context.Background(), []v1alpha2.BundleSource{tt.spec}, []v1alpha2.BundleSource{tt.previous}, tt.reuse, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Pinned[0].Image.ResolvedTag; got != tt.want || v.lookups != tt.wantLookups {
+				t.Errorf("selected %s after %d lookups, want %s after %d", got, v.lookups, tt.want, tt.wantLookups)
+			}
+			if !slices.Equal(res.Unpublished, tt.wantUnpublished) {
+				t.Errorf("unpublished %v, want %v", res.Unpublished, tt.wantUnpublished)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -160,6 +161,27 @@ func TestHelmRepositoryFollowsARange(t *testing.T) {
 	}
 	repo.setDown(false)
 	waitConditionWithin(t, 3*v1alpha2.MinPollInterval+30*time.Second, name, v1alpha2.TypeUnpacked, metav1.ConditionTrue, v1alpha2.ReasonUnpacked)
+
+	// 1.1.0 is taken off the index: it stays installed (never downgraded
+	// to 1.0.0 by itself), and the status says it is no longer published.
+	repo.publish(t, "1.0.0", "0.9.0", "2.0.0-rc.1", "2.0.0")
+	waitStatus(t, name, 3*v1alpha2.MinPollInterval+30*time.Second, func(bd *v1alpha2.BundleDeployment) error {
+		c := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeUnpacked)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha2.ReasonNoLongerPublished || !strings.Contains(c.Message, "version 1.1.0 is no longer published") {
+			return fmt.Errorf("Unpacked = %+v", c)
+		}
+		want := []v1alpha2.UnpublishedVersion{{Source: 0, Version: "1.1.0", Newest: "1.0.0"}}
+		if !slices.Equal(bd.Status.UnpublishedVersions, want) {
+			return fmt.Errorf("status.unpublishedVersions = %v, want %v", bd.Status.UnpublishedVersions, want)
+		}
+		if bd.Status.ActiveBundle != upgraded.Status.ActiveBundle {
+			return fmt.Errorf("active Bundle %s, was %s", bd.Status.ActiveBundle, upgraded.Status.ActiveBundle)
+		}
+		return nil
+	})
+	if v := configMapValue(t, name, "greeting"); v != "1.1.0" {
+		t.Fatalf("with 1.1.0 off the index, greeting is %q", v)
+	}
 }
 
 func resolvedVersion(bd *v1alpha2.BundleDeployment) string {

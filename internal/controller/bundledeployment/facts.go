@@ -36,6 +36,9 @@ type statusFacts struct {
 	// (status.lastResolvedTime; nil when none float).
 	resolved     []v1alpha2.BundleSource
 	lastResolved *metav1.Time
+	// unpublished are the versions the sources selected that the last
+	// lookup found no longer published (status.unpublishedVersions).
+	unpublished []v1alpha2.UnpublishedVersion
 	// approvalPolicy is the spec.upgrade.approval in force
 	// (status.approvalPolicy; "" for Automatic): a lowering is in force
 	// only once made by a user who may approve (policyInForce).
@@ -65,6 +68,7 @@ func observe(status *v1alpha2.BundleDeploymentStatus, applied *appliedState) sta
 		keptCRDs:         st.KeptCRDs,
 		resolved:         st.ResolvedSources,
 		lastResolved:     st.LastResolvedTime,
+		unpublished:      st.UnpublishedVersions,
 		approvalPolicy:   st.ApprovalPolicy,
 	}
 	if applied != nil {
@@ -85,6 +89,7 @@ func projectFacts(status *v1alpha2.BundleDeploymentStatus, f statusFacts) {
 	status.ResolvedSources = f.resolved
 	status.ApprovalPolicy = f.approvalPolicy
 	status.LastResolvedTime = f.lastResolved
+	status.UnpublishedVersions = f.unpublished
 }
 
 // activated records that revision became the active one with objects

@@ -3,15 +3,18 @@ package bundledeployment
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/ownership"
+	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/values"
 )
 
@@ -40,19 +43,22 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 	if err != nil {
 		return false, s.sourceFailed(stageResolve, err)
 	}
-	pinned, err := r.Sources.ResolveFrom(ctx, bd.Spec.Sources, s.facts.resolved, reuse, installed)
+	res, err := r.Sources.ResolveFrom(ctx, bd.Spec.Sources, s.facts.resolved, reuse, installed)
 	if err != nil {
 		return false, s.sourceFailed(stageResolve, err)
 	}
+	pinned := res.Pinned
 	if floating {
 		if !reuse {
 			now := metav1.Now()
 			s.facts.lastResolved = &now
 			age = 0
+			r.noteUnpublished(s, res.Unpublished)
 		}
 		s.requeueAfter = interval - age
 	} else {
 		s.facts.lastResolved = nil
+		s.facts.unpublished = nil
 	}
 	s.pinned = pinned
 	s.facts.resolved = pinned
@@ -98,6 +104,25 @@ func (r *Reconciler) installedSources(ctx context.Context, s *scope) ([]v1alpha2
 	}
 	return b.Spec.Sources, nil
 }
+
+// noteUnpublished records the versions the sources' lookup found no
+// longer published (source.Resolution): status.unpublishedVersions until
+// the next lookup, and a Warning event when one is new.
+func (r *Reconciler) noteUnpublished(s *scope, found []source.Unpublished) {
+	before := s.facts.unpublished
+	s.facts.unpublished = nil
+	for _, u := range found[:min(len(found), maxUnpublishedReported)] {
+		v := v1alpha2.UnpublishedVersion{Source: int32(u.Source), Version: u.Version, Newest: u.Newest}
+		s.facts.unpublished = append(s.facts.unpublished, v)
+		if !slices.Contains(before, v) {
+			r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonNoLongerPublished, "Resolve", "%s", u)
+		}
+	}
+}
+
+// maxUnpublishedReported bounds status.unpublishedVersions (its schema's
+// maxItems).
+const maxUnpublishedReported = 16
 
 // resolveValues checks spec.config against the class and reads the Helm
 // values (valuesFrom, then values). A config that is wrong stops the

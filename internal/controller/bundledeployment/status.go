@@ -69,6 +69,12 @@ func unpackedCondition(s *scope) *metav1.Condition {
 	case s.unpackErr != nil:
 		return &metav1.Condition{Type: v1alpha2.TypeUnpacked, Status: metav1.ConditionFalse,
 			Reason: failure.Reason(s.unpackErr, v1alpha2.ReasonUnpackFailed), Message: s.unpackErr.Error()}
+	case s.digest != "" && len(s.facts.unpublished) > 0:
+		msg := fmt.Sprintf("revision %s unpacked, content %s", s.revision, s.digest)
+		for _, u := range s.facts.unpublished {
+			msg += fmt.Sprintf("; source %d: version %s is no longer published (the newest in range is %s), and stays selected", u.Source, u.Version, u.Newest)
+		}
+		return &metav1.Condition{Type: v1alpha2.TypeUnpacked, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonNoLongerPublished, Message: msg}
 	case s.digest != "":
 		return &metav1.Condition{Type: v1alpha2.TypeUnpacked, Status: metav1.ConditionTrue, Reason: v1alpha2.ReasonUnpacked,
 			Message: fmt.Sprintf("revision %s unpacked, content %s", s.revision, s.digest)}

@@ -2,6 +2,7 @@ package bundledeployment
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,19 @@ func TestComputeStatus(t *testing.T) {
 		absent []string
 		// clockKept: Progressing keeps the lastTransitionTime it had.
 		clockKept bool
+		// unpublished are the status's unpublishedVersions.
+		unpublished []v1alpha2.UnpublishedVersion
 	}{
+		{
+			name:        "a version no longer published: still unpacked, and said so",
+			unpublished: []v1alpha2.UnpublishedVersion{{Source: 0, Version: "4.11.2", Newest: "4.11.1"}},
+			scope:       scope{revision: "r1", digest: "sha256:1", installed: installed, health: &healthFacts{revision: "r1", relevant: 2, rollout: rolloutSettled}},
+			want: map[string]want{
+				v1alpha2.TypeUnpacked: {metav1.ConditionTrue, v1alpha2.ReasonNoLongerPublished,
+					"revision r1 unpacked, content sha256:1; source 0: version 4.11.2 is no longer published (the newest in range is 4.11.1), and stays selected"},
+				v1alpha2.TypeReady: {metav1.ConditionTrue, v1alpha2.ReasonReady, ""},
+			},
+		},
 		{
 			name:  "installed and healthy is ready",
 			scope: scope{revision: "r1", digest: "sha256:1", installed: installed, health: &healthFacts{revision: "r1", relevant: 2, rollout: rolloutSettled}},
@@ -174,10 +187,14 @@ func TestComputeStatus(t *testing.T) {
 				c.ObservedGeneration = 2
 				bd.Status.Conditions = append(bd.Status.Conditions, c)
 			}
+			bd.Status.UnpublishedVersions = tt.unpublished
 			s := tt.scope
 			s.bd = bd
 			s.facts = observe(&bd.Status, nil)
 			computeStatus(bd, &s)
+			if !slices.Equal(bd.Status.UnpublishedVersions, tt.unpublished) {
+				t.Errorf("unpublishedVersions = %v, want %v", bd.Status.UnpublishedVersions, tt.unpublished)
+			}
 			if bd.Status.ObservedGeneration != 2 {
 				t.Errorf("observedGeneration = %d, want 2", bd.Status.ObservedGeneration)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/inventory"
+	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
@@ -383,5 +385,41 @@ func TestInstallDecisions(t *testing.T) {
 				t.Errorf("applied %v (render %v), active %q: want nothing applied", h.engine.applied, s.rendered, s.facts.active)
 			}
 		})
+	}
+}
+
+// TestNoteUnpublished: a lookup's versions no longer published become
+// status.unpublishedVersions, with a Warning event the first time each is
+// found; a lookup that finds none clears them.
+func TestNoteUnpublished(t *testing.T) {
+	h := newStepsHarness(t, fakeRenderer{}, v1alpha2.RevisionReview{})
+	s := h.scope(testBD(v1alpha2.ApprovalAutomatic))
+	gone := source.Unpublished{Source: 0, Version: "1.3.0", Newest: "1.2.0"}
+	want := []v1alpha2.UnpublishedVersion{{Source: 0, Version: "1.3.0", Newest: "1.2.0"}}
+	for i, step := range []struct {
+		found      []source.Unpublished
+		want       []v1alpha2.UnpublishedVersion
+		wantEvents int
+	}{
+		{found: []source.Unpublished{gone}, want: want, wantEvents: 1},
+		{found: []source.Unpublished{gone}, want: want},
+		{},
+		{found: []source.Unpublished{gone}, want: want, wantEvents: 1},
+	} {
+		h.r.noteUnpublished(s, step.found)
+		if !slices.Equal(s.facts.unpublished, step.want) {
+			t.Errorf("step %d: unpublished %v, want %v", i, s.facts.unpublished, step.want)
+		}
+		events := 0
+		for len(h.events.Events) > 0 {
+			e := <-h.events.Events
+			if !strings.Contains(e, v1alpha2.ReasonNoLongerPublished) || !strings.Contains(e, "version 1.3.0 is no longer published") {
+				t.Errorf("step %d: event %q", i, e)
+			}
+			events++
+		}
+		if events != step.wantEvents {
+			t.Errorf("step %d: %d events, want %d", i, events, step.wantEvents)
+		}
 	}
 }

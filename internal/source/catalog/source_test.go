@@ -160,10 +160,11 @@ func TestResolveAndUnpack(t *testing.T) {
 			if !reg.Floating([]v1alpha2.BundleSource{src}) {
 				t.Fatal("an unpinned catalog source is not floating")
 			}
-			pinned, err := reg.ResolveFrom(ctx, []v1alpha2.BundleSource{src}, nil, false, installed)
+			res, err := reg.ResolveFrom(ctx, []v1alpha2.BundleSource{src}, nil, false, installed)
+			pinned := res.Pinned
 			if tt.wantReason != "" {
 				if err == nil {
-					t.Fatalf("Resolve = %+v, want a %s failure", pinned[0].Catalog, tt.wantReason)
+					t.Fatalf("Resolve = %+v, want a %s failure", pinned, tt.wantReason)
 				}
 				if got := failure.Reason(err, ""); got != tt.wantReason || !strings.Contains(err.Error(), tt.wantMsg) {
 					t.Fatalf("Resolve error = %q (reason %q), want reason %q and %q", err, got, tt.wantReason, tt.wantMsg)

@@ -66,19 +66,13 @@ func (r *remote) selectTag(ar *packp.AdvRefs, constraint string) (string, error)
 	return best.Name, nil
 }
 
-// ResolveForward resolves src, and keeps previous, its last pin of the
-// same spec, when the tag ref.semver selects now is an older version than
-// previous's: a tag removed from the repository after it was selected
-// stays selected, never downgraded by itself.
-func (s *Source) ResolveForward(ctx context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
-	pinned, err := s.Resolve(ctx, src)
-	if err != nil || previous.Git == nil || pinned.Git == nil || previous.Git.ResolvedCommit == "" {
-		return pinned, err
+// SelectedVersion is the tag pinned selected by its ref's semver range,
+// once pinned names its commit (source.Versioned: never downgraded by
+// itself); "" for a ref without a range.
+func (s *Source) SelectedVersion(pinned v1alpha2.BundleSource) string {
+	g := pinned.Git
+	if g == nil || g.Ref.Semver == "" || g.ResolvedCommit == "" {
+		return ""
 	}
-	prev, err1 := versionrange.Version(previous.Git.ResolvedTag)
-	now, err2 := versionrange.Version(pinned.Git.ResolvedTag)
-	if err1 == nil && err2 == nil && prev.GreaterThan(now) {
-		return previous, nil
-	}
-	return pinned, nil
+	return g.ResolvedTag
 }

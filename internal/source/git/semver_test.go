@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/credentials"
 )
 
@@ -148,17 +149,25 @@ func TestSemverForward(t *testing.T) {
 	f := newVersionFixture(t, serverOpts{})
 	s := New(credentials.NewReader(env.Client, v1alpha2.SystemNamespace), WithWorkDir(t.TempDir()))
 	spec := f.source(">=1.2 <2")
+	// Resolved as the manager resolves it, through a source.Registry.
+	forward := func(previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+		res, err := source.Registry{v1alpha2.SourceTypeGit: s}.ResolveFrom(context.Background(), []v1alpha2.BundleSource{spec}, []v1alpha2.BundleSource{previous}, false, nil)
+		if err != nil {
+			return v1alpha2.BundleSource{}, err
+		}
+		return res.Pinned[0], nil
+	}
 	gone := *spec.DeepCopy()
 	gone.Git.ResolvedTag, gone.Git.ResolvedCommit = "v1.9.0", f.c1.String() // taken off the repository since
-	got, err := s.ResolveForward(context.Background(), spec, gone)
+	got, err := forward(gone)
 	if err != nil || got.Git.ResolvedTag != "v1.9.0" || got.Git.ResolvedCommit != f.c1.String() {
-		t.Fatalf("ResolveForward from v1.9.0 = %v, %v; want v1.9.0 kept", got.Git, err)
+		t.Fatalf("resolving forward from v1.9.0 = %v, %v; want v1.9.0 kept", got.Git, err)
 	}
 	older := *spec.DeepCopy()
 	older.Git.ResolvedTag, older.Git.ResolvedCommit = "1.2.0", f.commits["1.2.0"].String()
-	got, err = s.ResolveForward(context.Background(), spec, older)
+	got, err = forward(older)
 	if err != nil || got.Git.ResolvedTag != "v1.3.0" || got.Git.ResolvedCommit != f.commits["v1.3.0"].String() {
-		t.Fatalf("ResolveForward from 1.2.0 = %v, %v; want v1.3.0", got.Git, err)
+		t.Fatalf("resolving forward from 1.2.0 = %v, %v; want v1.3.0", got.Git, err)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/credentials"
 	httpsource "github.com/rukpak/rukpak/internal/source/http"
-	"github.com/rukpak/rukpak/internal/versionrange"
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
@@ -33,9 +32,9 @@ type Source struct {
 }
 
 var (
-	_ source.Source   = (*Source)(nil)
-	_ source.Floating = (*Source)(nil)
-	_ source.Forward  = (*Source)(nil)
+	_ source.Source    = (*Source)(nil)
+	_ source.Floating  = (*Source)(nil)
+	_ source.Versioned = (*Source)(nil)
 )
 
 // Option configures a Source.
@@ -113,22 +112,15 @@ func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alph
 	return out, nil
 }
 
-// ResolveForward resolves src, and keeps previous, its last pin, when the
-// version selected now is older than previous's: a version removed from
-// the index after it was selected stays selected, never downgraded by
-// itself. (src and previous have the same spec: the same range, which
-// included previous's version.)
-func (s *Source) ResolveForward(ctx context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
-	pinned, err := s.Resolve(ctx, src)
-	if err != nil || previous.HelmRepository == nil || pinned.HelmRepository == nil {
-		return pinned, err
+// SelectedVersion is the chart version pinned selected, once pinned
+// names its archive and digest (source.Versioned: never downgraded by
+// itself).
+func (s *Source) SelectedVersion(pinned v1alpha2.BundleSource) string {
+	h := pinned.HelmRepository
+	if h == nil || h.SHA256 == "" || h.ResolvedURL == "" {
+		return ""
 	}
-	prev, err1 := versionrange.Version(previous.HelmRepository.ResolvedVersion)
-	now, err2 := versionrange.Version(pinned.HelmRepository.ResolvedVersion)
-	if err1 == nil && err2 == nil && prev.GreaterThan(now) && previous.HelmRepository.SHA256 != "" && previous.HelmRepository.ResolvedURL != "" {
-		return previous, nil
-	}
-	return pinned, nil
+	return h.ResolvedVersion
 }
 
 // Unpack downloads the pinned archive of src, checks its sha256 and

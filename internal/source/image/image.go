@@ -31,9 +31,9 @@ type Source struct {
 }
 
 var (
-	_ source.Source   = (*Source)(nil)
-	_ source.Floating = (*Source)(nil)
-	_ source.Forward  = (*Source)(nil)
+	_ source.Source    = (*Source)(nil)
+	_ source.Floating  = (*Source)(nil)
+	_ source.Versioned = (*Source)(nil)
 )
 
 // Option configures a Source.

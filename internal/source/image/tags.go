@@ -205,25 +205,13 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// ResolveForward resolves src, and keeps previous, its last pin of the
-// same spec, when the tag selected now is an older version than
-// previous's: a tag removed from the registry after it was selected stays
-// selected, never downgraded by itself.
-func (s *Source) ResolveForward(ctx context.Context, src, previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
-	pinned, err := s.Resolve(ctx, src)
-	if err != nil || previous.Image == nil || pinned.Image == nil || previous.Image.Digest == "" {
-		return pinned, err
+// SelectedVersion is the tag pinned selected from its range of
+// versions, once pinned names its digest (source.Versioned: never
+// downgraded by itself); "" for an image without versions.
+func (s *Source) SelectedVersion(pinned v1alpha2.BundleSource) string {
+	img := pinned.Image
+	if img == nil || img.Versions == "" || img.Digest == "" {
+		return ""
 	}
-	if newer(previous.Image.ResolvedTag, pinned.Image.ResolvedTag) {
-		return previous, nil
-	}
-	return pinned, nil
-}
-
-// newer tells whether tag a is a newer version than tag b; false when
-// either is not a version.
-func newer(a, b string) bool {
-	va, err1 := versionrange.Version(a)
-	vb, err2 := versionrange.Version(b)
-	return err1 == nil && err2 == nil && va.GreaterThan(vb)
+	return img.ResolvedTag
 }

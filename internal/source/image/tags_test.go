@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/source"
 )
 
 // versionRegistry is a registry on loopback over TLS with basic auth whose
@@ -153,17 +154,25 @@ func TestResolveVersionsForward(t *testing.T) {
 	r := newVersionRegistry(t, published...)
 	s := testSource(nil)
 	spec := r.source(">=1.2 <2")
+	// Resolved as the manager resolves it, through a source.Registry.
+	forward := func(previous v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+		res, err := source.Registry{v1alpha2.SourceTypeImage: s}.ResolveFrom(context.Background(), []v1alpha2.BundleSource{spec}, []v1alpha2.BundleSource{previous}, false, nil)
+		if err != nil {
+			return v1alpha2.BundleSource{}, err
+		}
+		return res.Pinned[0], nil
+	}
 	gone := *spec.DeepCopy()
 	gone.Image.ResolvedTag, gone.Image.Digest = "v1.9.0", zeroDigest // taken off the registry since
-	got, err := s.ResolveForward(context.Background(), spec, gone)
+	got, err := forward(gone)
 	if err != nil || got.Image.ResolvedTag != "v1.9.0" || got.Image.Digest != zeroDigest {
-		t.Fatalf("ResolveForward from v1.9.0 = %v, %v; want v1.9.0 kept", got.Image, err)
+		t.Fatalf("resolving forward from v1.9.0 = %v, %v; want v1.9.0 kept", got.Image, err)
 	}
 	older := *spec.DeepCopy()
 	older.Image.ResolvedTag, older.Image.Digest = "1.2.0", r.digests["1.2.0"]
-	got, err = s.ResolveForward(context.Background(), spec, older)
+	got, err = forward(older)
 	if err != nil || got.Image.ResolvedTag != "v1.3.0" || got.Image.Digest != r.digests["v1.3.0"] {
-		t.Fatalf("ResolveForward from 1.2.0 = %v, %v; want v1.3.0", got.Image, err)
+		t.Fatalf("resolving forward from 1.2.0 = %v, %v; want v1.3.0", got.Image, err)
 	}
 }
 
