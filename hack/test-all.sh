@@ -10,7 +10,7 @@
 #     corpus's canary (another team's drift restored within 2 s while an
 #     attack runs) must not compete with the integration tier for the CPU.
 #
-# On two cores this takes about 19 minutes instead of 24 one tier after
+# On two cores this takes about 18 minutes instead of 24 one tier after
 # the other (TEST_TIERS_SERIAL=1: unit, integration, then e2e whole).
 # While two tiers run at once, each line is printed as it comes, prefixed
 # with its tier; at the end each tier's summary (its failed tests with why,

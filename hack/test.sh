@@ -100,7 +100,11 @@ tools=.local/test
 # (hack/test-all.sh), and a binary one of them runs must not be rewritten.
 go build -o $tools/testreport.$$ ./hack/testreport
 mv -f $tools/testreport.$$ $tools/testreport
-run=(go test -json)
+# go test's own vet (a subset of go vet's checks, run on every package it
+# tests) is off: make check vets every package once, with and without the
+# build tag, before make test runs a tier.
+gotest=(go test -json -vet=off)
+run=("${gotest[@]}")
 case $tier in
 unit)
   # Every package outside test/ but those whose test files are all tagged
@@ -135,7 +139,10 @@ unit)
   ;;
 integration)
   pkgs=$(envtest_pkgs -tags integration)
-  flags+=(-tags=integration)
+  # Three test binaries at a time on two cores: some of them mostly wait
+  # (internal/localcluster watches its Nodes' heartbeats for 80 s), and
+  # with two a waiting one would hold half of the CPU idle.
+  flags+=(-tags=integration -p=3)
   ;;
 e2e | e2e-main | e2e-rest)
   pkgs=$(go list ./test/... | grep -v "^$module/test/bench$")
@@ -179,11 +186,11 @@ status=0
 vetfail=$(mktemp)
 rm -f "$vetfail"
 {
-  [ -z "$race" ] || go test -json "${flags[@]}" -race $race || true
+  [ -z "$race" ] || "${gotest[@]}" "${flags[@]}" -race $race || true
   [ -z "$plain" ] || "${run[@]}" "${flags[@]}" $plain || true
   if [ "$tier" = integration ]; then
     if (cd provisioners/appspec && go vet ./...); then
-      (cd provisioners/appspec && go test -json "${flags[@]}" -race ./...) || true
+      (cd provisioners/appspec && "${gotest[@]}" "${flags[@]}" -race ./...) || true
     else
       echo "hack/test.sh: go vet failed in provisioners/appspec: its tests did not run"
       touch "$vetfail"
