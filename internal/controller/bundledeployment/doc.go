@@ -119,7 +119,12 @@
 // reconcile, by patchStatus (controller.go, from finish), against the status as last
 // written. The one write in between is the report of a hook being waited
 // for (hookwait.go), which the final patch replaces. Deletion reports a
-// blocked uninstall itself (finalize.go, deletionBlocked). Besides the
+// blocked uninstall itself (finalize.go, deletionBlocked). One condition
+// is not this controller's: ShardAvailable, which the shard Reporter
+// (package shard) sets while no running shard serves the
+// BundleDeployment's label, and which the shard Adopter removes, with a
+// patch of its own, before the first reconcile on the shard that takes it
+// over (shard.go); computeStatus leaves it as it is. Besides the
 // status, a reconcile writes to its BundleDeployment only the cleanup
 // finalizer (TestReconcileChangesOnlyStatus guards it). What became of
 // each revision is recorded with scope.decide and written to the Bundles'
