@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/message"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/values"
@@ -112,7 +113,11 @@ func (r *Reconciler) noteUnpublished(s *scope, found []source.Unpublished) {
 	before := s.facts.unpublished
 	s.facts.unpublished = nil
 	for _, u := range found[:min(len(found), maxUnpublishedReported)] {
-		v := v1alpha2.UnpublishedVersion{Source: int32(u.Source), Version: u.Version, Newest: u.Newest}
+		// The versions are what a tenant's repository publishes: cut to
+		// the schema's bound, or the whole status patch would be refused.
+		version, _ := message.Cut(u.Version, maxVersionLength)
+		newest, _ := message.Cut(u.Newest, maxVersionLength)
+		v := v1alpha2.UnpublishedVersion{Source: int32(u.Source), Version: version, Newest: newest}
 		s.facts.unpublished = append(s.facts.unpublished, v)
 		if !slices.Contains(before, v) {
 			r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonNoLongerPublished, "Resolve", "%s", u)
@@ -120,9 +125,12 @@ func (r *Reconciler) noteUnpublished(s *scope, found []source.Unpublished) {
 	}
 }
 
-// maxUnpublishedReported bounds status.unpublishedVersions (its schema's
-// maxItems).
-const maxUnpublishedReported = 16
+// Bounds of status.unpublishedVersions (its schema's maxItems, and its
+// versions' maxLength).
+const (
+	maxUnpublishedReported = 16
+	maxVersionLength       = 128
+)
 
 // resolveValues checks spec.config against the class and reads the Helm
 // values (valuesFrom, then values). A config that is wrong stops the

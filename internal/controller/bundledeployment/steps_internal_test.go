@@ -405,15 +405,22 @@ func TestNoteUnpublished(t *testing.T) {
 		{found: []source.Unpublished{gone}, want: want},
 		{},
 		{found: []source.Unpublished{gone}, want: want, wantEvents: 1},
+		// What a hostile index publishes is cut to the schema's bound.
+		{found: []source.Unpublished{{Source: 0, Version: "1.3.0-" + strings.Repeat("x", 300), Newest: "1.2.0"}}, wantEvents: 1},
 	} {
 		h.r.noteUnpublished(s, step.found)
-		if !slices.Equal(s.facts.unpublished, step.want) {
+		if step.want == nil && len(step.found) > 0 {
+			if u := s.facts.unpublished; len(u) != 1 || len(u[0].Version) > maxVersionLength || !strings.HasPrefix(u[0].Version, "1.3.0-x") {
+				t.Errorf("step %d: unpublished %v, want the long version cut to %d bytes", i, u, maxVersionLength)
+			}
+		} else if !slices.Equal(s.facts.unpublished, step.want) {
 			t.Errorf("step %d: unpublished %v, want %v", i, s.facts.unpublished, step.want)
 		}
 		events := 0
 		for len(h.events.Events) > 0 {
 			e := <-h.events.Events
-			if !strings.Contains(e, v1alpha2.ReasonNoLongerPublished) || !strings.Contains(e, "version 1.3.0 is no longer published") {
+			if !strings.Contains(e, v1alpha2.ReasonNoLongerPublished) || !strings.Contains(e, "version 1.3.0") ||
+				!strings.Contains(e, "is no longer published (the newest in range is 1.2.0)") || (i < 4 && !strings.Contains(e, "version 1.3.0 is no longer published")) {
 				t.Errorf("step %d: event %q", i, e)
 			}
 			events++
