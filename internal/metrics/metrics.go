@@ -80,6 +80,12 @@ var (
 		Name: "rukpak_source_fetch_bytes_total",
 		Help: "Bytes of content unpacked from sources, by source type.",
 	}, []string{"type"})
+	// SourceResolutions counts the resolutions of floating sources (tags,
+	// branches, ranges), by source type and how they were answered.
+	SourceResolutions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rukpak_source_resolutions_total",
+		Help: "Resolutions of floating sources (tags, branches, version ranges), by source type and outcome: looked-up (a request to the repository) or shared (answered by a lookup of the same source with the same credentials made within the last interval).",
+	}, []string{"type", "outcome"})
 	// RenderDocuments counts the YAML documents of large plain bundles
 	// rendered, by whether they were parsed or their value reused.
 	RenderDocuments = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -90,7 +96,8 @@ var (
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(RevisionsTotal, RollbacksTotal, FailuresTotal, ApplySeconds,
-		DriftCorrectionsTotal, SourceFetchSeconds, SourceFetchBytes, RenderDocuments, AwaitingApprovalTotal)
+		DriftCorrectionsTotal, SourceFetchSeconds, SourceFetchBytes, RenderDocuments, AwaitingApprovalTotal,
+		SourceResolutions)
 }
 
 // Result is the result label of err: "success" or "error".

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/metrics"
 	"github.com/rukpak/rukpak/internal/source"
 	catalogsource "github.com/rukpak/rukpak/internal/source/catalog"
 	"github.com/rukpak/rukpak/internal/source/configmaps"
@@ -18,6 +19,7 @@ import (
 	"github.com/rukpak/rukpak/internal/source/helmrepository"
 	httpsource "github.com/rukpak/rukpak/internal/source/http"
 	"github.com/rukpak/rukpak/internal/source/image"
+	"github.com/rukpak/rukpak/internal/source/resolvecache"
 	uploadsource "github.com/rukpak/rukpak/internal/source/upload"
 	"github.com/rukpak/rukpak/internal/upload"
 )
@@ -44,7 +46,10 @@ func WithWorkDir(dir string) Option { return func(s *settings) { s.workDir = dir
 // Registry returns every source type, reading the Secrets and ConfigMaps
 // sources name from namespace through c, and uploads through c (writes)
 // and live (reads that must not lag); it also returns the upload store,
-// whose garbage the manager collects. Every source has a deadline.
+// whose garbage the manager collects. Every source has a deadline, and
+// the resolutions of floating sources are shared among the
+// BundleDeployments naming the same source with the same credentials
+// (package resolvecache).
 func Registry(c client.Client, live client.Reader, namespace string, opts ...Option) (source.Registry, *upload.Store) {
 	var set settings
 	for _, o := range opts {
@@ -75,5 +80,8 @@ func Registry(c client.Client, live client.Reader, namespace string, opts ...Opt
 		v1alpha2.SourceTypeHelmRepository: helmrepository.New(creds, http, images, helmOpts...),
 		v1alpha2.SourceTypeUpload:         uploadsource.New(uploads),
 	}
-	return reg.WithDeadline(set.deadline), uploads
+	shared := resolvecache.New(creds, resolvecache.WithObserver(func(t v1alpha2.SourceType, o resolvecache.Outcome) {
+		metrics.SourceResolutions.WithLabelValues(string(t), string(o)).Inc()
+	}))
+	return shared.Wrap(reg).WithDeadline(set.deadline), uploads
 }
