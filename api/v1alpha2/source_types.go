@@ -286,7 +286,7 @@ type HTTPSource struct {
 // charts (oci://), as Helm reads both.
 // +kubebuilder:validation:XValidation:rule="has(self.resolvedVersion) == has(self.resolvedURL) && has(self.resolvedURL) == has(self.sha256)",message="resolvedVersion, resolvedURL and sha256 are set together"
 // +kubebuilder:validation:XValidation:rule="!has(self.pullSecret) || self.url.startsWith('oci://')",message="pullSecret is for oci:// repositories; an http(s) repository takes auth"
-// +kubebuilder:validation:XValidation:rule="!has(self.auth) || !self.url.startsWith('oci://')",message="auth is for http(s) repositories; an oci:// repository takes pullSecret"
+// +kubebuilder:validation:XValidation:rule="!has(self.auth) || !has(self.pullSecret)",message="auth and pullSecret are two ways to give an oci:// repository's credentials: set one of them"
 // +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.verify.cosign) || self.url.startsWith('oci://')",message="verify.cosign is for oci:// repositories"
 // +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.verify.provenance) || !self.url.startsWith('oci://')",message="verify.provenance is for http(s) repositories"
 type HelmRepositorySource struct {
@@ -337,9 +337,16 @@ type HelmRepositorySource struct {
 	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
 	SHA256 string `json:"sha256,omitempty"`
 
-	// auth names the credentials for the repository. They are sent to the
-	// repository's host only: a chart archive the index places on another
-	// host is downloaded without them, as Helm does by default.
+	// auth names the credentials for the repository: a Secret in
+	// rukpak-system with username and password, or a token. For an
+	// http(s) repository they are sent to the repository's host only (a
+	// chart archive the index places on another host is downloaded
+	// without them, as Helm does by default), the token as a bearer token.
+	// For an oci:// repository they are the registry's, as `helm registry
+	// login --username --password` gives them: username and password
+	// authenticate to the registry (or its token service), a token is a
+	// registry token sent as a bearer token. auth and pullSecret are not
+	// set together.
 	// +optional
 	Auth *HTTPAuth `json:"auth,omitempty"`
 
@@ -355,7 +362,8 @@ type HelmRepositorySource struct {
 
 	// pullSecret names a kubernetes.io/dockerconfigjson Secret in
 	// rukpak-system for an oci:// repository, read as an image source
-	// reads its pullSecret.
+	// reads its pullSecret; auth is the other way to give the registry's
+	// credentials.
 	// +optional
 	PullSecret *LocalObjectReference `json:"pullSecret,omitempty"`
 

@@ -108,7 +108,24 @@ func TestBundleDeploymentCreateValidation(t *testing.T) {
 					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "oci://registry.example/charts", Chart: "greeter",
 						Auth: &v1alpha2.HTTPAuth{Secret: v1alpha2.LocalObjectReference{Name: "basic"}}}}}
 			}),
-			wantErr: "auth is for http(s) repositories",
+		},
+		{
+			name: "an OCI Helm repository with basic auth and a pull secret",
+			obj: bd(envtest.UniqueName("helmrepoociboth"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "oci://registry.example/charts", Chart: "greeter",
+						Auth:       &v1alpha2.HTTPAuth{Secret: v1alpha2.LocalObjectReference{Name: "basic"}},
+						PullSecret: &v1alpha2.LocalObjectReference{Name: "pull"}}}}
+			}),
+			wantErr: "auth and pullSecret are two ways to give an oci:// repository's credentials: set one of them",
+		},
+		{
+			name: "an http Helm repository with basic auth",
+			obj: bd(envtest.UniqueName("helmrepohttpauth"), func(b *v1alpha2.BundleDeployment) {
+				b.Spec.Sources = []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
+					HelmRepository: &v1alpha2.HelmRepositorySource{URL: "https://charts.example/", Chart: "greeter",
+						Auth: &v1alpha2.HTTPAuth{Secret: v1alpha2.LocalObjectReference{Name: "basic"}}}}}
+			}),
 		},
 		{
 			name: "an http Helm repository with cosign",

@@ -129,7 +129,7 @@ func upgradeEdges(c *v1alpha2.CatalogSource) v1alpha2.UpgradeEdges {
 // repository's index, or the tags of an oci:// repository.
 func (l *lister) chartVersions(ctx context.Context, h *v1alpha2.HelmRepositorySource) ([]published, error) {
 	if helmrepository.IsOCI(h) {
-		tags, err := l.images.Tags(ctx, helmrepository.ImageSource(h, helmrepository.OCIRepository(h), ""))
+		tags, err := l.images.Tags(ctx, helmrepository.ImageSource(h, helmrepository.OCIRepository(h), ""), helmrepository.ImageOptions(h)...)
 		if err != nil {
 			return nil, err
 		}

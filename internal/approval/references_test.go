@@ -101,6 +101,9 @@ var references = []reference{
 	{"helmRepository auth secret", "secrets", "spec.sources[0].helmRepository.auth.secret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
 		return helmRepo("https://charts.example", func(h *v1alpha2.HelmRepositorySource) { h.Auth = &v1alpha2.HTTPAuth{Secret: *secretRef(n)} }), nil
 	}},
+	{"helmRepository auth secret of an oci:// repository", "secrets", "spec.sources[0].helmRepository.auth.secret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
+		return helmRepo("oci://registry.example/charts", func(h *v1alpha2.HelmRepositorySource) { h.Auth = &v1alpha2.HTTPAuth{Secret: *secretRef(n)} }), nil
+	}},
 	{"helmRepository caSecret", "secrets", "spec.sources[0].helmRepository.caSecret", func(n string) ([]v1alpha2.BundleSource, *v1alpha2.BundleConfig) {
 		return helmRepo("https://charts.example", func(h *v1alpha2.HelmRepositorySource) { h.CASecret = secretRef(n) }), nil
 	}},

@@ -32,9 +32,13 @@
 //
 // An oci:// repository is a registry repository of charts (oci.go), read
 // with the image source (Images) under the image source's rules for pull
-// secrets, TLS and cosign verification: Resolve takes an exact version's
+// secrets, TLS and cosign verification, or with the auth Secret as the
+// registry's credentials (ImageOptions: username and password, or a
+// registry token, in place of a pull secret): Resolve takes an exact version's
 // tag, or lists the tags of url/chart and takes the newest chart version
 // in range (a tag's "_" read as "+", as helm push writes them), and pins
 // it to the digest of its manifest; Unpack pulls the chart by that digest.
-// Tag listings are not cached: each resolve lists the tags once.
+// Tag listings are not cached: each resolve lists the tags once, with
+// the credentials of the source at hand, so no cache key has credentials
+// to carry on this path.
 package helmrepository

@@ -16,16 +16,16 @@ const OCIScheme = "oci://"
 
 // Images reads charts from OCI registries: the image source, which lists
 // a repository's tags, pins a tag to its manifest's digest and pulls a
-// chart artifact by digest, with pull secrets, TLS settings and cosign
-// verification.
+// chart artifact by digest, with pull secrets or other credentials (opts),
+// TLS settings and cosign verification.
 type Images interface {
-	// Resolve pins an image source's tag to its manifest's digest.
-	Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alpha2.BundleSource, error)
+	// ResolveWith pins an image source's tag to its manifest's digest.
+	ResolveWith(ctx context.Context, src v1alpha2.BundleSource, opts ...image.CallOption) (v1alpha2.BundleSource, error)
 	// Tags lists the tags of the repository src's image ref names.
-	Tags(ctx context.Context, src v1alpha2.BundleSource) ([]string, error)
+	Tags(ctx context.Context, src v1alpha2.BundleSource, opts ...image.CallOption) ([]string, error)
 	// UnpackChart unpacks the Helm chart artifact src pins, and refuses
 	// an image that is not one.
-	UnpackChart(ctx context.Context, src v1alpha2.BundleSource, dir string) error
+	UnpackChart(ctx context.Context, src v1alpha2.BundleSource, dir string, opts ...image.CallOption) error
 }
 
 var _ Images = (*image.Source)(nil)
@@ -50,7 +50,7 @@ func TagVersion(tag string) string { return strings.ReplaceAll(tag, "_", "+") }
 
 // ImageSource is the image source that reads ref, a tag or the repository
 // of h's chart, with h's pull secret, TLS settings and verification; a
-// non-empty digest pins it.
+// non-empty digest pins it. Its calls take ImageOptions(h).
 func ImageSource(h *v1alpha2.HelmRepositorySource, ref, digest string) v1alpha2.BundleSource {
 	img := &v1alpha2.ImageSource{Ref: ref, Digest: digest, PullSecret: h.PullSecret,
 		CASecret: h.CASecret, InsecureSkipTLSVerify: h.InsecureSkipTLSVerify}
@@ -58,6 +58,16 @@ func ImageSource(h *v1alpha2.HelmRepositorySource, ref, digest string) v1alpha2.
 		img.Verify = &v1alpha2.ImageVerification{Cosign: h.Verify.Cosign}
 	}
 	return v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage, Image: img}
+}
+
+// ImageOptions are the options of the image source's calls for h: its
+// auth Secret (username and password, or a registry token) in place of a
+// pull secret, when it names one.
+func ImageOptions(h *v1alpha2.HelmRepositorySource) []image.CallOption {
+	if h.Auth == nil {
+		return nil
+	}
+	return []image.CallOption{image.WithAuth(h.Auth)}
 }
 
 // NewestTag returns the tag of the newest chart version in r among tags,
@@ -98,7 +108,7 @@ func (s *Source) resolveOCI(ctx context.Context, src v1alpha2.BundleSource) (v1a
 	}
 	tag, version := OCITag(constraint), constraint
 	if !r.Exact() {
-		tags, err := s.images.Tags(ctx, ImageSource(h, repo, ""))
+		tags, err := s.images.Tags(ctx, ImageSource(h, repo, ""), ImageOptions(h)...)
 		if err != nil {
 			return src, err
 		}
@@ -108,7 +118,7 @@ func (s *Source) resolveOCI(ctx context.Context, src v1alpha2.BundleSource) (v1a
 				"Helm repository %s: chart %q has no version in %q (%d tags published)", h.URL, h.Chart, constraint, len(tags))
 		}
 	}
-	pinned, err := s.images.Resolve(ctx, ImageSource(h, repo+":"+tag, ""))
+	pinned, err := s.images.ResolveWith(ctx, ImageSource(h, repo+":"+tag, ""), ImageOptions(h)...)
 	if err != nil {
 		return src, err
 	}
@@ -132,5 +142,5 @@ func (s *Source) unpackOCI(ctx context.Context, src v1alpha2.BundleSource, dir s
 		return failure.New(v1alpha2.ReasonUnpackFailed,
 			"Helm repository %s: resolvedURL %s is not a tag of %s%s", h.URL, h.ResolvedURL, OCIScheme, repo)
 	}
-	return s.images.UnpackChart(ctx, ImageSource(h, ref, "sha256:"+h.SHA256), dir)
+	return s.images.UnpackChart(ctx, ImageSource(h, ref, "sha256:"+h.SHA256), dir, ImageOptions(h)...)
 }

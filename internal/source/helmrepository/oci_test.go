@@ -39,30 +39,60 @@ import (
 )
 
 // ociRegistry is an in-memory OCI registry (go-containerregistry's) on
-// loopback, over plain HTTP, that requires basic auth and counts the tag
-// listings it answers.
+// loopback, over plain HTTP, that requires authentication and counts the
+// tag listings it answers. It takes basic auth, or, with tokens, bearer
+// tokens only, as Docker's token authentication has it: its own token
+// service (/token, on the registry's host) issues ociIssuedToken for basic
+// auth, and ociRegistryToken is a token it takes as it is.
 type ociRegistry struct {
 	host     string
 	handler  nethttp.Handler
+	tokens   bool
 	listings atomic.Int64
 }
 
-const ociUser, ociPassword = "puller", "s3cret-pa55"
+const (
+	ociUser, ociPassword = "puller", "s3cret-pa55"
+	ociIssuedToken       = "issued-t0ken"
+	ociRegistryToken     = "registry-t0ken"
+)
 
-func newOCIRegistry(t *testing.T) *ociRegistry {
+func newOCIRegistry(t *testing.T) *ociRegistry { return startOCIRegistry(t, false) }
+
+// newTokenRegistry is an ociRegistry with token authentication.
+func newTokenRegistry(t *testing.T) *ociRegistry { return startOCIRegistry(t, true) }
+
+func startOCIRegistry(t *testing.T, tokens bool) *ociRegistry {
 	t.Helper()
-	r := &ociRegistry{handler: registry.New(registry.Logger(log.New(io.Discard, "", 0)))}
+	r := &ociRegistry{handler: registry.New(registry.Logger(log.New(io.Discard, "", 0))), tokens: tokens}
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
 	r.host = strings.TrimPrefix(srv.URL, "http://")
 	return r
 }
 
-// ServeHTTP checks basic auth, counts tag listings and passes the
-// request to the registry.
+// ServeHTTP checks the credentials, counts tag listings and passes the
+// request to the registry; with tokens, it serves the token service too.
 func (r *ociRegistry) ServeHTTP(w nethttp.ResponseWriter, req *nethttp.Request) {
-	if u, p, ok := req.BasicAuth(); !ok || u != ociUser || p != ociPassword {
-		w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+	basic := func() bool { u, p, ok := req.BasicAuth(); return ok && u == ociUser && p == ociPassword }
+	if r.tokens && req.URL.Path == "/token" {
+		if !basic() {
+			nethttp.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"wrong username or password"}]}`, nethttp.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"token":"`+ociIssuedToken+`"}`)
+		return
+	}
+	authorized := basic()
+	challenge := `Basic realm="test"`
+	if r.tokens {
+		bearer := req.Header.Get("Authorization")
+		authorized = bearer == "Bearer "+ociIssuedToken || bearer == "Bearer "+ociRegistryToken
+		challenge = `Bearer realm="http://` + req.Host + `/token",service="test-registry"`
+	}
+	if !authorized {
+		w.Header().Set("WWW-Authenticate", challenge)
 		nethttp.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, nethttp.StatusUnauthorized)
 		return
 	}
@@ -301,6 +331,117 @@ func TestOCIRefusals(t *testing.T) {
 				t.Fatalf("error = %v, want %s holding %q", err, tt.reason, tt.msg)
 			}
 		})
+	}
+}
+
+// TestOCIAuth: an oci:// repository's auth Secret is the registry's
+// credentials, username and password (basic auth to the registry, or to
+// its token service) or a registry token, sent to it in place of a pull
+// secret; credentials the registry refuses fail as a pull secret's do.
+// One Source answers every case in order: nothing one case's credentials
+// fetched answers another's (the oci:// path keeps no cache).
+func TestOCIAuth(t *testing.T) {
+	ctx := context.Background()
+	basicReg, tokenReg := newOCIRegistry(t), newTokenRegistry(t)
+	for _, r := range []*ociRegistry{basicReg, tokenReg} {
+		r.pushChart(t, "1.0.0")
+		r.pushChart(t, "1.1.0")
+	}
+	good := secret(t, map[string]string{"username": ociUser, "password": ociPassword})
+	wrong := secret(t, map[string]string{"username": ociUser, "password": "wr0ng"})
+	token := secret(t, map[string]string{"token": ociRegistryToken + "\n"})
+	wrongToken := secret(t, map[string]string{"token": "n0t-a-token"})
+	noPassword := secret(t, map[string]string{"username": ociUser})
+	neither := secret(t, map[string]string{"user": ociUser})
+	missing := &v1alpha2.LocalObjectReference{Name: "no-such-secret"}
+	authFailed := func(r *ociRegistry, s *v1alpha2.LocalObjectReference) string {
+		return "authentication failed for " + r.host + " (HTTP 401): check the auth Secret " + v1alpha2.SystemNamespace + "/" + s.Name
+	}
+	s := newSource(WithWorkDir(t.TempDir()))
+	tests := []struct {
+		name    string
+		reg     *ociRegistry
+		version string
+		auth    *v1alpha2.LocalObjectReference
+		want    string // the version unpacked; "" when resolving fails
+		reason  string
+		msg     string
+	}{
+		{name: "basic auth: a range", reg: basicReg, version: "1.x", auth: good, want: "1.1.0"},
+		{name: "basic auth: an exact version", reg: basicReg, version: "1.0.0", auth: good, want: "1.0.0"},
+		{name: "basic auth: a wrong password", reg: basicReg, version: "1.x", auth: wrong,
+			reason: v1alpha2.ReasonUnpackFailed, msg: authFailed(basicReg, wrong)},
+		{name: "basic auth: a wrong password, an exact version", reg: basicReg, version: "1.0.0", auth: wrong,
+			reason: v1alpha2.ReasonUnpackFailed, msg: authFailed(basicReg, wrong)},
+		{name: "basic auth: none", reg: basicReg, version: "1.x",
+			reason: v1alpha2.ReasonUnpackFailed, msg: "authentication failed for " + basicReg.host + " (HTTP 401)"},
+		{name: "token service: username and password", reg: tokenReg, version: "1.x", auth: good, want: "1.1.0"},
+		{name: "token service: a registry token", reg: tokenReg, version: "1.x", auth: token, want: "1.1.0"},
+		{name: "token service: a wrong password", reg: tokenReg, version: "1.x", auth: wrong,
+			reason: v1alpha2.ReasonUnpackFailed, msg: authFailed(tokenReg, wrong)},
+		{name: "token service: a wrong token", reg: tokenReg, version: "1.0.0", auth: wrongToken,
+			reason: v1alpha2.ReasonUnpackFailed, msg: authFailed(tokenReg, wrongToken)},
+		{name: "token service: none", reg: tokenReg, version: "1.x",
+			reason: v1alpha2.ReasonUnpackFailed, msg: "authentication failed for " + tokenReg.host},
+		{name: "a username without a password", reg: basicReg, version: "1.x", auth: noPassword,
+			reason: v1alpha2.ReasonUnpackFailed, msg: "has a username key but no password key"},
+		{name: "neither a token nor a username", reg: basicReg, version: "1.x", auth: neither,
+			reason: v1alpha2.ReasonUnpackFailed, msg: "has neither a token key nor a username key"},
+		{name: "a missing Secret", reg: basicReg, version: "1.x", auth: missing,
+			reason: v1alpha2.ReasonSourceNotFound, msg: "Secret " + v1alpha2.SystemNamespace + "/no-such-secret not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := ociSource(tt.reg, tt.version, nil)
+			if tt.auth != nil {
+				src.HelmRepository.Auth = &v1alpha2.HTTPAuth{Secret: *tt.auth}
+			}
+			pinned, err := s.Resolve(ctx, src)
+			if tt.want == "" {
+				f := failure.As(err)
+				if f == nil || f.Reason != tt.reason || !strings.Contains(f.Message, tt.msg) {
+					t.Fatalf("error = %v, want %s holding %q", err, tt.reason, tt.msg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := pinned.HelmRepository.ResolvedVersion; got != tt.want {
+				t.Fatalf("resolved %s, want %s", got, tt.want)
+			}
+			dir := t.TempDir()
+			if err := s.Unpack(ctx, pinned, dir); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "greeter", "Chart.yaml"))
+			if err != nil || !strings.Contains(string(b), "version: "+tt.want) {
+				t.Fatalf("Chart.yaml = %q, %v; want version %s", b, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestOCIAuthUnpackWithTheSpecsCredentials: a pinned chart is pulled with
+// the credentials of the spec it is unpacked for, not those it was
+// resolved with.
+func TestOCIAuthUnpackWithTheSpecsCredentials(t *testing.T) {
+	ctx := context.Background()
+	r := newTokenRegistry(t)
+	r.pushChart(t, "1.0.0")
+	good := secret(t, map[string]string{"username": ociUser, "password": ociPassword})
+	wrong := secret(t, map[string]string{"username": ociUser, "password": "wr0ng"})
+	s := newSource(WithWorkDir(t.TempDir()))
+	src := ociSource(r, "1.0.0", nil)
+	src.HelmRepository.Auth = &v1alpha2.HTTPAuth{Secret: *good}
+	pinned, err := s.Resolve(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned.HelmRepository.Auth = &v1alpha2.HTTPAuth{Secret: *wrong}
+	err = s.Unpack(ctx, pinned, t.TempDir())
+	if f := failure.As(err); f == nil || f.Reason != v1alpha2.ReasonUnpackFailed || !strings.Contains(f.Message, "authentication failed for "+r.host) {
+		t.Fatalf("error = %v, want UnpackFailed: authentication failed", err)
 	}
 }
 

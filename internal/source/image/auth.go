@@ -15,6 +15,71 @@ import (
 	"github.com/rukpak/rukpak/pkg/failure"
 )
 
+// CallOption changes how one call of a Source reaches a registry. It is
+// for sources that read images of their own (an oci:// Helm repository)
+// with credentials of another kind than an image source's pull Secret.
+type CallOption func(*call)
+
+// call is what the CallOptions of one call set.
+type call struct {
+	auth *v1alpha2.HTTPAuth
+}
+
+// callOf applies opts.
+func callOf(opts []CallOption) call {
+	var c call
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// WithAuth authenticates with the Secret auth names in place of the
+// source's pull Secret: a registry token under the key token, or else a
+// username and password under the keys username and password, as an http
+// source's auth Secret holds them. nil changes nothing.
+func WithAuth(auth *v1alpha2.HTTPAuth) CallOption {
+	return func(c *call) { c.auth = auth }
+}
+
+// credentials returns the authenticator of one call to repo and what an
+// authentication failure's message tells to check: the Secret of
+// WithAuth when the call has one, else the source's pull Secret.
+func (s *Source) credentials(ctx context.Context, img *v1alpha2.ImageSource, cl call, repo name.Repository) (authn.Authenticator, string, error) {
+	if cl.auth != nil {
+		auth, err := s.secretAuthenticator(ctx, &cl.auth.Secret)
+		return auth, "check the auth Secret " + s.creds.Namespace() + "/" + cl.auth.Secret.Name, err
+	}
+	auth, err := s.authenticator(ctx, img.PullSecret, repo)
+	return auth, "check the image's pullSecret", err
+}
+
+// secretAuthenticator returns the credentials of the Secret ref names, as
+// a registry takes them: a registry token under the key token (sent as a
+// bearer token; surrounding whitespace ignored), or else a username and
+// password (basic authentication, to the registry's token service or to
+// the registry itself, whichever it asks for). A Secret with neither, or
+// with a username but no password, is a terminal failure.
+func (s *Source) secretAuthenticator(ctx context.Context, ref *v1alpha2.LocalObjectReference) (authn.Authenticator, error) {
+	secret, err := s.creds.Secret(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	key := s.creds.Namespace() + "/" + ref.Name
+	token := strings.TrimSpace(string(secret.Data["token"]))
+	user, password := string(secret.Data["username"]), string(secret.Data["password"])
+	switch {
+	case token != "":
+		return &authn.Bearer{Token: token}, nil
+	case user != "" && password != "":
+		return &authn.Basic{Username: user, Password: password}, nil
+	case user != "":
+		return nil, failure.New(v1alpha2.ReasonUnpackFailed,
+			"Secret %s has a username key but no password key: a registry takes both", key)
+	}
+	return nil, failure.New(v1alpha2.ReasonUnpackFailed, "Secret %s has neither a token key nor a username key", key)
+}
+
 // dockerConfig is the content of a kubernetes.io/dockerconfigjson Secret.
 // authn.AuthConfig decodes an entry's auth field (base64 of user:password)
 // into its username and password.

@@ -29,9 +29,11 @@
 // Credentials are read with credentials.Reader from rukpak-system only: a
 // kubernetes.io/dockerconfigjson pull Secret, whose entry for the image's
 // registry (and the longest matching repository path) authenticates the
-// requests, and a CA Secret for TLS. insecureSkipTLSVerify turns off
-// certificate verification and also allows plain-HTTP registries (sending
-// the pull secret's credentials unencrypted).
+// requests, and a CA Secret for TLS. A source that reads images of its
+// own (an oci:// Helm repository) may give, per call (WithAuth), a Secret
+// of username and password or a registry token in place of the pull
+// Secret. insecureSkipTLSVerify turns off certificate verification and
+// also allows plain-HTTP registries (sending the credentials unencrypted).
 //
 // Errors that retrying cannot fix (an unparsable ref or platform,
 // authentication refused, image or tag not found, a digest mismatch, no

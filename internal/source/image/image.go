@@ -93,13 +93,20 @@ func (s *Source) Floating(src v1alpha2.BundleSource) bool {
 // tag is looked up in its registry; with versions, the newest tag in range
 // is, and recorded in image.resolvedTag.
 func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	return s.ResolveWith(ctx, src)
+}
+
+// ResolveWith is Resolve, reaching the registry as opts say. It is for
+// sources that name images of their own (an oci:// Helm repository).
+func (s *Source) ResolveWith(ctx context.Context, src v1alpha2.BundleSource, opts ...CallOption) (v1alpha2.BundleSource, error) {
 	img, ref, err := parse(src)
 	if err != nil {
 		return v1alpha2.BundleSource{}, err
 	}
+	cl := callOf(opts)
 	out := src.DeepCopy()
 	if img.Versions != "" && img.Digest == "" {
-		if err := s.resolveVersion(ctx, out); err != nil {
+		if err := s.resolveVersion(ctx, out, cl); err != nil {
 			return v1alpha2.BundleSource{}, err
 		}
 		return *out, nil
@@ -112,7 +119,7 @@ func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alph
 		out.Image.Digest = pin
 		return *out, nil
 	}
-	c, err := s.connect(ctx, img, ref, "image "+img.Ref)
+	c, err := s.connect(ctx, img, cl, ref, "image "+img.Ref)
 	if err != nil {
 		return v1alpha2.BundleSource{}, err
 	}
@@ -136,7 +143,7 @@ func (s *Source) Resolve(ctx context.Context, src v1alpha2.BundleSource) (v1alph
 // default) selects the image of an index; a single image is taken as it
 // is. An unpinned source is an error.
 func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir string) error {
-	_, err := s.unpack(ctx, src, dir, PullLimits{Archive: s.limits}, false)
+	_, err := s.unpack(ctx, src, dir, PullLimits{Archive: s.limits}, false, call{})
 	return err
 }
 
@@ -144,9 +151,9 @@ func (s *Source) Unpack(ctx context.Context, src v1alpha2.BundleSource, dir stri
 // config is not of Helm's media type is refused (UnpackFailed) before any
 // of its layers is read. It is for sources that name charts in registries
 // (an oci:// Helm repository), where an image that is not a chart is not
-// what was published as one.
-func (s *Source) UnpackChart(ctx context.Context, src v1alpha2.BundleSource, dir string) error {
-	_, err := s.unpack(ctx, src, dir, PullLimits{Archive: s.limits}, true)
+// what was published as one. opts say how the registry is reached.
+func (s *Source) UnpackChart(ctx context.Context, src v1alpha2.BundleSource, dir string, opts ...CallOption) error {
+	_, err := s.unpack(ctx, src, dir, PullLimits{Archive: s.limits}, true, callOf(opts))
 	return err
 }
 
@@ -166,7 +173,7 @@ type PullLimits struct {
 // images of their own (a catalog image) with the image source's
 // credentials, TLS settings, verification and retries.
 func (s *Source) Pull(ctx context.Context, src v1alpha2.BundleSource, dir string, lim PullLimits) (map[string]string, error) {
-	img, err := s.unpack(ctx, src, dir, lim, false)
+	img, err := s.unpack(ctx, src, dir, lim, false, call{})
 	if err != nil {
 		return nil, err
 	}
@@ -178,8 +185,9 @@ func (s *Source) Pull(ctx context.Context, src v1alpha2.BundleSource, dir string
 }
 
 // unpack is Unpack within lim, of a Helm chart artifact only when
-// chartOnly; it returns the image it unpacked.
-func (s *Source) unpack(ctx context.Context, src v1alpha2.BundleSource, dir string, lim PullLimits, chartOnly bool) (v1.Image, error) {
+// chartOnly, reaching the registry as cl says; it returns the image it
+// unpacked.
+func (s *Source) unpack(ctx context.Context, src v1alpha2.BundleSource, dir string, lim PullLimits, chartOnly bool, cl call) (v1.Image, error) {
 	img, ref, err := parse(src)
 	if err != nil {
 		return nil, err
@@ -199,7 +207,7 @@ func (s *Source) unpack(ctx context.Context, src v1alpha2.BundleSource, dir stri
 	if _, byDigest := ref.(name.Digest); !byDigest {
 		subject += "@" + pin
 	}
-	c, err := s.connect(ctx, img, ref, subject)
+	c, err := s.connect(ctx, img, cl, ref, subject)
 	if err != nil {
 		return nil, err
 	}

@@ -24,25 +24,28 @@ import (
 // credentials, TLS settings and a transport of its own.
 type conn struct {
 	subject   string // what messages name: "image REF[@DIGEST]", "blob DIGEST"
+	check     string // what an authentication failure's message tells to check
 	repo      name.Repository
 	opts      []remote.Option
 	transport *http.Transport
 }
 
-// connect reads the source's pull and CA Secrets and returns a conn to the
-// repository of ref, whose errors name subject.
-func (s *Source) connect(ctx context.Context, img *v1alpha2.ImageSource, ref name.Reference, subject string) (*conn, error) {
+// connect reads the source's CA Secret and its pull Secret (or the
+// credentials of cl) and returns a conn to the repository of ref, whose
+// errors name subject.
+func (s *Source) connect(ctx context.Context, img *v1alpha2.ImageSource, cl call, ref name.Reference, subject string) (*conn, error) {
 	tlsConfig, err := s.creds.TLSConfig(ctx, img.CASecret, img.InsecureSkipTLSVerify)
 	if err != nil {
 		return nil, err
 	}
-	auth, err := s.authenticator(ctx, img.PullSecret, ref.Context())
+	auth, check, err := s.credentials(ctx, img, cl, ref.Context())
 	if err != nil {
 		return nil, err
 	}
 	tr := newTransport(tlsConfig)
 	return &conn{
 		subject:   subject,
+		check:     check,
 		repo:      ref.Context(),
 		transport: tr,
 		opts: []remote.Option{
@@ -167,8 +170,8 @@ func (c *conn) classify(err error, doing string) error {
 		switch {
 		case te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden ||
 			hasCode(te, transport.UnauthorizedErrorCode, transport.DeniedErrorCode):
-			return failure.New(v1alpha2.ReasonUnpackFailed, "authentication failed for %s (HTTP %d): check the image's pullSecret",
-				c.repo.RegistryStr(), te.StatusCode)
+			return failure.New(v1alpha2.ReasonUnpackFailed, "authentication failed for %s (HTTP %d): %s",
+				c.repo.RegistryStr(), te.StatusCode, c.check)
 		case te.StatusCode == http.StatusNotFound ||
 			hasCode(te, transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode, transport.BlobUnknownErrorCode):
 			return failure.New(v1alpha2.ReasonSourceNotFound, "%s not found in %s (%s)",

@@ -56,11 +56,11 @@ func repository(img *v1alpha2.ImageSource) (name.Repository, error) {
 
 // Tags returns the tags of the repository src's image ref names (a
 // repository alone, without a tag or digest), listed as a source with
-// versions lists them: with src's pull secret and TLS settings, within
-// the bounds on tags, pages and bytes. It is for sources that select
-// among the tags of a repository of their own (an oci:// Helm
-// repository).
-func (s *Source) Tags(ctx context.Context, src v1alpha2.BundleSource) ([]string, error) {
+// versions lists them: with src's pull secret (or the credentials of
+// opts) and TLS settings, within the bounds on tags, pages and bytes. It
+// is for sources that select among the tags of a repository of their own
+// (an oci:// Helm repository).
+func (s *Source) Tags(ctx context.Context, src v1alpha2.BundleSource, opts ...CallOption) ([]string, error) {
 	img := src.Image
 	if img == nil {
 		return nil, failure.New(v1alpha2.ReasonUnpackFailed, "source of type %s has no image member", src.Type)
@@ -69,7 +69,7 @@ func (s *Source) Tags(ctx context.Context, src v1alpha2.BundleSource) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.connect(ctx, img, repo.Tag("latest"), "repository "+img.Ref)
+	c, err := s.connect(ctx, img, callOf(opts), repo.Tag("latest"), "repository "+img.Ref)
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +79,9 @@ func (s *Source) Tags(ctx context.Context, src v1alpha2.BundleSource) ([]string,
 
 // resolveVersion pins a source with versions: it lists the tags of the
 // repository, takes the newest that is a version in the constraint and
-// pins the source to its digest, recording the tag.
-func (s *Source) resolveVersion(ctx context.Context, out *v1alpha2.BundleSource) error {
+// pins the source to its digest, recording the tag. cl says how the
+// registry is reached.
+func (s *Source) resolveVersion(ctx context.Context, out *v1alpha2.BundleSource, cl call) error {
 	img := out.Image
 	rng, err := versionrange.Parse(img.Versions)
 	if err != nil {
@@ -90,7 +91,7 @@ func (s *Source) resolveVersion(ctx context.Context, out *v1alpha2.BundleSource)
 	if err != nil {
 		return err
 	}
-	c, err := s.connect(ctx, img, repo.Tag("latest"), "repository "+img.Ref)
+	c, err := s.connect(ctx, img, cl, repo.Tag("latest"), "repository "+img.Ref)
 	if err != nil {
 		return err
 	}
