@@ -38,7 +38,7 @@ func TestComputeStatusProjectsFacts(t *testing.T) {
 		{
 			name: "an upgrade installed",
 			facts: func(f *statusFacts) {
-				f.activated("r2", 5)
+				f.activated("r2", 5, "")
 				f.skipped, f.keptCRDs = nil, nil
 				f.failed = failedMark{}
 			},
@@ -53,7 +53,7 @@ func TestComputeStatusProjectsFacts(t *testing.T) {
 		{
 			name: "a rollback after a missed deadline",
 			facts: func(f *statusFacts) {
-				f.activated("r1", 2)
+				f.activated("r1", 2, "")
 				f.keep([]keptCRD{{name: "gadgets.example.com"}})
 				f.failed = failedMark{bundle: "r2", retry: "b", generation: 3}
 			},
@@ -85,7 +85,7 @@ func TestComputeStatusProjectsFacts(t *testing.T) {
 		{
 			name:   "paused changes none of them",
 			paused: true,
-			facts:  func(f *statusFacts) { f.activated("r9", 9); f.lastHealthy = "" },
+			facts:  func(f *statusFacts) { f.activated("r9", 9, ""); f.lastHealthy = "" },
 			want:   func(*v1alpha2.BundleDeploymentStatus) {},
 		},
 	}
