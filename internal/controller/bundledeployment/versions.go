@@ -45,24 +45,24 @@ func (r *Reconciler) knowInstalledVersion(ctx context.Context, s *scope, install
 // revision was made active.
 type versionChange struct{ from, to string }
 
-// holdCause is why the newest version waits.
-type holdCause string
+// waitCause is why the newest version waits.
+type waitCause string
 
 // Causes of UpgradeHeld.
 const (
-	// notHeld: the newest version does not wait (or none is selected).
-	notHeld holdCause = ""
-	// heldForApproval: its revision is held for approval.
-	heldForApproval holdCause = "approval"
-	// heldFailed: its revision is marked failed.
-	heldFailed holdCause = "failed"
+	// notWaiting: the newest version does not wait (or none is selected).
+	notWaiting waitCause = ""
+	// waitsForApproval: its revision is held for approval.
+	waitsForApproval waitCause = "approval"
+	// waitsFailed: its revision is marked failed.
+	waitsFailed waitCause = "failed"
 )
 
 // versionsSeen is what one status says of the versions the sources
 // select: the installed one, the newest one, and why the newest waits.
 type versionsSeen struct {
 	installed, newest string
-	held              holdCause
+	waits             waitCause
 }
 
 // versionsWritten is what the status as last written says (the status
@@ -75,9 +75,9 @@ func versionsWritten(w *v1alpha2.BundleDeploymentStatus) versionsSeen {
 	seen := versionsSeen{installed: w.InstalledVersion, newest: w.NewestVersion}
 	switch {
 	case heldBefore(w) != nil:
-		seen.held = heldForApproval
+		seen.waits = waitsForApproval
 	case w.FailedBundle != "":
-		seen.held = heldFailed
+		seen.waits = waitsFailed
 	}
 	return seen
 }
@@ -89,9 +89,9 @@ func versionsFound(s *scope) versionsSeen {
 	seen := versionsSeen{installed: s.facts.installedVersion, newest: s.facts.newestVersion}
 	switch {
 	case s.review != nil && !s.review.Approved:
-		seen.held = heldForApproval
+		seen.waits = waitsForApproval
 	case s.revision != "" && s.facts.failed.bundle == s.revision:
-		seen.held = heldFailed
+		seen.waits = waitsFailed
 	}
 	return seen
 }
@@ -134,11 +134,11 @@ func upgradeNotes(name string, was, now versionsSeen, upgraded *versionChange) [
 		notes = append(notes, upgradeNote{metrics.UpgradeApplied, corev1.EventTypeNormal, v1alpha2.ReasonUpgradeApplied,
 			fmt.Sprintf("Version %s installed, replacing version %s", u.to, u.from)})
 	}
-	waits := now.held != notHeld && now.newest != "" && now.installed != "" && now.newest != now.installed
-	if waits && (now.held != was.held || now.newest != was.newest) {
+	waits := now.waits != notWaiting && now.newest != "" && now.installed != "" && now.newest != now.installed
+	if waits && (now.waits != was.waits || now.newest != was.newest) {
 		n := upgradeNote{event: metrics.UpgradeHeld, reason: v1alpha2.ReasonUpgradeHeld}
-		switch now.held {
-		case heldForApproval:
+		switch now.waits {
+		case waitsForApproval:
 			n.eventType = corev1.EventTypeNormal
 			n.message = fmt.Sprintf("Version %s waits for approval (spec.upgrade.approval); version %s stays installed; see `rukpakctl approve %s`",
 				now.newest, now.installed, name)

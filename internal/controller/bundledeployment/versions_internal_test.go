@@ -45,7 +45,7 @@ func TestUpgradeNotes(t *testing.T) {
 		{name: "no version selected", now: versionsSeen{}},
 		{name: "a first install is no upgrade", now: versionsSeen{installed: "1.2.0", newest: "1.2.0"},
 			upgraded: &versionChange{to: "1.2.0"}},
-		{name: "a first install held for approval is no upgrade", now: versionsSeen{newest: "1.2.0", held: heldForApproval}},
+		{name: "a first install held for approval is no upgrade", now: versionsSeen{newest: "1.2.0", waits: waitsForApproval}},
 		{name: "a newer version found and installed at once", was: installed, now: versionsSeen{installed: "1.3.0", newest: "1.3.0"},
 			upgraded: &versionChange{from: "1.2.0", to: "1.3.0"},
 			want:     []note{available("1.3.0", "1.2.0"), applied("1.2.0", "1.3.0")}},
@@ -61,23 +61,23 @@ func TestUpgradeNotes(t *testing.T) {
 			upgraded: &versionChange{from: "1.2.0", to: "1.2.0"}},
 		{name: "a range set on sources that selected none", was: versionsSeen{}, now: versionsSeen{installed: "1.2.0", newest: "1.2.0"},
 			upgraded: &versionChange{to: "1.2.0"}},
-		{name: "held for approval", was: installed, now: versionsSeen{installed: "1.2.0", newest: "1.3.0", held: heldForApproval},
+		{name: "held for approval", was: installed, now: versionsSeen{installed: "1.2.0", newest: "1.3.0", waits: waitsForApproval},
 			want: []note{available("1.3.0", "1.2.0"), approval("1.3.0", "1.2.0")}},
-		{name: "held for approval before: not again", was: versionsSeen{installed: "1.2.0", newest: "1.3.0", held: heldForApproval},
-			now: versionsSeen{installed: "1.2.0", newest: "1.3.0", held: heldForApproval}},
-		{name: "a newer version held too", was: versionsSeen{installed: "1.2.0", newest: "1.3.0", held: heldForApproval},
-			now:  versionsSeen{installed: "1.2.0", newest: "1.4.0", held: heldForApproval},
+		{name: "held for approval before: not again", was: versionsSeen{installed: "1.2.0", newest: "1.3.0", waits: waitsForApproval},
+			now: versionsSeen{installed: "1.2.0", newest: "1.3.0", waits: waitsForApproval}},
+		{name: "a newer version waits too", was: versionsSeen{installed: "1.2.0", newest: "1.3.0", waits: waitsForApproval},
+			now:  versionsSeen{installed: "1.2.0", newest: "1.4.0", waits: waitsForApproval},
 			want: []note{available("1.4.0", "1.2.0"), approval("1.4.0", "1.2.0")}},
-		{name: "approved, then failed: another cause", was: versionsSeen{installed: "1.2.0", newest: "1.3.0", held: heldForApproval},
-			now:  versionsSeen{installed: "1.2.0", newest: "1.3.0", held: heldFailed},
+		{name: "approved, then failed: another cause", was: versionsSeen{installed: "1.2.0", newest: "1.3.0", waits: waitsForApproval},
+			now:  versionsSeen{installed: "1.2.0", newest: "1.3.0", waits: waitsFailed},
 			want: []note{failed("1.3.0", "1.2.0")}},
 		{name: "failed and rolled back", was: versionsSeen{installed: "1.3.0", newest: "1.3.0"},
-			now:  versionsSeen{installed: "1.2.0", newest: "1.3.0", held: heldFailed},
+			now:  versionsSeen{installed: "1.2.0", newest: "1.3.0", waits: waitsFailed},
 			want: []note{failed("1.3.0", "1.2.0")}},
-		{name: "failed before: not again", was: versionsSeen{installed: "1.2.0", newest: "1.3.0", held: heldFailed},
-			now: versionsSeen{installed: "1.2.0", newest: "1.3.0", held: heldFailed}},
+		{name: "failed before: not again", was: versionsSeen{installed: "1.2.0", newest: "1.3.0", waits: waitsFailed},
+			now: versionsSeen{installed: "1.2.0", newest: "1.3.0", waits: waitsFailed}},
 		{name: "a revision of the installed version marked failed holds no version", was: installed,
-			now: versionsSeen{installed: "1.2.0", newest: "1.2.0", held: heldFailed}},
+			now: versionsSeen{installed: "1.2.0", newest: "1.2.0", waits: waitsFailed}},
 		{name: "the unknown installed version found again is no upgrade", was: versionsSeen{newest: "1.2.0"}, now: installed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,33 +104,33 @@ func TestVersionsSeen(t *testing.T) {
 	approved := &v1alpha2.BundleDeploymentReview{Revision: "app-2", Digest: "sha256:2", Approved: true}
 	for _, tc := range []struct {
 		status v1alpha2.BundleDeploymentStatus
-		want   holdCause
+		want   waitCause
 	}{
-		{v1alpha2.BundleDeploymentStatus{}, notHeld},
-		{v1alpha2.BundleDeploymentStatus{Review: approved}, notHeld},
-		{v1alpha2.BundleDeploymentStatus{Review: held}, heldForApproval},
-		{v1alpha2.BundleDeploymentStatus{FailedBundle: "app-2"}, heldFailed},
-		{v1alpha2.BundleDeploymentStatus{FailedBundle: "app-1", Review: held}, heldForApproval},
+		{v1alpha2.BundleDeploymentStatus{}, notWaiting},
+		{v1alpha2.BundleDeploymentStatus{Review: approved}, notWaiting},
+		{v1alpha2.BundleDeploymentStatus{Review: held}, waitsForApproval},
+		{v1alpha2.BundleDeploymentStatus{FailedBundle: "app-2"}, waitsFailed},
+		{v1alpha2.BundleDeploymentStatus{FailedBundle: "app-1", Review: held}, waitsForApproval},
 	} {
 		tc.status.InstalledVersion, tc.status.NewestVersion = "1", "2"
-		if got := versionsWritten(&tc.status); got != (versionsSeen{installed: "1", newest: "2", held: tc.want}) {
-			t.Errorf("versionsWritten(%+v) = %+v, want held %q", tc.status, got, tc.want)
+		if got := versionsWritten(&tc.status); got != (versionsSeen{installed: "1", newest: "2", waits: tc.want}) {
+			t.Errorf("versionsWritten(%+v) = %+v, want waits %q", tc.status, got, tc.want)
 		}
 	}
 	for _, tc := range []struct {
 		name string
 		s    scope
-		want holdCause
+		want waitCause
 	}{
-		{"nothing held", scope{revision: "app-2"}, notHeld},
-		{"held for approval", scope{revision: "app-2", review: held}, heldForApproval},
-		{"approved", scope{revision: "app-2", review: approved}, notHeld},
-		{"the newest marked failed", scope{revision: "app-2", facts: statusFacts{failed: failedMark{bundle: "app-2"}}}, heldFailed},
-		{"an older one marked failed", scope{revision: "app-3", facts: statusFacts{failed: failedMark{bundle: "app-2"}}}, notHeld},
-		{"no newest revision", scope{facts: statusFacts{failed: failedMark{bundle: "app-2"}}}, notHeld},
+		{"nothing waits", scope{revision: "app-2"}, notWaiting},
+		{"held for approval", scope{revision: "app-2", review: held}, waitsForApproval},
+		{"approved", scope{revision: "app-2", review: approved}, notWaiting},
+		{"the newest marked failed", scope{revision: "app-2", facts: statusFacts{failed: failedMark{bundle: "app-2"}}}, waitsFailed},
+		{"an older one marked failed", scope{revision: "app-3", facts: statusFacts{failed: failedMark{bundle: "app-2"}}}, notWaiting},
+		{"no newest revision", scope{facts: statusFacts{failed: failedMark{bundle: "app-2"}}}, notWaiting},
 	} {
-		if got := versionsFound(&tc.s).held; got != tc.want {
-			t.Errorf("%s: held %q, want %q", tc.name, got, tc.want)
+		if got := versionsFound(&tc.s).waits; got != tc.want {
+			t.Errorf("%s: waits %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
