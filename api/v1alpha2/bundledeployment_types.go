@@ -473,6 +473,26 @@ type BundleDeploymentStatus struct {
 	// +kubebuilder:validation:MaxItems=16
 	UnpublishedVersions []UnpublishedVersion `json:"unpublishedVersions,omitempty"`
 
+	// installedVersion is the version the active revision's sources
+	// selected: the first of them that selects one among those published
+	// (a Helm repository's chart version, an image's or a git
+	// repository's tag selected from a range, a catalog's bundle
+	// version); empty when none does, or before anything is installed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	InstalledVersion string `json:"installedVersion,omitempty"`
+
+	// newestVersion is the version the newest revision's sources selected
+	// when they were last resolved (every pollInterval), read as
+	// installedVersion is: the newest in range published then, or the
+	// one kept when it is no longer published (unpublishedVersions). It
+	// equals installedVersion once the newest revision is installed, and
+	// differs while it waits for approval, failed and is not retried, or
+	// is being installed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	NewestVersion string `json:"newestVersion,omitempty"`
+
 	// approvalPolicy is the spec.upgrade.approval in force, recorded when
 	// it is above Automatic. A raise is in force at once; a lowering only
 	// once the manager finds that the user who made it (who last changed
@@ -534,6 +554,8 @@ type ObjectReference struct {
 // +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.spec.provisionerClassName`
 // +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.spec.installNamespace`
 // +kubebuilder:printcolumn:name="Active Bundle",type=string,JSONPath=`.status.activeBundle`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.installedVersion`
+// +kubebuilder:printcolumn:name="Newest",type=string,JSONPath=`.status.newestVersion`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Installed",type=string,JSONPath=`.status.conditions[?(@.type=="Installed")].status`
 // +kubebuilder:printcolumn:name="Healthy",type=string,JSONPath=`.status.conditions[?(@.type=="Healthy")].status`

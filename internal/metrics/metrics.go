@@ -35,6 +35,19 @@ const (
 	DocumentsReused = "reused"
 )
 
+// Events of UpgradesTotal.
+const (
+	// UpgradeAvailable is a newest version found other than the one
+	// installed.
+	UpgradeAvailable = "available"
+	// UpgradeApplied is the installed version changed by an install of
+	// the newest revision.
+	UpgradeApplied = "applied"
+	// UpgradeHeld is the newest version waiting: for an approval, or
+	// after it failed.
+	UpgradeHeld = "held"
+)
+
 var (
 	// RevisionsTotal counts revisions installed, by class and operation.
 	RevisionsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -57,6 +70,12 @@ var (
 		Name: "rukpak_revisions_awaiting_approval_total",
 		Help: "Revisions held until approved (spec.upgrade.approval), by ProvisionerClass; counted once per revision.",
 	}, []string{"class"})
+	// UpgradesTotal counts the versions BundleDeployments following a
+	// range found, installed and held, once per version (and cause).
+	UpgradesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rukpak_upgrades_total",
+		Help: "Versions selected from a range, by ProvisionerClass and event (available: a newest version other than the one installed was found; applied: the installed version changed; held: the newest version waits for approval or failed); counted once per version.",
+	}, []string{"class", "event"})
 	// ApplySeconds is how long applying a revision took.
 	ApplySeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "rukpak_apply_duration_seconds",
@@ -97,7 +116,7 @@ var (
 func init() {
 	ctrlmetrics.Registry.MustRegister(RevisionsTotal, RollbacksTotal, FailuresTotal, ApplySeconds,
 		DriftCorrectionsTotal, SourceFetchSeconds, SourceFetchBytes, RenderDocuments, AwaitingApprovalTotal,
-		SourceResolutions)
+		SourceResolutions, UpgradesTotal)
 }
 
 // Result is the result label of err: "success" or "error".

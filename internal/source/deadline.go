@@ -50,6 +50,7 @@ var (
 	_ Floating  = (*deadlined)(nil)
 	_ Successor = (*deadlined)(nil)
 	_ Versioned = (*deadlined)(nil)
+	_ Reporter  = (*deadlined)(nil)
 )
 
 // Floating reports what the wrapped source reports; false when it pins
@@ -92,6 +93,15 @@ func (s *deadlined) ResolveFrom(ctx context.Context, src v1alpha2.BundleSource, 
 func (s *deadlined) SelectedVersion(pinned v1alpha2.BundleSource) string {
 	if v, ok := s.inner.(Versioned); ok {
 		return v.SelectedVersion(pinned)
+	}
+	return ""
+}
+
+// PinnedVersion is the wrapped source's, when it is a Reporter; it reads
+// the pin only.
+func (s *deadlined) PinnedVersion(pinned v1alpha2.BundleSource) string {
+	if v, ok := s.inner.(Reporter); ok {
+		return v.PinnedVersion(pinned)
 	}
 	return ""
 }

@@ -61,6 +61,38 @@ type Versioned interface {
 	SelectedVersion(pinned v1alpha2.BundleSource) string
 }
 
+// Reporter is implemented by sources that select one of several
+// published versions but are not Versioned: they may select an older
+// version by themselves, and what they select is theirs to choose (a
+// catalog follows upgrade edges, and prefers an older bundle to a newer
+// deprecated one). Their pins name the version for the status only.
+type Reporter interface {
+	// PinnedVersion is the version pinned, a pin of this source, names;
+	// "" when it names none.
+	PinnedVersion(pinned v1alpha2.BundleSource) string
+}
+
+// SelectedVersion is the version pinned, the pinned sources of one
+// revision, selected: that of the first source that is Versioned or a
+// Reporter and names one; "" when none does. It is what a
+// BundleDeployment's status.installedVersion and newestVersion show.
+func (r Registry) SelectedVersion(pinned []v1alpha2.BundleSource) string {
+	for i := range pinned {
+		s := r[pinned[i].Type]
+		if v, ok := s.(Versioned); ok {
+			if version := v.SelectedVersion(pinned[i]); version != "" {
+				return version
+			}
+		}
+		if v, ok := s.(Reporter); ok {
+			if version := v.PinnedVersion(pinned[i]); version != "" {
+				return version
+			}
+		}
+	}
+	return ""
+}
+
 // Resolution is what resolving sources gave.
 type Resolution struct {
 	// Pinned are the sources, pinned, in order.

@@ -133,3 +133,52 @@ func TestVersionedNeverDowngrades(t *testing.T) {
 		})
 	}
 }
+
+// reportingCatalog is a catalog source that reports the version its pin
+// names (a Reporter, not Versioned).
+type reportingCatalog struct{}
+
+func (reportingCatalog) Resolve(_ context.Context, src v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	return src, nil
+}
+
+func (reportingCatalog) Unpack(context.Context, v1alpha2.BundleSource, string) error { return nil }
+
+func (reportingCatalog) PinnedVersion(pinned v1alpha2.BundleSource) string {
+	return pinned.Catalog.ResolvedVersion
+}
+
+// The version a revision's pinned sources selected is the first source's
+// that names one, a Versioned source's or a Reporter's, through the
+// deadline the manager wraps every source in; sources that select no
+// version are passed over.
+func TestSelectedVersion(t *testing.T) {
+	reg := Registry{
+		v1alpha2.SourceTypeImage:   &versionedImages{},
+		v1alpha2.SourceTypeCatalog: reportingCatalog{},
+	}.WithDeadline(time.Minute)
+	image := func(tag, digest string) v1alpha2.BundleSource {
+		return v1alpha2.BundleSource{Type: v1alpha2.SourceTypeImage, Image: &v1alpha2.ImageSource{Ref: "quay.io/x/y", Versions: "1.x", ResolvedTag: tag, Digest: digest}}
+	}
+	catalog := v1alpha2.BundleSource{Type: v1alpha2.SourceTypeCatalog, Catalog: &v1alpha2.CatalogSource{ResolvedVersion: "4.2.0"}}
+	config := v1alpha2.BundleSource{Type: v1alpha2.SourceTypeConfigMaps}
+	digest := "sha256:" + strings.Repeat("a", 64)
+	for _, tt := range []struct {
+		name   string
+		pinned []v1alpha2.BundleSource
+		want   string
+	}{
+		{"none", nil, ""},
+		{"a range's tag", []v1alpha2.BundleSource{image("v1.3.0", digest)}, "v1.3.0"},
+		{"a catalog's bundle version", []v1alpha2.BundleSource{catalog}, "4.2.0"},
+		{"the first that names one", []v1alpha2.BundleSource{config, image("v1.3.0", digest), catalog}, "v1.3.0"},
+		{"a pin not complete names none", []v1alpha2.BundleSource{image("v1.3.0", ""), catalog}, "4.2.0"},
+		{"a source of an unknown type names none", []v1alpha2.BundleSource{config}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := reg.SelectedVersion(tt.pinned); got != tt.want {
+				t.Errorf("SelectedVersion = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -125,6 +125,9 @@ func TestHelmRepositoryFollowsARange(t *testing.T) {
 		if got := resolvedVersion(bd); got != "1.1.0" {
 			return fmt.Errorf("status.resolvedSources says %q, want 1.1.0", got)
 		}
+		if bd.Status.InstalledVersion != "1.1.0" || bd.Status.NewestVersion != "1.1.0" {
+			return fmt.Errorf("installedVersion %q, newestVersion %q, want 1.1.0", bd.Status.InstalledVersion, bd.Status.NewestVersion)
+		}
 		return nil
 	})
 
@@ -176,6 +179,10 @@ func TestHelmRepositoryFollowsARange(t *testing.T) {
 		}
 		if bd.Status.ActiveBundle != upgraded.Status.ActiveBundle {
 			return fmt.Errorf("active Bundle %s, was %s", bd.Status.ActiveBundle, upgraded.Status.ActiveBundle)
+		}
+		// The version kept is still the newest selected.
+		if bd.Status.InstalledVersion != "1.1.0" || bd.Status.NewestVersion != "1.1.0" {
+			return fmt.Errorf("installedVersion %q, newestVersion %q, want 1.1.0", bd.Status.InstalledVersion, bd.Status.NewestVersion)
 		}
 		return nil
 	})

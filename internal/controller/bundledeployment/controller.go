@@ -190,6 +190,10 @@ type scope struct {
 	preflighted *apply.Plan
 	// rolloutStarted is set when this reconcile made a new revision active.
 	rolloutStarted bool
+	// upgraded is the change of the installed version when the install
+	// step made the newest revision active (nil when it did not), for the
+	// upgrade events (upgradeNotes).
+	upgraded *versionChange
 	// correct is the corrected revision: the revision applied that an
 	// earlier step decided to leave as it was applied; the drift step
 	// corrects its drift.
@@ -320,7 +324,8 @@ func (r *Reconciler) reconcile(ctx context.Context, bd *v1alpha2.BundleDeploymen
 //  1. unless the turn was superseded (what the reconcile found is about a
 //     spec, or a life, that is gone): the Bundles' reports (reportBundles)
 //     and the status patch (patchStatus), against the status as last
-//     written; the patch's error is joined to the reconcile's;
+//     written; the patch's error is joined to the reconcile's; once it is
+//     written, the upgrade events (upgradeNotes, announceUpgrades);
 //  2. a BundleDeployment waiting for a kind to be served is woken when
 //     what the cluster serves changes (waitForKinds), or queued at once
 //     when it changed while the reconcile ran (unless superseded: it is
@@ -339,8 +344,16 @@ func (r *Reconciler) finish(ctx context.Context, turn *schedule.Turn, s *scope, 
 		name := s.bd.Name
 		if !turn.Superseded() {
 			r.reportBundles(ctx, s)
+			var notes []upgradeNote
+			if !s.bd.Spec.Paused {
+				notes = upgradeNotes(name, versionsWritten(s.written), versionsFound(s), s.upgraded)
+			}
 			if perr := r.patchStatus(ctx, s, s.written); perr != nil {
 				err = errors.Join(err, perr)
+			} else {
+				// Once the status says so: a status not written is
+				// announced by the next reconcile.
+				r.announceUpgrades(s, notes)
 			}
 		}
 		if r.mem.waitForKinds(name, waitsForKind(s), s.kindsSeen) && !turn.Superseded() {

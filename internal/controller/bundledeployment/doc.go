@@ -58,7 +58,10 @@
 //
 // However it ends, the reconcile ends with one function, finish
 // (controller.go), in this order: the Bundles' reports and the status
-// patch (unless the turn was superseded), the wait for a kind recorded,
+// patch (unless the turn was superseded), and once it is written the
+// upgrade events (upgradeNotes, versions.go: UpgradeAvailable,
+// UpgradeApplied, UpgradeHeld, decided from the status as last written
+// and the facts, once per version), the wait for a kind recorded,
 // the memory record saved, and the turn ended (schedule.Turn.End: a
 // superseded reconcile is queued again, the events of its objects
 // deferred while it ran are judged, its context is cancelled).
@@ -102,7 +105,8 @@
 // revision fields stand for (statusFacts, facts.go: the active, last
 // healthy and failed revisions, the objects installed and skipped, the
 // kept CRDs,
-// the pinned sources). The facts start from the status as observed and
+// the pinned sources and the versions the active and the newest
+// revision's sources selected, versions.go). The facts start from the status as observed and
 // what this process applied last (observe), and steps change them
 // (installing or rolling back a revision, marking one failed or healthy,
 // refusing a status field that names a Bundle not this BundleDeployment's,
@@ -213,7 +217,15 @@
 //
 //   - held for approval: a new revision the approval policy stops before
 //     anything of it is written (gate, holds; Installed says
-//     AwaitingApproval). "held" alone means this and nothing else.
+//     AwaitingApproval). "held" alone means this and nothing else, but
+//     for the event reason UpgradeHeld (and the metric's event "held"),
+//     which says the newest version waits: held for approval, or marked
+//     failed (waitCause).
+//   - installed version, newest version: the version the active, and the
+//     newest, revision's sources selected (status.installedVersion,
+//     newestVersion; statusFacts.installedVersion, newestVersion): the
+//     first of its pinned sources that names one
+//     (source.Registry.SelectedVersion).
 //   - marked failed: a revision that failed for good and is not tried
 //     again until the spec or the retry annotation changes
 //     (status.failedBundle, failedMark, verdictHold, markedFailed,

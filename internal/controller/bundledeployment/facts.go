@@ -39,6 +39,11 @@ type statusFacts struct {
 	// unpublished are the versions the sources selected that the last
 	// lookup found no longer published (status.unpublishedVersions).
 	unpublished []v1alpha2.UnpublishedVersion
+	// installedVersion is the version the active revision's sources
+	// selected (status.installedVersion), newestVersion the one the
+	// newest revision's sources selected when last resolved
+	// (status.newestVersion); "" when none selects one (versions.go).
+	installedVersion, newestVersion string
 	// approvalPolicy is the spec.upgrade.approval in force
 	// (status.approvalPolicy; "" for Automatic): a lowering is in force
 	// only once made by a user who may approve (policyInForce).
@@ -69,6 +74,8 @@ func observe(status *v1alpha2.BundleDeploymentStatus, applied *appliedState) sta
 		resolved:         st.ResolvedSources,
 		lastResolved:     st.LastResolvedTime,
 		unpublished:      st.UnpublishedVersions,
+		installedVersion: st.InstalledVersion,
+		newestVersion:    st.NewestVersion,
 		approvalPolicy:   st.ApprovalPolicy,
 	}
 	if applied != nil {
@@ -90,13 +97,16 @@ func projectFacts(status *v1alpha2.BundleDeploymentStatus, f statusFacts) {
 	status.ApprovalPolicy = f.approvalPolicy
 	status.LastResolvedTime = f.lastResolved
 	status.UnpublishedVersions = f.unpublished
+	status.InstalledVersion, status.NewestVersion = f.installedVersion, f.newestVersion
 }
 
-// activated records that revision became the active one with objects
-// objects (an install, or a rollback to it).
-func (f *statusFacts) activated(revision string, objects int) {
+// activated records that revision, whose sources selected version (""
+// for none), became the active one with objects objects (an install, or a
+// rollback to it).
+func (f *statusFacts) activated(revision string, objects int, version string) {
 	f.active = revision
 	f.installedObjects = int32(objects)
+	f.installedVersion = version
 }
 
 // keep records the CRDs the revision just applied left at their newer

@@ -21,6 +21,7 @@ func TestComputeStatusProjectsFacts(t *testing.T) {
 		FailedBundle: "r0", FailedRetry: "a", FailedGeneration: 1,
 		SkippedObjects: []v1alpha2.ObjectReference{{Kind: "Widget", Name: "w"}}, KeptCRDs: []string{"widgets.example.com"},
 		ResolvedSources: pinned, LastResolvedTime: &then,
+		InstalledVersion: "1.2.0", NewestVersion: "1.3.0",
 	}
 	review := &v1alpha2.BundleDeploymentReview{Revision: "r2", Approved: true}
 	tests := []struct {
@@ -38,13 +39,14 @@ func TestComputeStatusProjectsFacts(t *testing.T) {
 		{
 			name: "an upgrade installed",
 			facts: func(f *statusFacts) {
-				f.activated("r2", 5)
+				f.activated("r2", 5, "")
 				f.skipped, f.keptCRDs = nil, nil
 				f.failed = failedMark{}
 			},
 			review: review,
 			want: func(st *v1alpha2.BundleDeploymentStatus) {
 				st.ActiveBundle, st.InstalledObjects = "r2", 5
+				st.InstalledVersion = "" // its sources select no version
 				st.SkippedObjects, st.KeptCRDs = nil, nil
 				st.FailedBundle, st.FailedRetry, st.FailedGeneration = "", "", 0
 				st.Review = review
@@ -53,7 +55,7 @@ func TestComputeStatusProjectsFacts(t *testing.T) {
 		{
 			name: "a rollback after a missed deadline",
 			facts: func(f *statusFacts) {
-				f.activated("r1", 2)
+				f.activated("r1", 2, "1.2.0")
 				f.keep([]keptCRD{{name: "gadgets.example.com"}})
 				f.failed = failedMark{bundle: "r2", retry: "b", generation: 3}
 			},
@@ -61,6 +63,21 @@ func TestComputeStatusProjectsFacts(t *testing.T) {
 				st.KeptCRDs = []string{"gadgets.example.com"}
 				st.FailedBundle, st.FailedRetry, st.FailedGeneration = "r2", "b", 3
 			},
+		},
+		{
+			name: "an upgrade of a range installed",
+			facts: func(f *statusFacts) {
+				f.newestVersion = "1.3.0"
+				f.activated("r2", 2, "1.3.0")
+			},
+			want: func(st *v1alpha2.BundleDeploymentStatus) {
+				st.ActiveBundle, st.InstalledVersion, st.NewestVersion = "r2", "1.3.0", "1.3.0"
+			},
+		},
+		{
+			name:  "a newer version found, not installed yet",
+			facts: func(f *statusFacts) { f.newestVersion = "1.4.0" },
+			want:  func(st *v1alpha2.BundleDeploymentStatus) { st.NewestVersion = "1.4.0" },
 		},
 		{
 			name:  "a revision found healthy",
@@ -85,7 +102,7 @@ func TestComputeStatusProjectsFacts(t *testing.T) {
 		{
 			name:   "paused changes none of them",
 			paused: true,
-			facts:  func(f *statusFacts) { f.activated("r9", 9); f.lastHealthy = "" },
+			facts:  func(f *statusFacts) { f.activated("r9", 9, ""); f.lastHealthy = "" },
 			want:   func(*v1alpha2.BundleDeploymentStatus) {},
 		},
 	}

@@ -88,6 +88,9 @@ type revisionRef struct {
 	// number is the revision's number when its Bundle is about to be
 	// created (see render); 0 when the Bundle exists and carries it.
 	number int
+	// version is the version the revision's sources selected, when it
+	// is an earlier revision read from its Bundle (revisionOf).
+	version string
 }
 
 // install applies the revision, or corrects drift if it is applied already.
@@ -181,6 +184,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		}
 		metrics.RevisionsTotal.WithLabelValues(metrics.Class(s.bd.Spec.ProvisionerClassName), op).Inc()
 		s.rolloutStarted = true
+		s.upgraded = &versionChange{from: s.facts.installedVersion, to: s.facts.newestVersion}
 		s.report(s.bundle.Name).installed = true
 	}
 	s.installed = res
@@ -188,7 +192,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 	if len(res.skipped) > 0 {
 		s.requeueWithin(optionalRecheck)
 	}
-	s.facts.activated(s.bundle.Name, res.objects)
+	s.facts.activated(s.bundle.Name, res.objects, s.facts.newestVersion)
 	if s.facts.failed.bundle == s.bundle.Name {
 		// Retried and installed: judged by health from here on.
 		r.clearFailed(s)

@@ -63,6 +63,7 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 	}
 	s.pinned = pinned
 	s.facts.resolved = pinned
+	s.facts.newestVersion = r.versionOf(pinned)
 	if err := r.resolveValues(ctx, s); err != nil {
 		return false, err
 	}
@@ -71,6 +72,7 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 	}
 	s.revision = revisionName(s.bd, pinned, s.values.Digest)
 	s.specDigest = ownership.SpecDigest(r.wantSpec(s), s.values.Digest)
+	r.knowInstalledVersion(ctx, s, installed)
 	return true, nil
 }
 
@@ -86,20 +88,35 @@ func (r *Reconciler) installedSources(ctx context.Context, s *scope) ([]v1alpha2
 	for _, src := range s.bd.Spec.Sources {
 		follows = follows || src.Type == v1alpha2.SourceTypeCatalog
 	}
-	if !follows || s.facts.active == "" {
+	if !follows {
+		return nil, nil
+	}
+	srcs, err := r.activeSources(ctx, s, true)
+	if err != nil {
+		return nil, fmt.Errorf("upgrade edges start from the active revision's sources: %w", err)
+	}
+	return srcs, nil
+}
+
+// activeSources returns the pinned sources of the active revision; nil
+// when no revision is active, or its Bundle is gone or is not this
+// BundleDeployment's. With uncached, a Bundle the cache does not show yet
+// (just created) is read from the API server.
+func (r *Reconciler) activeSources(ctx context.Context, s *scope, uncached bool) ([]v1alpha2.BundleSource, error) {
+	if s.facts.active == "" {
 		return nil, nil
 	}
 	b := &v1alpha2.Bundle{}
 	key := client.ObjectKey{Name: s.facts.active}
 	err := r.Client.Get(ctx, key, b)
-	if apierrors.IsNotFound(err) && r.APIReader != nil {
+	if apierrors.IsNotFound(err) && uncached && r.APIReader != nil {
 		err = r.APIReader.Get(ctx, key, b)
 	}
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("reading the active revision %s, whose sources upgrade edges start from: %w", s.facts.active, err)
+		return nil, fmt.Errorf("reading the active revision %s: %w", s.facts.active, err)
 	case ownership.Check(s.bd, b, r.bundleWriters()) != nil:
 		return nil, nil
 	}

@@ -41,7 +41,7 @@ func (r *Reconciler) revisionOf(ctx context.Context, s *scope, bundle string) (r
 		return revisionRef{}, fmt.Errorf("values of revision %s: %w", bundle, err)
 	}
 	spec := ownership.SpecDigest(v1alpha2.BundleSpec{ProvisionerClassName: b.Spec.ProvisionerClassName, Sources: b.Spec.Sources, Config: b.Spec.Config}, vals.Digest)
-	return revisionRef{bundle: b.Name, spec: spec, digest: digest, config: b.Spec.Config, values: vals}, nil
+	return revisionRef{bundle: b.Name, spec: spec, digest: digest, config: b.Spec.Config, values: vals, version: r.versionOf(b.Spec.Sources)}, nil
 }
 
 // rollback re-applies revision target (objects the failed revision pruned
@@ -58,6 +58,6 @@ func (r *Reconciler) rollback(ctx context.Context, s *scope, target string) erro
 	}
 	r.Recorder.Eventf(s.bd, nil, corev1.EventTypeWarning, v1alpha2.ReasonRolledBack, "Rollback",
 		"Rolled back to revision %s: %d objects (%d created, %d configured, %d pruned)", target, res.changes.objects, res.changes.created, res.changes.configured, res.changes.deleted)
-	s.facts.activated(target, res.changes.objects)
+	s.facts.activated(target, res.changes.objects, ref.version)
 	return nil
 }

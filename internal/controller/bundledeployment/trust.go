@@ -58,8 +58,13 @@ func (r *Reconciler) trustStatus(ctx context.Context, s *scope) (bool, error) {
 			s.statusRefused = fmt.Errorf("%w; %v", s.statusRefused, refused)
 		}
 		*f.fact = ""
-		if f.name == "activeBundle" && st != nil {
-			*f.fact = st.bundle
+		if f.name == "activeBundle" {
+			// Its version is not known either: the resolve step finds
+			// it again (knowInstalledVersion).
+			s.facts.installedVersion = ""
+			if st != nil {
+				*f.fact = st.bundle
+			}
 		}
 	}
 	return true, nil

@@ -47,6 +47,7 @@ var (
 	_ source.Source    = (*Source)(nil)
 	_ source.Floating  = (*Source)(nil)
 	_ source.Successor = (*Source)(nil)
+	_ source.Reporter  = (*Source)(nil)
 )
 
 // Option configures a Source.
@@ -130,6 +131,17 @@ func (s *Source) resolve(ctx context.Context, src v1alpha2.BundleSource, install
 	out.Catalog.ResolvedBundle, out.Catalog.ResolvedVersion = b.Name, b.Version.Original()
 	out.Catalog.ResolvedImage, out.Catalog.CatalogDigest = bundleRef, digest
 	return out, nil
+}
+
+// PinnedVersion is the version of the bundle pinned selected, once pinned
+// names its image (source.Reporter: not Versioned, for the catalog's
+// selection may go to an older bundle by itself).
+func (s *Source) PinnedVersion(pinned v1alpha2.BundleSource) string {
+	c := pinned.Catalog
+	if c == nil || c.ResolvedImage == "" {
+		return ""
+	}
+	return c.ResolvedVersion
 }
 
 // Candidates reads the catalog src names now (its image's tag looked up

@@ -304,3 +304,45 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// versions is a fake source that is Versioned, a Reporter and a
+// Successor, to see that the wrapper keeps what each says.
+type versions struct{ lookups }
+
+func (versions) SelectedVersion(p v1alpha2.BundleSource) string { return "selected-" + p.Image.Ref }
+func (versions) PinnedVersion(p v1alpha2.BundleSource) string   { return "pinned-" + p.Image.Ref }
+func (versions) ResolveFrom(_ context.Context, src v1alpha2.BundleSource, installed *v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+	out := *src.DeepCopy()
+	out.Image.Digest = "from-" + installed.Image.Digest
+	return out, nil
+}
+
+// TestWrapperKeepsWhatTheSourceSays: the wrapped registry reports the
+// versions the sources report, and a Successor resolves from what is
+// installed, not from the cache.
+func TestWrapperKeepsWhatTheSourceSays(t *testing.T) {
+	reg := New(&contents{}).Wrap(source.Registry{
+		v1alpha2.SourceTypeImage:   &versions{},
+		v1alpha2.SourceTypeCatalog: &lookups{},
+	})
+	src := img("r/app", "")
+	s := reg[v1alpha2.SourceTypeImage]
+	if got := s.(source.Versioned).SelectedVersion(src); got != "selected-r/app" {
+		t.Errorf("SelectedVersion %q", got)
+	}
+	if got := s.(source.Reporter).PinnedVersion(src); got != "pinned-r/app" {
+		t.Errorf("PinnedVersion %q", got)
+	}
+	if got := reg[v1alpha2.SourceTypeCatalog].(source.Reporter).PinnedVersion(src); got != "" {
+		t.Errorf("PinnedVersion of a source that reports none: %q", got)
+	}
+	installed := img("r/app", "")
+	installed.Image.Digest = "sha256:installed"
+	res, err := reg.ResolveFrom(t.Context(), []v1alpha2.BundleSource{src}, nil, false, []v1alpha2.BundleSource{installed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Pinned[0].Image.Digest; got != "from-sha256:installed" {
+		t.Errorf("resolved from the installed source to %q, want from-sha256:installed", got)
+	}
+}

@@ -19,6 +19,7 @@ var (
 	_ source.Floating  = (*shared)(nil)
 	_ source.Successor = (*shared)(nil)
 	_ source.Versioned = (*shared)(nil)
+	_ source.Reporter  = (*shared)(nil)
 )
 
 // Floating is the wrapped source's.
@@ -51,6 +52,14 @@ func (s *shared) ResolveFrom(ctx context.Context, src v1alpha2.BundleSource, ins
 func (s *shared) SelectedVersion(pinned v1alpha2.BundleSource) string {
 	if v, ok := s.inner.(source.Versioned); ok {
 		return v.SelectedVersion(pinned)
+	}
+	return ""
+}
+
+// PinnedVersion is the wrapped source's.
+func (s *shared) PinnedVersion(pinned v1alpha2.BundleSource) string {
+	if v, ok := s.inner.(source.Reporter); ok {
+		return v.PinnedVersion(pinned)
 	}
 	return ""
 }
