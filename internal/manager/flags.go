@@ -67,7 +67,7 @@ func BindEngineFlags(fs *flag.FlagSet, opts *EngineOptions) {
 	fs.IntVar(&opts.SourceConcurrency, "source-concurrency", opts.SourceConcurrency, "revisions whose sources are fetched and unpacked at once; more wait")
 	fs.IntVar(&opts.TenantSourceConcurrency, "tenant-source-concurrency", opts.TenantSourceConcurrency, "revisions of one tenant fetched and unpacked at once (at most --source-concurrency)")
 	quantityVar(fs, &opts.StoreQuota, "store-quota", "bytes the content store may hold, as a quantity such as 10Gi (default %s); content no Bundle references is evicted to make room, and a revision that cannot fit fails with ResourceLimit; 0 turns the quota off")
-	fs.IntVar(&opts.TenantRenders, "tenant-renders", opts.TenantRenders, "renders of one tenant's Helm revisions kept in rukpak-system at once (they count against --tenant-store-quota too); a revision past it fails with ResourceLimit (0: 64)")
+	fs.IntVar(&opts.TenantRenders, "tenant-renders", opts.TenantRenders, "renders of one tenant's Helm revisions kept in rukpak-system at once (they count against --tenant-store-quota too); a revision past it fails with ResourceLimit (0: 64). BundleDeployments that install as the manager (no serviceAccount) are not counted")
 	fs.Func("tenant-store-quota", "bytes of content one tenant's revisions (the BundleDeployments installing as ServiceAccounts of one namespace; those installing as the manager are one tenant) may hold in the content store, as a quantity such as 2560Mi (default a quarter of --store-quota); a revision over it fails with ResourceLimit naming what holds the tenant's quota; negative: no bound but --store-quota",
 		func(v string) error {
 			if strings.HasPrefix(v, "-") {

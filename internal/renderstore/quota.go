@@ -80,7 +80,7 @@ func (s *Store) tenantUsage(ctx context.Context, t, bundle string) (usage, error
 
 // checkTenant fails with a *QuotaError unless a render of size bytes of
 // bundle fits the bounds of the tenant ctx carries: at most
-// Options.TenantRenders renders kept, and its kept renders and its
+// Options.TenantRenders renders kept (tenant.Manager excepted), and its kept renders and its
 // content in the content store (Options.ContentUsage) within
 // Options.TenantQuota. It records what the tenant's renders hold
 // (TenantBytes).
@@ -91,7 +91,11 @@ func (s *Store) checkTenant(ctx context.Context, bundle string, size int64) erro
 		return err
 	}
 	s.setTenantBytes(t, u.bytes)
-	if u.renders >= s.opts.TenantRenders {
+	// The manager's own installs are the admin's (whoever may act as the
+	// manager could keep these Secrets without rukpak): the count bounds
+	// the teams, whose renders would otherwise crowd etcd; the bytes stay
+	// bounded below.
+	if t != tenant.Manager && u.renders >= s.opts.TenantRenders {
 		return &QuotaError{msg: fmt.Sprintf("tenant %s keeps %d renders of revisions in %s, its bound (--tenant-renders %d): delete revisions or BundleDeployments of the tenant to keep this one's",
 			t, u.renders, s.namespace, s.opts.TenantRenders)}
 	}

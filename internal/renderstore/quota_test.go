@@ -23,7 +23,8 @@ import (
 
 // TestTenantBounds checks the bounds of one tenant's kept renders: at most
 // TenantRenders renders, and its renders and content within TenantQuota;
-// other tenants' renders are not counted, a render saved again costs
+// other tenants' renders are not counted, the manager's own installs are
+// not held to the count, a render saved again costs
 // nothing more, and a deleted render frees its room.
 func TestTenantBounds(t *testing.T) {
 	ns := env.Namespace(t, "renderquota")
@@ -60,6 +61,14 @@ func TestTenantBounds(t *testing.T) {
 	b4 := newBundle(t, "bd")
 	if err := s.Save(team, b4, render); err != nil {
 		t.Fatalf("a render after one was deleted: %v", err)
+	}
+
+	// The manager's own installs (an admin's) are not held to the count.
+	manager := tenant.WithContext(context.Background(), tenant.Manager)
+	for i := range 3 {
+		if err := s.Save(manager, newBundle(t, "bd"), render); err != nil {
+			t.Fatalf("render %d of the manager's own installs: %v", i+1, err)
+		}
 	}
 
 	// The quota counts the tenant's content too.
