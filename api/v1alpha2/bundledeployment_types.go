@@ -459,7 +459,11 @@ type BundleDeploymentStatus struct {
 	// +kubebuilder:validation:items:MaxLength=253
 	KeptCRDs []string `json:"keptCRDs,omitempty"`
 
-	// lastResolvedTime is when floating refs were last resolved.
+	// lastResolvedTime is when floating refs were resolved to the pins in
+	// resolvedSources: when those pins were first found. A lookup every
+	// pollInterval that finds the same pins again writes nothing (the
+	// manager remembers when it looked), so a BundleDeployment whose
+	// sources nobody publishes to costs no writes.
 	// +optional
 	LastResolvedTime *metav1.Time `json:"lastResolvedTime,omitempty"`
 

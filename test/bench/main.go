@@ -74,6 +74,11 @@ type config struct {
 	// fluxRepoPerBundle: Flux reads one GitRepository per bundle instead
 	// of one for all.
 	fluxRepoPerBundle bool
+	// follow: instead, BundleDeployments following one chart of a Helm
+	// repository whose index is followIndexMiB MiB, idle for followIdle.
+	follow         int
+	followIndexMiB int
+	followIdle     time.Duration
 }
 
 func main() {
@@ -104,6 +109,9 @@ func main() {
 	flag.IntVar(&c.driftEdits, "drift-edits", 200, "with -after drift: managed objects edited or deleted, one every 50 ms")
 	flag.BoolVar(&c.peers, "peers", false, "also measure, after the install and on the same content, the request floor (a bare client making rukpak's requests), the Helm 4 SDK, the Helm 4 CLI (if bin/tools/helm is built) and Flux (if make flux built it), and print them side by side")
 	flag.BoolVar(&c.fluxRepoPerBundle, "flux-repo-per-bundle", false, "with -peers: Flux reads one GitRepository per bundle (default: one GitRepository, a directory per bundle)")
+	flag.IntVar(&c.follow, "follow", 0, "instead: this many BundleDeployments follow the range 1.x of one chart of a Helm repository served by the bench; measure the install, the index requests while idle, and the upgrade when 1.1.0 is published")
+	flag.IntVar(&c.followIndexMiB, "follow-index-mib", 50, "with -follow: the size of the repository's index.yaml in MiB (large public repositories' are about 50)")
+	flag.DurationVar(&c.followIdle, "follow-idle", time.Minute, "with -follow: how long the followers are left to poll before the upgrade is published")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -186,6 +194,13 @@ func run(c config) error {
 			return err
 		}
 		return costsScenario(ctx, c, cl, k, cs)
+	}
+	if c.follow > 0 {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		return followScenario(ctx, c, cl, k, cs)
 	}
 	if c.churn > 0 {
 		cs, err := kubernetes.NewForConfig(cfg)

@@ -98,6 +98,10 @@ type remembered struct {
 	// created may not be in the cache yet when the next revision is
 	// numbered.
 	number int
+	// lookedUp is when this process last looked the floating sources up
+	// (status.lastResolvedTime is when their pins last changed: a lookup
+	// that finds the same pins writes nothing).
+	lookedUp time.Time
 	// review is the last review of the newest revision: it is reviewed
 	// once while it and the active revision stay the same, not on every
 	// reconcile (a revision held for approval, a retry of a refused

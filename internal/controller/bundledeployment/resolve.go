@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,8 +37,8 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 	floating := r.Sources.Floating(bd.Spec.Sources)
 	var age time.Duration
 	reuse := false
-	if floating && s.facts.lastResolved != nil {
-		age = time.Since(s.facts.lastResolved.Time)
+	if last, ok := lastLookup(s.facts.lastResolved, s.mem.lookedUp); floating && ok {
+		age = time.Since(last)
 		reuse = age >= 0 && age < interval
 	}
 	installed, err := r.installedSources(ctx, s)
@@ -52,7 +53,10 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 	if floating {
 		if !reuse {
 			now := metav1.Now()
-			s.facts.lastResolved = &now
+			s.mem.lookedUp = now.Time
+			if pinsChanged(s.facts.lastResolved, s.facts.resolved, pinned) {
+				s.facts.lastResolved = &now
+			}
 			age = 0
 			r.noteUnpublished(s, res.Unpublished)
 		}
@@ -74,6 +78,30 @@ func (r *Reconciler) resolve(ctx context.Context, s *scope) (bool, error) {
 	s.specDigest = ownership.SpecDigest(r.wantSpec(s), s.values.Digest)
 	r.knowInstalledVersion(ctx, s, installed)
 	return true, nil
+}
+
+// lastLookup is when the floating sources were last looked up: by this
+// process (lookedUp, zero when it has not yet), or else when their pins
+// last changed (status.lastResolvedTime, nil when never); ok is false
+// when neither is known.
+func lastLookup(changed *metav1.Time, lookedUp time.Time) (time.Time, bool) {
+	switch {
+	case changed != nil && changed.After(lookedUp):
+		return changed.Time, true
+	case !lookedUp.IsZero():
+		return lookedUp, true
+	}
+	return time.Time{}, false
+}
+
+// pinsChanged reports whether a lookup that pinned the sources to pinned
+// changes status.lastResolvedTime: when there was none, or the pins
+// differ from those recorded. A lookup that finds the same pins again is
+// remembered by this process alone, so that BundleDeployments that follow
+// sources nobody publishes to write nothing, however short their
+// pollInterval.
+func pinsChanged(last *metav1.Time, recorded, pinned []v1alpha2.BundleSource) bool {
+	return last == nil || !equality.Semantic.DeepEqual(recorded, pinned)
 }
 
 // installedSources returns the pinned sources of the active revision,
