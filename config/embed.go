@@ -1,6 +1,7 @@
 // Package config embeds rukpak's Kubernetes manifests so that Go programs
 // (the local cluster, tests, the CLI) install exactly the CRDs that
-// `make manifests` wrote, the admission policies of config/policy and the
+// `make manifests` wrote, the admission policies of config/policy (and the
+// optional one of config/shards/default-by-namespace) and the
 // ClusterRoles the release ships for users, without reading the source
 // tree at run time.
 package config
@@ -99,9 +100,35 @@ var policyFiles = []string{
 // binding, in that order. They are returned as unstructured objects so that callers
 // install them as written, with server-side apply or create.
 func Policies() ([]*unstructured.Unstructured, error) {
-	objs := make([]*unstructured.Unstructured, 0, len(policyFiles))
-	for _, name := range policyFiles {
-		data, err := policyFS.ReadFile(name)
+	return decodeObjects(policyFS, policyFiles)
+}
+
+//go:embed shards/default-by-namespace/*.yaml
+var shardDefaultFS embed.FS
+
+// shardDefaultFiles are the manifests of config/shards/default-by-namespace,
+// in the order of its kustomization.
+var shardDefaultFiles = []string{
+	"shards/default-by-namespace/policy.yaml",
+	"shards/default-by-namespace/binding.yaml",
+}
+
+// ShardByNamespacePolicy decodes the optional admission policy of
+// config/shards/default-by-namespace: the MutatingAdmissionPolicy
+// rukpak-shard-by-namespace, which labels a new BundleDeployment with the
+// shard its installNamespace maps to in the ConfigMap
+// rukpak-system/rukpak-shard-by-namespace, and its binding, in that order.
+// Neither Policies nor the release installs it.
+func ShardByNamespacePolicy() ([]*unstructured.Unstructured, error) {
+	return decodeObjects(shardDefaultFS, shardDefaultFiles)
+}
+
+// decodeObjects decodes each of the named files of fsys, one object each,
+// as unstructured objects, in order.
+func decodeObjects(fsys embed.FS, names []string) ([]*unstructured.Unstructured, error) {
+	objs := make([]*unstructured.Unstructured, 0, len(names))
+	for _, name := range names {
+		data, err := fsys.ReadFile(name)
 		if err != nil {
 			return nil, fmt.Errorf("reading embedded %s: %w", name, err)
 		}

@@ -2,6 +2,9 @@ package config
 
 import (
 	"io/fs"
+	"os"
+	"path"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,5 +131,87 @@ func TestPolicies(t *testing.T) {
 		if p == nil || *p != admissionregistrationv1.Fail {
 			t.Error("policies must fail closed (failurePolicy: Fail)")
 		}
+	}
+}
+
+// TestShardByNamespacePolicy checks that config/shards/default-by-namespace
+// decodes strictly into its policy and binding, in the order of its
+// kustomization, that every embedded file is listed, that it acts only on
+// creates, and that config/shards (the release's rukpak-shards.yaml) does
+// not include it.
+func TestShardByNamespacePolicy(t *testing.T) {
+	objs, err := ShardByNamespacePolicy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 2 {
+		t.Fatalf("got %d objects, want 2", len(objs))
+	}
+	policy := &admissionregistrationv1.MutatingAdmissionPolicy{}
+	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{}
+	for i, typed := range []runtime.Object{policy, binding} {
+		data, err := yaml.Marshal(objs[i].Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.UnmarshalStrict(data, typed); err != nil {
+			t.Errorf("%s %s: %v", objs[i].GetKind(), objs[i].GetName(), err)
+		}
+	}
+	if policy.Kind != "MutatingAdmissionPolicy" || binding.Kind != "MutatingAdmissionPolicyBinding" ||
+		policy.Name != "rukpak-shard-by-namespace" || binding.Spec.PolicyName != policy.Name {
+		t.Errorf("got %s %s and %s bound to %s", policy.Kind, policy.Name, binding.Kind, binding.Spec.PolicyName)
+	}
+	for _, rule := range policy.Spec.MatchConstraints.ResourceRules {
+		if ops := rule.Operations; len(ops) != 1 || ops[0] != admissionregistrationv1.Create {
+			t.Errorf("operations %v, want only CREATE: moving shards is a deliberate label change", ops)
+		}
+	}
+	if p := binding.Spec.ParamRef; p == nil || p.Name != "rukpak-shard-by-namespace" || p.Namespace != "rukpak-system" ||
+		p.ParameterNotFoundAction == nil || *p.ParameterNotFoundAction != admissionregistrationv1.AllowAction {
+		t.Errorf("paramRef %+v, want rukpak-system/rukpak-shard-by-namespace, allowed when missing", p)
+	}
+
+	files, err := fs.Glob(shardDefaultFS, "shards/default-by-namespace/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{"shards/default-by-namespace/kustomization.yaml": true}
+	for _, f := range shardDefaultFiles {
+		listed[f] = true
+	}
+	for _, f := range files {
+		if !listed[f] {
+			t.Errorf("%s is embedded but not listed in shardDefaultFiles", f)
+		}
+	}
+	var kustomization struct {
+		Resources []string `json:"resources"`
+	}
+	data, err := shardDefaultFS.ReadFile("shards/default-by-namespace/kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &kustomization); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range shardDefaultFiles {
+		want = append(want, path.Base(f))
+	}
+	if !slices.Equal(kustomization.Resources, want) {
+		t.Errorf("kustomization resources %v, want %v", kustomization.Resources, want)
+	}
+
+	data, err = os.ReadFile("shards/kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization.Resources = nil
+	if err := yaml.Unmarshal(data, &kustomization); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(kustomization.Resources, "default-by-namespace") {
+		t.Error("config/shards includes default-by-namespace: it is optional, applied on its own")
 	}
 }
