@@ -163,6 +163,10 @@ test-e2e: build cluster-bins ## End-to-end tests on the local cluster (test/...)
 bench: build cluster-bins ## Measure install throughput against the server-side apply floor.
 	go run ./test/bench $(BENCH_ARGS)
 
+.PHONY: bench-follow
+bench-follow: build cluster-bins ## Measure 1000 BundleDeployments following one chart of a Helm repository with a 50 MiB index (docs/bench.md).
+	go run ./test/bench -follow 1000 $(BENCH_ARGS)
+
 .PHONY: bench-peers
 # Flux is measured if it builds; if it does not, make says why and the
 # bench runs without it (and says that it did).

@@ -25,6 +25,32 @@ type Unpacker struct {
 	group   singleflight.Group
 	mu      sync.RWMutex
 	digests map[string]unpacked // by revision (Bundle name)
+
+	// key names pinned sources with their credentials (WithSharing); nil
+	// when unpacks are not shared.
+	key func(ctx context.Context, pinned []v1alpha2.BundleSource) (string, error)
+	// pins collapses concurrent unpacks of one key into one fetch.
+	pins singleflight.Group
+	// shared are the digests unpacked by key, at most maxShared.
+	shared map[string]string
+}
+
+// maxShared bounds the unpacks remembered by key: past it, one is
+// forgotten for each new one (it is fetched again when asked for).
+const maxShared = 4096
+
+// Option configures an Unpacker.
+type Option func(*Unpacker)
+
+// WithSharing makes revisions whose pinned sources have the same key (the
+// same sources, pins and credentials: sourcekey.Of) share one unpack: a
+// thousand BundleDeployments that follow one chart fetch each new
+// version once, not a thousand times. The content is that of the pins
+// (a source verifies what it fetches against them) and was fetched with
+// the same credentials, so it is what each would have fetched; every
+// revision that uses it still counts it against its own tenant's quota.
+func WithSharing(key func(ctx context.Context, pinned []v1alpha2.BundleSource) (string, error)) Option {
+	return func(u *Unpacker) { u.key = key }
 }
 
 // unpacked is what Ensure remembers of a revision.
@@ -43,14 +69,19 @@ const (
 // NewUnpacker returns an Unpacker writing into st and reading with
 // sources, unpacking at most fetches revisions at once and tenantFetches
 // of one tenant (0: DefaultFetches, DefaultTenantFetches).
-func NewUnpacker(st *store.Store, sources source.Registry, fetches, tenantFetches int) *Unpacker {
+func NewUnpacker(st *store.Store, sources source.Registry, fetches, tenantFetches int, opts ...Option) *Unpacker {
 	if fetches <= 0 {
 		fetches = DefaultFetches
 	}
 	if tenantFetches <= 0 {
 		tenantFetches = min(DefaultTenantFetches, fetches)
 	}
-	return &Unpacker{store: st, sources: sources, fetches: tenant.NewSlots(fetches, tenantFetches), digests: map[string]unpacked{}}
+	u := &Unpacker{store: st, sources: sources, fetches: tenant.NewSlots(fetches, tenantFetches),
+		digests: map[string]unpacked{}, shared: map[string]string{}}
+	for _, o := range opts {
+		o(u)
+	}
+	return u
 }
 
 // Store returns the content store.
@@ -80,23 +111,9 @@ func (u *Unpacker) Ensure(ctx context.Context, revision string, pinned []v1alpha
 		if err := u.store.CheckTenant(t); err != nil {
 			return "", fmt.Errorf("unpacking %s: %w", revision, err)
 		}
-		release, err := u.fetches.Acquire(ctx, "unpacking "+revision)
+		digest, err := u.sharedFetch(ctx, revision, pinned, t)
 		if err != nil {
 			return "", err
-		}
-		defer release()
-		staging, err := u.store.NewStaging()
-		if err != nil {
-			return "", fmt.Errorf("creating staging directory: %w", err)
-		}
-		if err := u.sources.Unpack(ctx, pinned, staging); err != nil {
-			_ = os.RemoveAll(staging)
-			return "", err
-		}
-		digest, err := u.store.CommitFor(staging, t)
-		if err != nil {
-			_ = os.RemoveAll(staging)
-			return "", fmt.Errorf("committing content of %s: %w", revision, err)
 		}
 		u.remember(revision, digest, t)
 		return digest, nil
@@ -105,6 +122,89 @@ func (u *Unpacker) Ensure(ctx context.Context, revision string, pinned []v1alpha
 		return "", err
 	}
 	return v.(string), nil
+}
+
+// sharedFetch returns the digest of an unpack of pinned made for another
+// revision with the same key (WithSharing), or unpacks it for this one;
+// concurrent unpacks of one key make one fetch.
+func (u *Unpacker) sharedFetch(ctx context.Context, revision string, pinned []v1alpha2.BundleSource, t string) (string, error) {
+	if u.key == nil {
+		return u.fetch(ctx, revision, pinned, t)
+	}
+	key, err := u.key(ctx, pinned)
+	if err != nil {
+		// A credential that cannot be read: the source says why.
+		return u.fetch(ctx, revision, pinned, t)
+	}
+	ch := u.pins.DoChan(key, func() (any, error) {
+		if d, ok := u.sharedDigest(key); ok {
+			return d, nil
+		}
+		d, err := u.fetch(ctx, revision, pinned, t)
+		if err == nil {
+			u.share(key, d)
+		}
+		return d, err
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return "", r.Err
+		}
+		return r.Val.(string), nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("unpacking %s: waiting for an unpack of the same sources: %w", revision, ctx.Err())
+	}
+}
+
+// fetch unpacks pinned into the store for revision, within the fetch
+// slots of tenant t and of all.
+func (u *Unpacker) fetch(ctx context.Context, revision string, pinned []v1alpha2.BundleSource, t string) (string, error) {
+	release, err := u.fetches.Acquire(ctx, "unpacking "+revision)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	staging, err := u.store.NewStaging()
+	if err != nil {
+		return "", fmt.Errorf("creating staging directory: %w", err)
+	}
+	if err := u.sources.Unpack(ctx, pinned, staging); err != nil {
+		_ = os.RemoveAll(staging)
+		return "", err
+	}
+	digest, err := u.store.CommitFor(staging, t)
+	if err != nil {
+		_ = os.RemoveAll(staging)
+		return "", fmt.Errorf("committing content of %s: %w", revision, err)
+	}
+	return digest, nil
+}
+
+// sharedDigest returns the digest unpacked for key, when the store still
+// holds it.
+func (u *Unpacker) sharedDigest(key string) (string, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	d, ok := u.shared[key]
+	if ok && !u.store.Has(d) {
+		delete(u.shared, key)
+		return "", false
+	}
+	return d, ok
+}
+
+// share remembers that key unpacked to digest.
+func (u *Unpacker) share(key, digest string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if _, ok := u.shared[key]; !ok && len(u.shared) >= maxShared {
+		for k := range u.shared {
+			delete(u.shared, k)
+			break
+		}
+	}
+	u.shared[key] = digest
 }
 
 func (u *Unpacker) remember(revision, digest, t string) {

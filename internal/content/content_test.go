@@ -16,8 +16,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +29,7 @@ import (
 	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/credentials"
 	httpsource "github.com/rukpak/rukpak/internal/source/http"
+	"github.com/rukpak/rukpak/internal/source/sourcekey"
 	"github.com/rukpak/rukpak/internal/store"
 	"github.com/rukpak/rukpak/internal/tenant"
 	"github.com/rukpak/rukpak/pkg/envtest"
@@ -258,5 +261,123 @@ func TestTenantQuota(t *testing.T) {
 	}
 	if used, _ := st.Usage(); used != 4000 {
 		t.Fatalf("the store holds %d bytes, want 4000: team-b's two, team-a's and the manager's", used)
+	}
+}
+
+// TestSharedUnpacks: revisions whose pinned sources and credentials are
+// the same share one fetch (WithSharing), concurrent ones included; other
+// credentials, changed credentials, or content gone from the store fetch
+// again.
+func TestSharedUnpacks(t *testing.T) {
+	ctx := context.Background()
+	srv := archives{}
+	var fetched atomic.Int64
+	users := map[string]string{"team-a": "pa", "team-b": "pb", "team-a2": "pa2"}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, ok := r.BasicAuth()
+		if !ok || users[user] != pass {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		fetched.Add(1)
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	secret := func(name, user string) {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: v1alpha2.SystemNamespace},
+			Data: map[string][]byte{"username": []byte(user), "password": []byte(users[user])}}
+		err := env.Client.Create(ctx, s)
+		if apierrors.IsAlreadyExists(err) {
+			err = env.Client.Update(ctx, s)
+		} else if err == nil {
+			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), s) })
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	nameA, nameB := envtest.UniqueName("creds-a"), envtest.UniqueName("creds-b")
+	secret(nameA, "team-a")
+	secret(nameB, "team-b")
+	st, err := store.New(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := credentials.NewReader(env.Client, v1alpha2.SystemNamespace)
+	sources := source.Registry{v1alpha2.SourceTypeHTTP: httpsource.New(creds)}
+	u := NewUnpacker(st, sources, 0, 0, WithSharing(func(ctx context.Context, pinned []v1alpha2.BundleSource) (string, error) {
+		return sourcekey.Of(ctx, creds, pinned)
+	}))
+	st.SetInUse(u.InUse(env.Client))
+	withAuth := func(src []v1alpha2.BundleSource, name string) []v1alpha2.BundleSource {
+		out := []v1alpha2.BundleSource{*src[0].DeepCopy()}
+		out[0].HTTP.Auth = &v1alpha2.HTTPAuth{Secret: v1alpha2.LocalObjectReference{Name: name}}
+		return out
+	}
+	chart := srv.add(t, hs.URL, "chart", 'c')
+	asA, asB := withAuth(chart, nameA), withAuth(chart, nameB)
+
+	// Twenty revisions at once, of as many tenants: one fetch.
+	var wg sync.WaitGroup
+	digests := make([]string, 20)
+	for i := range digests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tctx := tenant.WithContext(ctx, "team-"+strconv.Itoa(i))
+			d, err := u.Ensure(tctx, "shared-"+strconv.Itoa(i), asA, "")
+			if err != nil {
+				t.Error(err)
+			}
+			digests[i] = d
+		}()
+	}
+	wg.Wait()
+	for i, d := range digests {
+		if d != digests[0] {
+			t.Errorf("revision %d unpacked to %s, revision 0 to %s", i, d, digests[0])
+		}
+	}
+	want := int64(1)
+	check := func(what string) {
+		t.Helper()
+		if n := fetched.Load(); n != want {
+			t.Errorf("%s: %d fetches, want %d", what, n, want)
+		}
+	}
+	check("twenty revisions of the same pins and credentials")
+	if _, err := u.Ensure(ctx, "later", asA, ""); err != nil {
+		t.Fatal(err)
+	}
+	check("a later revision of the same pins and credentials")
+
+	if _, err := u.Ensure(ctx, "other-creds", asB, ""); err != nil {
+		t.Fatal(err)
+	}
+	want++
+	check("the same pins with another team's credentials")
+
+	secret(nameA, "team-a2") // rotated
+	if _, err := u.Ensure(ctx, "rotated", asA, ""); err != nil {
+		t.Fatal(err)
+	}
+	want++
+	check("the same pins after the credentials changed")
+
+	if err := st.Delete(digests[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Ensure(ctx, "evicted", asA, ""); err != nil {
+		t.Fatal(err)
+	}
+	want++
+	check("the same pins once the content left the store")
+	for _, rev := range []string{"shared-3", "later", "other-creds"} {
+		u.mu.RLock()
+		_, ok := u.digests[rev]
+		u.mu.RUnlock()
+		if !ok {
+			t.Errorf("revision %s not remembered: its tenant would not be charged for the content", rev)
+		}
 	}
 }

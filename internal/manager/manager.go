@@ -53,6 +53,8 @@ import (
 	"github.com/rukpak/rukpak/internal/renderstore"
 	"github.com/rukpak/rukpak/internal/shard"
 	"github.com/rukpak/rukpak/internal/source/builtin"
+	"github.com/rukpak/rukpak/internal/source/credentials"
+	"github.com/rukpak/rukpak/internal/source/sourcekey"
 	"github.com/rukpak/rukpak/internal/store"
 	"github.com/rukpak/rukpak/internal/upload"
 )
@@ -201,7 +203,11 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := metrics.RegisterState(mgr.GetClient(), st.Usage); err != nil {
 		return nil, err
 	}
-	unpacker := content.NewUnpacker(st, sources, opts.SourceConcurrency, opts.TenantSourceConcurrency)
+	creds := credentials.NewReader(mgr.GetClient(), v1alpha2.SystemNamespace)
+	unpacker := content.NewUnpacker(st, sources, opts.SourceConcurrency, opts.TenantSourceConcurrency,
+		content.WithSharing(func(ctx context.Context, pinned []v1alpha2.BundleSource) (string, error) {
+			return sourcekey.Of(ctx, creds, pinned)
+		}))
 	st.SetInUse(unpacker.InUse(mgr.GetClient()))
 	ctrlOpts := controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}
 

@@ -226,8 +226,8 @@ func followScenario(ctx context.Context, c config, cl *localcluster.Cluster, k c
 		return err
 	}
 	idleWrites, idleWhat := writes(req2, req1)
-	fmt.Printf("idle %s (%.0f intervals): index requests %d (%d in full, %d answered 304), %.2f per interval for %d followers; API writes %d %s\n",
-		c.followIdle, intervals, full+notModified, full, notModified, perInterval, c.follow, idleWrites, idleWhat)
+	fmt.Printf("idle %s (%.0f intervals): index requests %d (%d in full, %d answered 304), %.2f per interval for %d followers; API writes %d %s; API requests %s\n",
+		c.followIdle, intervals, full+notModified, full, notModified, perInterval, c.follow, idleWrites, idleWhat, req2.top(req1, 6))
 
 	// Upgrade: a newer version in range is published.
 	repo.indexFull.Store(0)

@@ -2,20 +2,13 @@ package resolvecache
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"hash"
-	"slices"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/rukpak/rukpak/api/v1alpha2"
-	"github.com/rukpak/rukpak/internal/refs"
 	"github.com/rukpak/rukpak/internal/source"
+	"github.com/rukpak/rukpak/internal/source/sourcekey"
 )
 
 // MaxAge is how long a resolution answers by default: the shortest
@@ -25,12 +18,7 @@ const MaxAge = v1alpha2.MinPollInterval
 
 // Contents reads the Secrets and ConfigMaps a source names (in
 // rukpak-system): *credentials.Reader.
-type Contents interface {
-	// Secret returns the Secret ref names.
-	Secret(ctx context.Context, ref *v1alpha2.LocalObjectReference) (*corev1.Secret, error)
-	// ConfigMap returns the ConfigMap ref names.
-	ConfigMap(ctx context.Context, ref *v1alpha2.LocalObjectReference) (*corev1.ConfigMap, error)
-}
+type Contents = sourcekey.Contents
 
 // Outcome says how a call of Resolve was answered, for Observe.
 type Outcome string
@@ -206,58 +194,7 @@ func (c *Cache) Len() int {
 	return len(c.entries)
 }
 
-// key names the resolution of src: a digest of src as written and of the
-// contents of every Secret and ConfigMap it names.
+// key names the resolution of src (package sourcekey).
 func (c *Cache) key(ctx context.Context, src v1alpha2.BundleSource) (string, error) {
-	h := sha256.New()
-	spec, err := json.Marshal(src)
-	if err != nil {
-		return "", fmt.Errorf("encoding %s: %w", source.Describe(src), err)
-	}
-	field(h, "source", spec)
-	for _, r := range refs.Distinct(refs.List([]v1alpha2.BundleSource{src}, nil)) {
-		ref := &v1alpha2.LocalObjectReference{Name: r.Name}
-		field(h, string(r.Resource), []byte(r.Name))
-		switch r.Resource {
-		case refs.Secrets:
-			s, err := c.contents.Secret(ctx, ref)
-			if err != nil {
-				return "", err
-			}
-			data(h, s.Data)
-		case refs.ConfigMaps:
-			cm, err := c.contents.ConfigMap(ctx, ref)
-			if err != nil {
-				return "", err
-			}
-			strs := make(map[string][]byte, len(cm.Data))
-			for k, v := range cm.Data {
-				strs[k] = []byte(v)
-			}
-			data(h, strs)
-			data(h, cm.BinaryData)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// field writes one length-prefixed field into h, so that no two
-// different sequences of fields hash alike.
-func field(h hash.Hash, name string, value []byte) {
-	fmt.Fprintf(h, "%s:%d:", name, len(value))
-	h.Write(value)
-}
-
-// data writes a map's entries into h in key order.
-func data(h hash.Hash, m map[string][]byte) {
-	fmt.Fprintf(h, "entries:%d:", len(m))
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		field(h, "key", []byte(k))
-		field(h, "value", m[k])
-	}
+	return sourcekey.Of(ctx, c.contents, []v1alpha2.BundleSource{src})
 }
