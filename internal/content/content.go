@@ -182,16 +182,24 @@ func (u *Unpacker) fetch(ctx context.Context, revision string, pinned []v1alpha2
 }
 
 // sharedDigest returns the digest unpacked for key, when the store still
-// holds it.
+// holds it. The store is asked without u.mu held: the store's own lock,
+// held while it makes room, waits for u.mu (InUse).
 func (u *Unpacker) sharedDigest(key string) (string, bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
+	u.mu.RLock()
 	d, ok := u.shared[key]
-	if ok && !u.store.Has(d) {
-		delete(u.shared, key)
+	u.mu.RUnlock()
+	if !ok {
 		return "", false
 	}
-	return d, ok
+	if !u.store.Has(d) {
+		u.mu.Lock()
+		if u.shared[key] == d {
+			delete(u.shared, key)
+		}
+		u.mu.Unlock()
+		return "", false
+	}
+	return d, true
 }
 
 // share remembers that key unpacked to digest.

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -380,4 +381,55 @@ func TestSharedUnpacks(t *testing.T) {
 			t.Errorf("revision %s not remembered: its tenant would not be charged for the content", rev)
 		}
 	}
+}
+
+// TestSharedUnpacksWhileTheStoreMakesRoom: shared unpacks and unpacks that
+// make the store evict (it reads what is in use, InUse, under its own
+// lock) run at once without waiting for each other for good.
+func TestSharedUnpacksWhileTheStoreMakesRoom(t *testing.T) {
+	srv := archives{}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	// Both quotas: the store reads what is in use (InUse) under its lock
+	// to make room and to check a tenant.
+	st, err := store.New(filepath.Join(t.TempDir(), "store"), store.WithQuota(20_000), store.WithTenantQuota(15_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := credentials.NewReader(env.Client, v1alpha2.SystemNamespace)
+	sources := source.Registry{v1alpha2.SourceTypeHTTP: httpsource.New(creds)}
+	u := NewUnpacker(st, sources, 0, 0, WithSharing(func(ctx context.Context, pinned []v1alpha2.BundleSource) (string, error) {
+		return sourcekey.Of(ctx, creds, pinned)
+	}))
+	st.SetInUse(u.InUse(env.Client))
+	var pins [][]v1alpha2.BundleSource
+	for i := range 40 {
+		pins = append(pins, srv.add(t, hs.URL, "a"+strconv.Itoa(i), byte('a'+i%26)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range 400 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Ten revisions of each pin: shared unpacks of pins the store
+			// evicts and fetches again.
+			if _, err := u.Ensure(ctx, "rev-"+strconv.Itoa(i), pins[i%len(pins)], ""); err != nil && !isLimit(err) {
+				t.Error(err)
+			}
+			u.Forget("rev-" + strconv.Itoa(i))
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		t.Fatal("the unpacks did not end within a minute: they wait for each other")
+	}
+}
+
+// isLimit reports whether err is the store's refusal of content that
+// does not fit (everything else in use at that moment).
+func isLimit(err error) bool {
+	f := failure.As(err)
+	return f != nil && f.Reason == v1alpha2.ReasonResourceLimit
 }
