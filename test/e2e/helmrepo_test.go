@@ -2,14 +2,9 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,61 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/chartrepotest"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
-
-// chartRepo is a Helm chart repository on loopback whose published
-// versions of the chart "greeter" the test changes, and which can be
-// taken down.
-type chartRepo struct {
-	mu       sync.Mutex
-	index    string
-	archives map[string][]byte
-	down     bool
-}
-
-func (c *chartRepo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.down:
-		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
-	case r.URL.Path == "/index.yaml":
-		_, _ = w.Write([]byte(c.index))
-	case c.archives[r.URL.Path] != nil:
-		_, _ = w.Write(c.archives[r.URL.Path])
-	default:
-		http.NotFound(w, r)
-	}
-}
-
-// publish makes versions the published versions of greeter, a chart
-// whose ConfigMap greeting holds its version.
-func (c *chartRepo) publish(t *testing.T, versions ...string) {
-	t.Helper()
-	var b strings.Builder
-	b.WriteString("apiVersion: v1\nentries:\n  greeter:\n")
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, v := range versions {
-		path := "/greeter-" + v + ".tgz"
-		if c.archives[path] == nil {
-			c.archives[path] = tarGz(t, map[string]string{
-				"greeter/Chart.yaml":        "apiVersion: v2\nname: greeter\nversion: " + v + "\n",
-				"greeter/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeting\ndata:\n  value: {{ .Chart.Version | quote }}\n",
-			})
-		}
-		sum := sha256.Sum256(c.archives[path])
-		fmt.Fprintf(&b, "  - apiVersion: v2\n    name: greeter\n    version: %s\n    digest: %s\n    urls:\n    - %s\n", v, hex.EncodeToString(sum[:]), path[1:])
-	}
-	c.index = b.String()
-}
-
-func (c *chartRepo) setDown(down bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.down = down
-}
 
 // TestHelmRepositoryFollowsARange installs the newest version of a chart
 // in a range from a Helm repository, takes a newer version in range
@@ -81,10 +24,7 @@ func (c *chartRepo) setDown(down bool) {
 // versions lists the published versions and what each is to it.
 func TestHelmRepositoryFollowsARange(t *testing.T) {
 	t.Parallel()
-	repo := &chartRepo{archives: map[string][]byte{}}
-	repo.publish(t, "1.0.0", "0.9.0", "2.0.0-rc.1")
-	srv := httptest.NewServer(repo)
-	defer srv.Close()
+	repo := chartrepotest.New(t, "1.0.0", "0.9.0", "2.0.0-rc.1")
 
 	name := envtest.UniqueName("helmrepo")
 	bd := &v1alpha2.BundleDeployment{
@@ -93,7 +33,7 @@ func TestHelmRepositoryFollowsARange(t *testing.T) {
 			ProvisionerClassName: v1alpha2.ClassHelm, InstallNamespace: name,
 			PollInterval: &metav1.Duration{Duration: v1alpha2.MinPollInterval},
 			Sources: []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
-				HelmRepository: &v1alpha2.HelmRepositorySource{URL: srv.URL, Chart: "greeter", Version: "1.x"}}},
+				HelmRepository: &v1alpha2.HelmRepositorySource{URL: repo.URL, Chart: "greeter", Version: "1.x"}}},
 		},
 	}
 	if err := suite.client.Create(context.Background(), bd); err != nil {
@@ -110,7 +50,7 @@ func TestHelmRepositoryFollowsARange(t *testing.T) {
 
 	// 1.1.0 in range and 2.0.0 out of it are published: 1.1.0 is installed
 	// within two poll intervals, and stays.
-	repo.publish(t, "1.0.0", "0.9.0", "2.0.0-rc.1", "1.1.0", "2.0.0")
+	repo.Publish(t, "1.0.0", "0.9.0", "2.0.0-rc.1", "1.1.0", "2.0.0")
 	envtest.Eventually(t, 3*v1alpha2.MinPollInterval+30*time.Second, func() error {
 		if v := configMapValue(t, name, "greeting"); v != "1.1.0" {
 			return fmt.Errorf("greeting is %q, want 1.1.0", v)
@@ -144,7 +84,7 @@ func TestHelmRepositoryFollowsARange(t *testing.T) {
 
 	// The repository goes down: the next resolve fails and says so, and
 	// what is installed stays.
-	repo.setDown(true)
+	repo.SetDown(true)
 	envtest.Eventually(t, 3*v1alpha2.MinPollInterval+30*time.Second, func() error {
 		cur := &v1alpha2.BundleDeployment{}
 		if err := suite.client.Get(context.Background(), client.ObjectKey{Name: name}, cur); err != nil {
@@ -162,12 +102,12 @@ func TestHelmRepositoryFollowsARange(t *testing.T) {
 	if v := configMapValue(t, name, "greeting"); v != "1.1.0" {
 		t.Fatalf("with the repository down, greeting is %q", v)
 	}
-	repo.setDown(false)
+	repo.SetDown(false)
 	waitConditionWithin(t, 3*v1alpha2.MinPollInterval+30*time.Second, name, v1alpha2.TypeUnpacked, metav1.ConditionTrue, v1alpha2.ReasonUnpacked)
 
 	// 1.1.0 is taken off the index: it stays installed (never downgraded
 	// to 1.0.0 by itself), and the status says it is no longer published.
-	repo.publish(t, "1.0.0", "0.9.0", "2.0.0-rc.1", "2.0.0")
+	repo.Publish(t, "1.0.0", "0.9.0", "2.0.0-rc.1", "2.0.0")
 	waitStatus(t, name, 3*v1alpha2.MinPollInterval+30*time.Second, func(bd *v1alpha2.BundleDeployment) error {
 		c := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeUnpacked)
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha2.ReasonNoLongerPublished || !strings.Contains(c.Message, "version 1.1.0 is no longer published") {

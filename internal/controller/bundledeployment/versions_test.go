@@ -3,17 +3,8 @@
 package bundledeployment_test
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,90 +13,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/chartrepotest"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
-
-// chartRepo is a Helm chart repository of the chart greeter, whose
-// ConfigMap greeting holds its version.
-type chartRepo struct {
-	mu       sync.Mutex
-	index    string
-	archives map[string][]byte
-}
-
-func (c *chartRepo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case r.URL.Path == "/index.yaml":
-		_, _ = w.Write([]byte(c.index))
-	case c.archives[r.URL.Path] != nil:
-		_, _ = w.Write(c.archives[r.URL.Path])
-	default:
-		http.NotFound(w, r)
-	}
-}
-
-// publish makes versions the published versions of greeter.
-func (c *chartRepo) publish(t *testing.T, versions ...string) {
-	t.Helper()
-	var b strings.Builder
-	b.WriteString("apiVersion: v1\nentries:\n  greeter:\n")
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, v := range versions {
-		path := "/greeter-" + v + ".tgz"
-		if c.archives[path] == nil {
-			c.archives[path] = tarGz(t, map[string]string{
-				"greeter/Chart.yaml":        "apiVersion: v2\nname: greeter\nversion: " + v + "\n",
-				"greeter/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeting\ndata:\n  value: {{ .Chart.Version | quote }}\n",
-			})
-		}
-		sum := sha256.Sum256(c.archives[path])
-		fmt.Fprintf(&b, "  - apiVersion: v2\n    name: greeter\n    version: %s\n    digest: %s\n    urls:\n    - %s\n", v, hex.EncodeToString(sum[:]), path[1:])
-	}
-	c.index = b.String()
-}
-
-// tarGz is a gzipped tar archive of files.
-func tarGz(t *testing.T, files map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	for name, body := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), ModTime: time.Unix(1700000000, 0)}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // TestVersionsFollowed installs the newest chart version of a range, then
 // of a wider one: status.installedVersion and newestVersion say which,
 // and the upgrade is announced once as available and once as applied.
 func TestVersionsFollowed(t *testing.T) {
 	t.Parallel()
-	repo := &chartRepo{archives: map[string][]byte{}}
-	repo.publish(t, "1.0.0", "1.1.0", "2.0.0")
-	srv := httptest.NewServer(repo)
-	defer srv.Close()
+	repo := chartrepotest.New(t, "1.0.0", "1.1.0", "2.0.0")
 	ns := env.Namespace(t, "versions")
 	bd := &v1alpha2.BundleDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("versions")},
 		Spec: v1alpha2.BundleDeploymentSpec{
 			ProvisionerClassName: v1alpha2.ClassHelm, InstallNamespace: ns,
 			Sources: []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeHelmRepository,
-				HelmRepository: &v1alpha2.HelmRepositorySource{URL: srv.URL, Chart: "greeter", Version: "1.0.x"}}},
+				HelmRepository: &v1alpha2.HelmRepositorySource{URL: repo.URL, Chart: "greeter", Version: "1.0.x"}}},
 		},
 	}
 	if err := env.Client.Create(context.Background(), bd); err != nil {
