@@ -80,22 +80,26 @@ func (s *Store) tenantUsage(ctx context.Context, t, bundle string) (usage, error
 
 // checkTenant fails with a *QuotaError unless a render of size bytes of
 // bundle fits the bounds of the tenant ctx carries: at most
-// Options.TenantRenders renders kept (tenant.Manager excepted), and its kept renders and its
+// Options.TenantRenders renders kept, and its kept renders and its
 // content in the content store (Options.ContentUsage) within
 // Options.TenantQuota. It records what the tenant's renders hold
-// (TenantBytes).
+// (TenantBytes). tenant.Manager is held to neither.
 func (s *Store) checkTenant(ctx context.Context, bundle string, size int64) error {
 	t := tenant.From(ctx)
+	if t == tenant.Manager {
+		// The manager's own installs are the admin's, who could keep
+		// these Secrets without rukpak: the bounds keep teams from
+		// crowding etcd and each other. Not listing its renders also
+		// keeps a save from reading every render of thousands of Helm
+		// BundleDeployments installed as the manager.
+		return nil
+	}
 	u, err := s.tenantUsage(ctx, t, bundle)
 	if err != nil {
 		return err
 	}
 	s.setTenantBytes(t, u.bytes)
-	// The manager's own installs are the admin's (whoever may act as the
-	// manager could keep these Secrets without rukpak): the count bounds
-	// the teams, whose renders would otherwise crowd etcd; the bytes stay
-	// bounded below.
-	if t != tenant.Manager && u.renders >= s.opts.TenantRenders {
+	if u.renders >= s.opts.TenantRenders {
 		return &QuotaError{msg: fmt.Sprintf("tenant %s keeps %d renders of revisions in %s, its bound (--tenant-renders %d): delete revisions or BundleDeployments of the tenant to keep this one's",
 			t, u.renders, s.namespace, s.opts.TenantRenders)}
 	}

@@ -24,7 +24,7 @@ import (
 // TestTenantBounds checks the bounds of one tenant's kept renders: at most
 // TenantRenders renders, and its renders and content within TenantQuota;
 // other tenants' renders are not counted, the manager's own installs are
-// not held to the count, a render saved again costs
+// held to neither bound, a render saved again costs
 // nothing more, and a deleted render frees its room.
 func TestTenantBounds(t *testing.T) {
 	ns := env.Namespace(t, "renderquota")
@@ -63,7 +63,8 @@ func TestTenantBounds(t *testing.T) {
 		t.Fatalf("a render after one was deleted: %v", err)
 	}
 
-	// The manager's own installs (an admin's) are not held to the count.
+	// The manager's own installs (an admin's) are not held to the count,
+	// nor (below) to the quota.
 	manager := tenant.WithContext(context.Background(), tenant.Manager)
 	for i := range 3 {
 		if err := s.Save(manager, newBundle(t, "bd"), render); err != nil {
@@ -80,6 +81,9 @@ func TestTenantBounds(t *testing.T) {
 	}
 	if n := len(chunkSecrets(t, ns, b5)); n != 0 {
 		t.Errorf("%d chunks of a refused render written", n)
+	}
+	if err := s.Save(manager, b5, render); err != nil {
+		t.Errorf("a render of the manager's own installs with its content over the quota: %v", err)
 	}
 }
 
