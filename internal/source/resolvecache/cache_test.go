@@ -309,9 +309,9 @@ func waitFor(t *testing.T, cond func() bool) {
 // Successor, to see that the wrapper keeps what each says.
 type versions struct{ lookups }
 
-func (versions) SelectedVersion(p v1alpha2.BundleSource) string { return "selected-" + p.Image.Ref }
-func (versions) PinnedVersion(p v1alpha2.BundleSource) string   { return "pinned-" + p.Image.Ref }
-func (versions) ResolveFrom(_ context.Context, src v1alpha2.BundleSource, installed *v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
+func (*versions) SelectedVersion(p v1alpha2.BundleSource) string { return "selected-" + p.Image.Ref }
+func (*versions) PinnedVersion(p v1alpha2.BundleSource) string   { return "pinned-" + p.Image.Ref }
+func (*versions) ResolveFrom(_ context.Context, src v1alpha2.BundleSource, installed *v1alpha2.BundleSource) (v1alpha2.BundleSource, error) {
 	out := *src.DeepCopy()
 	out.Image.Digest = "from-" + installed.Image.Digest
 	return out, nil
