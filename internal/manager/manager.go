@@ -52,6 +52,7 @@ import (
 	"github.com/rukpak/rukpak/internal/planner"
 	"github.com/rukpak/rukpak/internal/renderstore"
 	"github.com/rukpak/rukpak/internal/shard"
+	"github.com/rukpak/rukpak/internal/source"
 	"github.com/rukpak/rukpak/internal/source/builtin"
 	"github.com/rukpak/rukpak/internal/source/credentials"
 	"github.com/rukpak/rukpak/internal/source/sourcekey"
@@ -203,12 +204,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := metrics.RegisterState(mgr.GetClient(), st.Usage); err != nil {
 		return nil, err
 	}
-	creds := credentials.NewReader(mgr.GetClient(), v1alpha2.SystemNamespace)
-	unpacker := content.NewUnpacker(st, sources, opts.SourceConcurrency, opts.TenantSourceConcurrency,
-		content.WithSharing(func(ctx context.Context, pinned []v1alpha2.BundleSource) (string, error) {
-			return sourcekey.Of(ctx, creds, pinned)
-		}))
-	st.SetInUse(unpacker.InUse(mgr.GetClient()))
+	unpacker := newUnpacker(mgr, st, sources, opts)
 	ctrlOpts := controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}
 
 	if err := (&provisionerclass.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners}).SetupWithManager(mgr); err != nil {
@@ -316,6 +312,19 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 // tenantStoreQuota is the quota of one tenant's content: opts'
 // TenantStoreQuota, a quarter of the store's quota when that is 0, none
 // when it is negative.
+// newUnpacker returns the unpacker of sources into st, sharing the
+// unpacks of the same pinned sources with the same credentials, and
+// tells st what content is in use.
+func newUnpacker(mgr manager.Manager, st *store.Store, sources source.Registry, opts Options) *content.Unpacker {
+	creds := credentials.NewReader(mgr.GetClient(), v1alpha2.SystemNamespace)
+	unpacker := content.NewUnpacker(st, sources, opts.SourceConcurrency, opts.TenantSourceConcurrency,
+		content.WithSharing(func(ctx context.Context, pinned []v1alpha2.BundleSource) (string, error) {
+			return sourcekey.Of(ctx, creds, pinned)
+		}))
+	st.SetInUse(unpacker.InUse(mgr.GetClient()))
+	return unpacker
+}
+
 func tenantStoreQuota(opts Options) int64 {
 	switch {
 	case opts.TenantStoreQuota < 0:
