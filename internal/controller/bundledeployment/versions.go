@@ -23,9 +23,11 @@ func (r *Reconciler) versionOf(pinned []v1alpha2.BundleSource) string {
 // step can tell it without an install: none when no revision is active,
 // the newest version when the newest revision is the active one, and,
 // when it is not known (a status written before the field, or cleared by
-// trustStatus), the version of the active revision's sources: installed,
-// the ones the resolve read for upgrade edges, else its Bundle's in the
-// cache. A Bundle that cannot be read leaves it unknown.
+// trustStatus) and the newest revision selects a version, the version of
+// the active revision's sources: installed, the ones the resolve read for
+// upgrade edges, else its Bundle's in the cache. A Bundle that cannot be
+// read leaves it unknown. This runs on every reconcile: sources that
+// select no version (most of them) never read the Bundle.
 func (r *Reconciler) knowInstalledVersion(ctx context.Context, s *scope, installed []v1alpha2.BundleSource) {
 	f := &s.facts
 	switch {
@@ -33,7 +35,7 @@ func (r *Reconciler) knowInstalledVersion(ctx context.Context, s *scope, install
 		f.installedVersion = ""
 	case f.active == s.revision:
 		f.installedVersion = f.newestVersion
-	case f.installedVersion == "":
+	case f.installedVersion == "" && f.newestVersion != "":
 		if installed == nil {
 			installed, _ = r.activeSources(ctx, s, false)
 		}
