@@ -304,12 +304,7 @@ func TestSharedUnpacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds := credentials.NewReader(env.Client, v1alpha2.SystemNamespace)
-	sources := source.Registry{v1alpha2.SourceTypeHTTP: httpsource.New(creds)}
-	u := NewUnpacker(st, sources, 0, 0, WithSharing(func(ctx context.Context, pinned []v1alpha2.BundleSource) (string, error) {
-		return sourcekey.Of(ctx, creds, pinned)
-	}))
-	st.SetInUse(u.InUse(env.Client))
+	u := sharingUnpacker(st)
 	withAuth := func(src []v1alpha2.BundleSource, name string) []v1alpha2.BundleSource {
 		out := []v1alpha2.BundleSource{*src[0].DeepCopy()}
 		out[0].HTTP.Auth = &v1alpha2.HTTPAuth{Secret: v1alpha2.LocalObjectReference{Name: name}}
@@ -396,12 +391,7 @@ func TestSharedUnpacksWhileTheStoreMakesRoom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds := credentials.NewReader(env.Client, v1alpha2.SystemNamespace)
-	sources := source.Registry{v1alpha2.SourceTypeHTTP: httpsource.New(creds)}
-	u := NewUnpacker(st, sources, 0, 0, WithSharing(func(ctx context.Context, pinned []v1alpha2.BundleSource) (string, error) {
-		return sourcekey.Of(ctx, creds, pinned)
-	}))
-	st.SetInUse(u.InUse(env.Client))
+	u := sharingUnpacker(st)
 	var pins [][]v1alpha2.BundleSource
 	for i := range 40 {
 		pins = append(pins, srv.add(t, hs.URL, "a"+strconv.Itoa(i), byte('a'+i%26)))
@@ -432,4 +422,17 @@ func TestSharedUnpacksWhileTheStoreMakesRoom(t *testing.T) {
 func isLimit(err error) bool {
 	f := failure.As(err)
 	return f != nil && f.Reason == v1alpha2.ReasonResourceLimit
+}
+
+// sharingUnpacker returns an Unpacker of http sources into st that shares
+// unpacks as the manager's does (WithSharing, keyed by sourcekey), and
+// tells st what it holds.
+func sharingUnpacker(st *store.Store) *Unpacker {
+	creds := credentials.NewReader(env.Client, v1alpha2.SystemNamespace)
+	sources := source.Registry{v1alpha2.SourceTypeHTTP: httpsource.New(creds)}
+	u := NewUnpacker(st, sources, 0, 0, WithSharing(func(ctx context.Context, pinned []v1alpha2.BundleSource) (string, error) {
+		return sourcekey.Of(ctx, creds, pinned)
+	}))
+	st.SetInUse(u.InUse(env.Client))
+	return u
 }

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/chartrepotest"
 	"github.com/rukpak/rukpak/internal/sourcetree"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
@@ -70,7 +71,7 @@ func fixture(parts ...string) string {
 func pushHelmChart(t *testing.T, ref, dir string) string {
 	t.Helper()
 	chartName := filepath.Base(dir)
-	return pushHelmChartArchive(t, ref, tarGz(t, dirFiles(t, dir, chartName+"/")))
+	return pushHelmChartArchive(t, ref, chartrepotest.TarGz(t, dirFiles(t, dir, chartName+"/")))
 }
 
 // pushHelmChartArchive pushes a packaged chart (a .tgz, as helm package or

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/chartrepotest"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -24,7 +25,7 @@ func TestOCIHelmRepositoryFollowsARange(t *testing.T) {
 	t.Parallel()
 	host := startRegistry(t)
 	push := func(version string) string {
-		return pushHelmChartArchive(t, host+"/charts/greeter:"+strings.ReplaceAll(version, "+", "_"), tarGz(t, map[string]string{
+		return pushHelmChartArchive(t, host+"/charts/greeter:"+strings.ReplaceAll(version, "+", "_"), chartrepotest.TarGz(t, map[string]string{
 			"greeter/Chart.yaml":        "apiVersion: v2\nname: greeter\nversion: " + version + "\n",
 			"greeter/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeting\ndata:\n  value: {{ .Chart.Version | quote }}\n",
 		}))

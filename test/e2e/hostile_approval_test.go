@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/chartrepotest"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
@@ -146,7 +147,7 @@ func readerRole(t *testing.T, ns string) (resources, groups []string) {
 func lowerPolicyAttack(t *testing.T, team *hostileTeam) func(*testing.T) {
 	team.letInstallRBAC(t)
 	other := team.ns + "-other-team"
-	v1, v2 := tarGz(t, gateFiles("v1", "")), tarGz(t, gateFiles("v2", other, "configmaps"))
+	v1, v2 := chartrepotest.TarGz(t, gateFiles("v1", "")), chartrepotest.TarGz(t, gateFiles("v2", other, "configmaps"))
 	base := archives(t, map[string][]byte{"/v1.tgz": v1, "/v2.tgz": v2})
 	name := envtest.UniqueName("lower")
 	bd := team.bd(name, v1alpha2.ClassPlain, pinnedHTTP(base+"/v1.tgz", v1))
@@ -251,10 +252,10 @@ func nameCollision(t *testing.T, bd *v1alpha2.BundleDeployment, template v1alpha
 func collidingRevisionAttack(t *testing.T, team *hostileTeam) func(*testing.T) {
 	team.letInstallRBAC(t)
 	other := team.ns + "-other-team"
-	v0 := tarGz(t, gateFiles("v0", ""))
-	r := tarGz(t, gateFiles("r", team.ns, "configmaps"))
-	next := tarGz(t, gateFiles("t", team.ns, "configmaps"))
-	m := tarGz(t, gateFiles("m", other, "configmaps", "services"))
+	v0 := chartrepotest.TarGz(t, gateFiles("v0", ""))
+	r := chartrepotest.TarGz(t, gateFiles("r", team.ns, "configmaps"))
+	next := chartrepotest.TarGz(t, gateFiles("t", team.ns, "configmaps"))
+	m := chartrepotest.TarGz(t, gateFiles("m", other, "configmaps", "services"))
 	base := archives(t, map[string][]byte{"/v0.tgz": v0, "/r.tgz": r, "/t.tgz": next, "/m.tgz": m})
 	name := envtest.UniqueName("collide")
 	bd := team.bd(name, v1alpha2.ClassPlain, pinnedHTTP(base+"/v0.tgz", v0))

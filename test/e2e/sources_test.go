@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -32,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/chartrepotest"
 	"github.com/rukpak/rukpak/pkg/envtest"
 )
 
@@ -46,34 +45,11 @@ func (c *counting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.h.ServeHTTP(w, r)
 }
 
-// tarGz returns a gzipped tar of files (path → content).
-func tarGz(t *testing.T, files map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	for path, content := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: path, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.WriteString(tw, content); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 // pushImage pushes a one-layer image holding files to ref and returns its
 // digest.
 func pushImage(t *testing.T, ref string, files map[string]string) string {
 	t.Helper()
-	data := tarGz(t, files)
+	data := chartrepotest.TarGz(t, files)
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
 	if err != nil {
 		t.Fatal(err)
@@ -167,8 +143,8 @@ func TestImageSource(t *testing.T) {
 // revision.
 func TestHTTPSource(t *testing.T) {
 	t.Parallel()
-	good := tarGz(t, map[string]string{"manifests/cm.yaml": configMapYAML("from-http", "v1")})
-	evil := tarGz(t, map[string]string{"manifests/cm.yaml": configMapYAML("from-http", "evil")})
+	good := chartrepotest.TarGz(t, map[string]string{"manifests/cm.yaml": configMapYAML("from-http", "v1")})
+	evil := chartrepotest.TarGz(t, map[string]string{"manifests/cm.yaml": configMapYAML("from-http", "evil")})
 	sum := sha256.Sum256(good)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/good.tgz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(good) })
