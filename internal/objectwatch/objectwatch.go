@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,6 +97,8 @@ type informer struct {
 	stop   context.CancelFunc
 	// done is closed when the run stops.
 	done <-chan struct{}
+	// failing is whether its last list failed (Await waits no longer).
+	failing atomic.Bool
 }
 
 // New returns a Watcher whose watches select objects by the label selector
@@ -129,8 +133,14 @@ func (w *Watcher) Ensure(owner string, keys []Key) error {
 	// Recorded as they are taken, so that a failure half-way leaves what
 	// owner holds known (and released later).
 	w.owners[owner] = held
+	return w.join(owner, keys, held)
+}
+
+// join joins owner to, or starts, the watches of keys owner does not hold
+// yet, recording them in held (w.owners[owner]). The caller holds w.mu.
+func (w *Watcher) join(owner string, keys []Key, held map[Key]bool) error {
 	var err error
-	for k := range want {
+	for _, k := range keys {
 		if held[k] {
 			continue
 		}
@@ -157,6 +167,64 @@ func (w *Watcher) Ensure(owner string, keys []Key) error {
 		delete(w.owners, owner)
 	}
 	return err
+}
+
+// syncPoll is how often Await looks whether the watches it waits for
+// have synced.
+const syncPoll = 20 * time.Millisecond
+
+// Await joins owner to the watches keys need, letting go of none (Ensure
+// makes them exact later), and waits until each of them answers Get for
+// its key, or fails to: it has synced, or the API server refused it as
+// the key's identity or failed its last list (the caller then reads the
+// API server).
+// It returns ctx's error when ctx is done first. What it waits for is a watch's
+// first list: after a restart, or for a kind no owner watched before,
+// what the watch would have shown is read from the API server otherwise,
+// one request per object.
+func (w *Watcher) Await(ctx context.Context, owner string, keys []Key) error {
+	w.mu.Lock()
+	held := w.owners[owner]
+	if held == nil {
+		held = map[Key]bool{}
+		w.owners[owner] = held
+	}
+	err := w.join(owner, keys, held)
+	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	t := time.NewTicker(syncPoll)
+	defer t.Stop()
+	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("waiting for the watches of %s to sync: %w", owner, err)
+		}
+		if w.answers(keys) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
+}
+
+// answers reports whether the watch of each of keys has synced or was
+// refused as the key's identity.
+func (w *Watcher) answers(keys []Key) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, k := range keys {
+		e := w.watches[k.scope()]
+		if e == nil || e.refused[k.Identity] || e.run.failing.Load() {
+			continue
+		}
+		if !e.run.synced() {
+			return false
+		}
+	}
+	return true
 }
 
 // Release lets go of all of owner's watches.
@@ -334,6 +402,7 @@ func (w *Watcher) start(sc scope, id identity.Identity, prev cache.Store) (*info
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			opts.LabelSelector = selector
 			list, err := res.List(ctx, opts)
+			run.failing.Store(err != nil)
 			if err == nil {
 				listed()
 			}

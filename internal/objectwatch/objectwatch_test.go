@@ -4,6 +4,7 @@ package objectwatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/internal/identity"
@@ -316,4 +318,71 @@ func TestServiceAccountWatch(t *testing.T) {
 	seen(t, w, mine, ns, "mine", "2")
 	w.Release("bd")
 	wantLen(t, w, 0)
+}
+
+// TestAwait: Await joins an owner to the watches it names, keeping the
+// ones it held, and returns once Get answers from each: synced (the
+// objects listed are there at once), or refused (it does not wait for a
+// watch that cannot list), or when its context ends.
+func TestAwait(t *testing.T) {
+	ns := env.Namespace(t, "ow-await")
+	other := env.Namespace(t, "ow-await-other")
+	const sa = "awaiter"
+	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns}})
+	allowConfigMaps(t, ns, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns})
+	var names []string
+	for i := range 50 {
+		names = append(names, fmt.Sprintf("cm-%d", i))
+		create(t, configMap(ns, names[i], true, "1"))
+	}
+	create(t, configMap(other, "theirs", true, "1"))
+
+	w, _ := newWatcher(t)
+	id := identity.ServiceAccount(ns, sa)
+	mine, theirs := key(id, ns), key(id, other)
+	held := key(identity.Manager, "")
+	if err := w.Ensure("bd", []Key{held}); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// theirs is refused: Await does not wait for it.
+	if err := w.Await(ctx, "bd", []Key{mine, theirs}); err != nil {
+		t.Fatalf("Await: %v", err)
+	}
+	for _, name := range names {
+		if _, ok := w.Get(mine, ns, name); !ok {
+			t.Fatalf("after Await, Get does not answer for %s/%s", ns, name)
+		}
+	}
+	if _, ok := w.Get(theirs, other, "theirs"); ok {
+		t.Error("a watch the ServiceAccount may not list holds an object")
+	}
+	// The watch held before is kept; Ensure makes them exact again.
+	wantLen(t, w, 3)
+	seen(t, w, held, other, "theirs", "1")
+	if err := w.Ensure("bd", []Key{mine}); err != nil {
+		t.Fatal(err)
+	}
+	wantLen(t, w, 1)
+
+	// A resource the API server does not serve fails its lists: no wait.
+	gone := Key{Identity: identity.Manager, Resource: schema.GroupVersionResource{Group: "nowhere.rukpak.io", Version: "v1", Resource: "widgets"},
+		Kind: schema.GroupVersionKind{Group: "nowhere.rukpak.io", Version: "v1", Kind: "Widget"}}
+	start := time.Now()
+	if err := w.Await(ctx, "bd", []Key{gone}); err != nil {
+		t.Fatalf("Await of an unserved resource: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Await of an unserved resource took %s", d)
+	}
+
+	// A context that ends first ends the wait with its error.
+	w2, _ := newWatcher(t)
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	if err := w2.Await(done, "bd", []Key{key(identity.Manager, ns)}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Await with a cancelled context: %v, want context.Canceled", err)
+	}
 }

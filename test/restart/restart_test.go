@@ -26,11 +26,14 @@ var env *envtest.Env
 
 func TestMain(m *testing.M) { envtest.Run(m, &env) }
 
-// writeLog records the write requests a manager sends, as "VERB path".
+// writeLog records the write requests a manager sends, as "VERB path",
+// and counts its reads, keeping the paths of those in namespace readsIn.
 type writeLog struct {
-	mu     sync.Mutex
-	writes []string
-	reads  int
+	mu      sync.Mutex
+	writes  []string
+	reads   int
+	readsIn string
+	paths   []string
 }
 
 func (l *writeLog) wrap(next http.RoundTripper) http.RoundTripper {
@@ -39,6 +42,9 @@ func (l *writeLog) wrap(next http.RoundTripper) http.RoundTripper {
 		switch req.Method {
 		case http.MethodGet, http.MethodHead:
 			l.reads++
+			if l.readsIn != "" && strings.Contains(req.URL.Path, "/namespaces/"+l.readsIn+"/") && req.URL.Query().Get("watch") == "" {
+				l.paths = append(l.paths, req.URL.Path)
+			}
 		default:
 			w := req.Method + " " + req.URL.Path
 			if req.URL.Query().Get("dryRun") != "" {
@@ -152,7 +158,7 @@ func TestRestartWritesNothing(t *testing.T) {
 	envtest.Eventually(t, 30*time.Second, settled)
 	stop()
 
-	second := &writeLog{}
+	second := &writeLog{readsIn: ns}
 	done := reconciles(t)
 	stop = startManager(t, store, second)
 	defer stop()
@@ -181,6 +187,20 @@ func TestRestartWritesNothing(t *testing.T) {
 	}
 	if len(bad) > 0 {
 		t.Fatalf("the restarted manager made %d write(s) after %d reads:\n%s", len(bad), reads, strings.Join(bad, "\n"))
+	}
+	// It verified the objects from its watches, once they listed them:
+	// no managed object was read on its own.
+	second.mu.Lock()
+	var single []string
+	for _, p := range second.paths {
+		// .../namespaces/NS/RESOURCE/NAME, not a list of RESOURCE.
+		if _, rest, _ := strings.Cut(p, "/namespaces/"+ns+"/"); strings.Contains(rest, "/") {
+			single = append(single, p)
+		}
+	}
+	second.mu.Unlock()
+	if len(single) > 0 {
+		t.Errorf("the restarted manager read %d managed object(s) one by one instead of from its watches:\n%s", len(single), strings.Join(single, "\n"))
 	}
 
 	// Drift is still corrected by the new manager.

@@ -174,6 +174,9 @@ type watchedObjects interface {
 	// Ensure makes the watches of a BundleDeployment's objects exactly
 	// keys.
 	Ensure(owner string, keys []objectwatch.Key) error
+	// Await adds keys to a BundleDeployment's watches and waits until
+	// Get answers for each (synced, or refused: never), or ctx is done.
+	Await(ctx context.Context, owner string, keys []objectwatch.Key) error
 }
 
 var _ watchedObjects = (*objectwatch.Watcher)(nil)

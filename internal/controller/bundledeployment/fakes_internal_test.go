@@ -127,6 +127,9 @@ func (noWatches) Get(objectwatch.Key, string, string) (*metav1.PartialObjectMeta
 // Ensure implements watchedObjects.
 func (noWatches) Ensure(string, []objectwatch.Key) error { return nil }
 
+// Await implements watchedObjects.
+func (noWatches) Await(context.Context, string, []objectwatch.Key) error { return nil }
+
 // fakeHealthReader reads the objects it has, by name; the others are not
 // there.
 type fakeHealthReader map[string]*unstructured.Unstructured

@@ -305,13 +305,34 @@ func hookRun(active string, ref revisionRef) apply.HookRun {
 // process applied last, else by the inventory's records) and not changed
 // since (the same generation, or resourceVersion for kinds without one,
 // and the labels and annotations the bundle sets). Reading is all it
-// does: the watch cache, else the API server.
+// does: the watch cache, else the API server. After a restart, or for a
+// kind none of the manager's watches covered yet, it first waits (at most
+// watchSyncWait) for the watches of those objects to list them, so that
+// it does not read each object from the API server.
 func (r *Reconciler) unchangedSinceApplied(ctx context.Context, s *scope, st *appliedState, recs map[inventory.ID]inventory.Record, entries []apply.Entry) map[inventory.ID]appliedObject {
+	before := appliedBefore(r.mem, st, recs, entries)
+	if len(before) == 0 {
+		return nil
+	}
+	r.awaitWatches(ctx, s, before)
 	same := map[inventory.ID]appliedObject{}
+	for id, a := range before {
+		if !r.hasDrifted(ctx, s.as, id, a) {
+			same[id] = a
+		}
+	}
+	return same
+}
+
+// appliedBefore are the objects of entries applied before with the same
+// configuration: by what this process applied last (st), else by the
+// inventory's records.
+func appliedBefore(mem *memory, st *appliedState, recs map[inventory.ID]inventory.Record, entries []apply.Entry) map[inventory.ID]appliedObject {
+	out := map[inventory.ID]appliedObject{}
 	for _, e := range entries {
 		var a appliedObject
 		if st != nil {
-			a = r.mem.object(st, e.ID)
+			a = mem.object(st, e.ID)
 		}
 		if a.hash != e.Hash {
 			rec, ok := recs[e.ID.Key()]
@@ -320,11 +341,33 @@ func (r *Reconciler) unchangedSinceApplied(ctx context.Context, s *scope, st *ap
 			}
 			a = recorded(e, rec)
 		}
-		if !r.hasDrifted(ctx, s.as, e.ID, a) {
-			same[e.ID] = a
+		out[e.ID] = a
+	}
+	return out
+}
+
+// watchSyncWait bounds how long a reconcile waits for the watches of the
+// objects it verifies to list them; past it, it reads the objects from
+// the API server.
+const watchSyncWait = 10 * time.Second
+
+// awaitWatches joins and waits for the drift watches of objects (those
+// whose drift is judged at all: not hooks, not kept CRDs).
+func (r *Reconciler) awaitWatches(ctx context.Context, s *scope, objects map[inventory.ID]appliedObject) {
+	var res []apply.Resource
+	for id, a := range objects {
+		if !a.hook && !a.kept && a.rv != "" {
+			res = append(res, apply.Resource{ID: id, Resource: a.resource})
 		}
 	}
-	return same
+	if len(res) == 0 {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, watchSyncWait)
+	defer cancel()
+	// Not synced in time, or refused: the objects are read from the API
+	// server instead (driftOf), so the error changes nothing.
+	_ = r.watched.Await(wctx, s.bd.Name, watchKeys(s.as.id, res))
 }
 
 // without returns ids less those in drop.

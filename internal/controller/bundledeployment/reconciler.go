@@ -1,6 +1,7 @@
 package bundledeployment
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -205,4 +206,13 @@ func (w startedWatches) Ensure(owner string, keys []objectwatch.Key) error {
 		return nil
 	}
 	return w.r.watches.Ensure(owner, keys)
+}
+
+// Await implements watchedObjects; before the watches are started there
+// is nothing to wait for.
+func (w startedWatches) Await(ctx context.Context, owner string, keys []objectwatch.Key) error {
+	if w.r.watches == nil {
+		return nil
+	}
+	return w.r.watches.Await(ctx, owner, keys)
 }
