@@ -19,8 +19,8 @@ import (
 // requestFloorRun makes, as a bare client on c.concurrency workers, the
 // requests rukpak's install of one plain bundle makes, for every bundle:
 // the BundleDeployment's create, the Bundle's create, a create of each
-// object, the inventory's create, the BundleDeployment's status patch and
-// the Installed event. The BundleDeployments and Bundles name a class no
+// object, the inventory's create and the BundleDeployment's status patch
+// (a first install makes no event). The BundleDeployments and Bundles name a class no
 // controller serves (costClass), so the manager sees them, as it sees its
 // own, but installs nothing: what is measured is what the API server
 // charges for rukpak's requests before the manager does any work.
@@ -84,12 +84,6 @@ func requestFloorBundle(ctx context.Context, c config, k client.Client, i int) e
 	}
 	if err := k.Status().Patch(ctx, bd, client.MergeFrom(base)); err != nil {
 		return fmt.Errorf("patching BundleDeployment status: %w", err)
-	}
-	if err := k.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name + ".installed", Namespace: "default"},
-		InvolvedObject: corev1.ObjectReference{Kind: "BundleDeployment", APIVersion: v1alpha2.GroupVersion.String(), Name: name, UID: bd.UID},
-		Reason:         "Installed", Message: fmt.Sprintf("revision %s installed: %d objects", bundle, c.objects), Type: corev1.EventTypeNormal,
-		FirstTimestamp: now, LastTimestamp: now, Count: 1, Source: corev1.EventSource{Component: "rukpak"}}); err != nil {
-		return fmt.Errorf("creating event: %w", err)
 	}
 	return nil
 }

@@ -47,26 +47,39 @@ func TestExampleDeploymentBecomesAvailable(t *testing.T) {
 		t.Fatalf("printer columns do not show class and active bundle:\n%s", out)
 	}
 	// The Deployment's rollout (status, the controller's annotations) is
-	// not drift: rukpak must not report restoring anything.
-	// The Installed event shows the event list is the right one.
-	var events []eventsv1.Event
-	envtest.Eventually(t, 10*time.Second, func() error {
+	// not drift: rukpak must not report restoring anything. A real drift
+	// afterwards (replicas changed) is restored and reported: exactly one
+	// DriftCorrected then, counting an event's series.
+	kubectl(t, "scale", "deployment/hello", "-n", "hello", "--replicas=3")
+	var corrected int
+	envtest.Eventually(t, 30*time.Second, func() error {
+		d := &appsv1.Deployment{}
+		if err := suite.client.Get(context.Background(), client.ObjectKey{Namespace: "hello", Name: "hello"}, d); err != nil {
+			return err
+		}
+		if r := ptr.Deref(d.Spec.Replicas, 1); r != 2 {
+			return fmt.Errorf("deployment/hello has %d replicas, want 2 restored", r)
+		}
 		list := &eventsv1.EventList{}
 		if err := suite.client.List(context.Background(), list, client.MatchingFields{"regarding.name": "hello"}); err != nil {
 			return err
 		}
-		events = list.Items
-		for _, e := range events {
-			if e.Reason == v1alpha2.ReasonInstalled {
-				return nil
+		corrected = 0
+		for _, e := range list.Items {
+			if e.Reason == "DriftCorrected" {
+				corrected++
+				if e.Series != nil {
+					corrected += int(e.Series.Count) - 1
+				}
 			}
 		}
-		return fmt.Errorf("no Installed event among %d events of bd/hello", len(events))
-	})
-	for _, e := range events {
-		if e.Reason == "DriftCorrected" {
-			t.Fatalf("rollout of an untouched Deployment reported as drift: %s", e.Note)
+		if corrected == 0 {
+			return fmt.Errorf("no DriftCorrected event among %d events of bd/hello", len(list.Items))
 		}
+		return nil
+	})
+	if corrected != 1 {
+		t.Fatalf("%d DriftCorrected events for one drift: the rollout of an untouched Deployment was reported as drift", corrected)
 	}
 }
 

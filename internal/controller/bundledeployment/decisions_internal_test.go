@@ -63,3 +63,26 @@ func TestNeedsApply(t *testing.T) {
 		})
 	}
 }
+
+func TestInstalledEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		active, bundle string
+		res            installResult
+		want           bool
+	}{
+		{name: "first install", bundle: "b-1", res: installResult{objects: 10, created: 10}, want: false},
+		{name: "first install retried after a failure", bundle: "b-1", res: installResult{objects: 10, configured: 3, unchanged: 7}, want: false},
+		{name: "upgrade", active: "b-1", bundle: "b-2", res: installResult{objects: 10, configured: 1, unchanged: 9}, want: true},
+		{name: "upgrade that changes nothing", active: "b-1", bundle: "b-2", res: installResult{objects: 10, unchanged: 10}, want: true},
+		{name: "active revision applied again with changes", active: "b-1", bundle: "b-1", res: installResult{objects: 10, created: 1, unchanged: 9}, want: true},
+		{name: "active revision applied again, a prune", active: "b-1", bundle: "b-1", res: installResult{objects: 9, unchanged: 9, deleted: 1}, want: true},
+		{name: "active revision verified after a restart", active: "b-1", bundle: "b-1", res: installResult{objects: 10, unchanged: 10}, want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := installedEvent(tc.active, tc.bundle, &tc.res); got != tc.want {
+				t.Errorf("installedEvent(%q, %q, %+v) = %v, want %v", tc.active, tc.bundle, tc.res, got, tc.want)
+			}
+		})
+	}
+}

@@ -172,7 +172,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope) (bool, error) {
 		return false, r.installFailed(ctx, s, err)
 	}
 	res := applied.changes
-	if s.facts.active != s.bundle.Name || res.created+res.configured+res.deleted > 0 {
+	if installedEvent(s.facts.active, s.bundle.Name, res) {
 		r.Recorder.Eventf(s.bd, nil, corev1.EventTypeNormal, v1alpha2.ReasonInstalled, "Install",
 			"Installed revision %s: %d objects (%d created, %d configured, %d unchanged, %d pruned)",
 			s.bundle.Name, res.objects, res.created, res.configured, res.unchanged, res.deleted)
@@ -368,6 +368,20 @@ func (r *Reconciler) awaitWatches(ctx context.Context, s *scope, objects map[inv
 	// Not synced in time, or refused: the objects are read from the API
 	// server instead (driftOf), so the error changes nothing.
 	_ = r.watched.Await(wctx, s.bd.Name, watchKeys(s.as.id, res))
+}
+
+// installedEvent tells whether applying revision bundle, with the
+// BundleDeployment's active revision active before it, is worth an
+// Installed event: an upgrade or rollback (another revision became
+// active), or the active revision applied again with changes. A first
+// install is not: its status says all the event would (Installed=True,
+// the revision and its object count), and the event would be one more
+// write per BundleDeployment created.
+func installedEvent(active, bundle string, res *installResult) bool {
+	if active == "" {
+		return false
+	}
+	return active != bundle || res.created+res.configured+res.deleted > 0
 }
 
 // without returns ids less those in drop.
