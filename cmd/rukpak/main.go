@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -75,5 +76,15 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	return mgr.Start(ctrl.SetupSignalHandler())
+	ctx := ctrl.SetupSignalHandler()
+	go memlimit.Watch(ctx, memoryCheckInterval, func(live, limit int64) {
+		ctrl.Log.Info("the live heap is near the soft memory limit: the garbage collector runs ever more often, and every reconcile costs more CPU; "+
+			"raise --memory-limit, and the container's memory limit with it (docs/ha.md, sizing)",
+			"liveHeap", memlimit.String(live), "limit", memlimit.String(limit))
+	})
+	return mgr.Start(ctx)
 }
+
+// memoryCheckInterval is how often the manager compares its live heap
+// with its soft memory limit.
+const memoryCheckInterval = 30 * time.Second
