@@ -104,7 +104,7 @@ func main() {
 	flag.IntVar(&c.big, "big", 0, "instead: install one bundle of this many objects (a mix of kinds, about 5 KB each) and measure it, and an upgrade of 1 % of them, against the floor")
 	flag.IntVar(&c.costs, "costs", 0, "instead: measure what each kind of request the install makes costs the cluster, this many requests of each")
 	flag.BoolVar(&c.sa, "sa", false, "install-sa: each BundleDeployment installs as its own ServiceAccount (least privilege: preflight reviews and impersonation)")
-	flag.StringVar(&c.after, "after", "", "scenarios to run, in order, once the install is measured: drift, restart, idle (comma-separated)")
+	flag.StringVar(&c.after, "after", "", "scenarios to run, in order, once the install is measured: drift, drift-upgrade, restart, idle (comma-separated)")
 	flag.DurationVar(&c.idle, "idle", 5*time.Minute, "with -after idle: how long to leave the cluster alone")
 	flag.IntVar(&c.driftEdits, "drift-edits", 200, "with -after drift: managed objects edited or deleted, one every 50 ms")
 	flag.BoolVar(&c.peers, "peers", false, "also measure, after the install and on the same content, the request floor (a bare client making rukpak's requests), the Helm 4 SDK, the Helm 4 CLI (if bin/tools/helm is built) and Flux (if make flux built it), and print them side by side")
@@ -343,8 +343,10 @@ func afterScenarios(ctx context.Context, c config, cl *localcluster.Cluster, k c
 			err = restartScenario(ctx, c, cl, cs, managerArgs)
 		case "idle":
 			err = idleScenario(ctx, cs, c.idle)
+		case "drift-upgrade":
+			err = driftUpgradeScenario(ctx, c, k, 50*time.Millisecond)
 		default:
-			err = fmt.Errorf("unknown scenario %q (want drift, restart or idle)", s)
+			err = fmt.Errorf("unknown scenario %q (want drift, drift-upgrade, restart or idle)", s)
 		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", s, err)
@@ -427,9 +429,17 @@ func floorObject(which string, i, objects, namespaces int) *corev1.ConfigMap {
 // Installed. A watch, not repeated lists, so that waiting costs the API
 // server (which shares the machine) next to nothing.
 func waitInstalled(ctx context.Context, k client.WithWatch, want int, timeout time.Duration) error {
+	return waitFor(ctx, k, want, timeout, "Installed", func(bd *v1alpha2.BundleDeployment) bool {
+		return meta.IsStatusConditionTrue(bd.Status.Conditions, v1alpha2.TypeInstalled)
+	})
+}
+
+// waitFor watches BundleDeployments until want of them are done (what:
+// what done means, for the progress lines).
+func waitFor(ctx context.Context, k client.WithWatch, want int, timeout time.Duration, what string, done func(*v1alpha2.BundleDeployment) bool) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	installed := map[string]bool{}
+	finished := map[string]bool{}
 	rv := ""
 	lastReport := time.Now()
 	for {
@@ -443,25 +453,25 @@ func waitInstalled(ctx context.Context, k client.WithWatch, want int, timeout ti
 				continue
 			}
 			rv = bd.ResourceVersion
-			installed[bd.Name] = meta.IsStatusConditionTrue(bd.Status.Conditions, v1alpha2.TypeInstalled)
+			finished[bd.Name] = done(bd)
 			n := 0
-			for _, ok := range installed {
+			for _, ok := range finished {
 				if ok {
 					n++
 				}
 			}
 			if n >= want {
 				w.Stop()
-				fmt.Printf("  %d/%d Installed\n", n, want)
+				fmt.Printf("  %d/%d %s\n", n, want, what)
 				return nil
 			}
 			if time.Since(lastReport) > 5*time.Second {
-				fmt.Printf("  %d/%d Installed\n", n, want)
+				fmt.Printf("  %d/%d %s\n", n, want, what)
 				lastReport = time.Now()
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("not all %d BundleDeployments Installed after %s: %w", want, timeout, err)
+			return fmt.Errorf("not all %d BundleDeployments %s after %s: %w", want, what, timeout, err)
 		}
 	}
 }
