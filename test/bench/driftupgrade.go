@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -75,15 +73,7 @@ func driftUpgradeScenario(ctx context.Context, c config, k client.WithWatch, int
 // upgradedSource is bundle i's next revision: every object's data
 // changed.
 func upgradedSource(i, objects int) *corev1.ConfigMap {
-	var b strings.Builder
-	for j := 0; j < objects; j++ {
-		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b%d-o%d\ndata:\n  index: \"%d\"\n  revision: \"2\"\n", i, j, j)
-	}
-	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%d-v2", i), Namespace: v1alpha2.SystemNamespace},
-		Immutable:  ptr.To(true),
-		Data:       map[string]string{"objects.yaml": b.String()},
-	}
+	return sourceRevision(fmt.Sprintf("bench-%d-v2", i), i, objects, "2")
 }
 
 // upgradedTo tells whether bd has settled on a spec other than its

@@ -373,13 +373,24 @@ func createNamespaces(ctx context.Context, k client.Client, c config) error {
 	return nil
 }
 
+// sourceConfigMap is bundle i's first revision: objects ConfigMaps.
 func sourceConfigMap(i, objects int) *corev1.ConfigMap {
+	return sourceRevision(fmt.Sprintf("bench-%d", i), i, objects, "")
+}
+
+// sourceRevision is an immutable source ConfigMap name holding bundle
+// i's objects ConfigMaps, each with the data key revision set to rev
+// when rev is not "".
+func sourceRevision(name string, i, objects int, rev string) *corev1.ConfigMap {
 	var b strings.Builder
 	for j := 0; j < objects; j++ {
 		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b%d-o%d\ndata:\n  index: \"%d\"\n", i, j, j)
+		if rev != "" {
+			fmt.Fprintf(&b, "  revision: %q\n", rev)
+		}
 	}
 	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%d", i), Namespace: v1alpha2.SystemNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: v1alpha2.SystemNamespace},
 		Immutable:  ptr.To(true),
 		Data:       map[string]string{"objects.yaml": b.String()},
 	}
