@@ -9,9 +9,9 @@ import (
 )
 
 // Default is the soft limit when neither a flag, GOMEMLIMIT nor a cgroup
-// limit says otherwise (256 MiB: far above what managing thousands of
-// BundleDeployments needs, low enough that a burst does not grow the
-// process without bound).
+// limit says otherwise (256 MiB: enough for about 4,000
+// BundleDeployments of ten objects, low enough that a burst does not grow
+// the process without bound; more need a higher limit, docs/ha.md).
 const Default int64 = 256 << 20
 
 // cgroupShare is the most of a cgroup memory limit used as the soft
