@@ -162,25 +162,29 @@ func (p projection) lines() []string {
 	return out
 }
 
-// projectShards derives the projection's inputs from r: B, the largest
-// shard baseline; g, the unsharded manager's growth in phase 2 (it held
-// none of the phase's BundleDeployments, but cached their ConfigMaps) per
-// BundleDeployment of the phase; p, the largest shard's growth less g ×
-// the phase's BundleDeployments, per BundleDeployment it held; the CPU,
-// the largest shard's per install. Largest: the projection is for the
-// busiest manager.
+// projectShards derives the projection's inputs from r. B: the one
+// manager's RSS before phase one, when the cluster had no
+// BundleDeployment. g: what the shard managers' baselines (started after
+// phase one, holding none of its BundleDeployments but caching
+// their ConfigMaps) exceed B by, per BundleDeployment; an idle start, so
+// not the growth of a running manager, whose heap has room from earlier
+// work. p: the busiest shard's growth in phase two less g × the phase's
+// BundleDeployments (it caches every shard's ConfigMaps), per
+// BundleDeployment it held. CPU: the busiest shard's per install.
 func projectShards(r shardResult, total int, limitMiB float64) projection {
-	var baseline, own, cpu float64
+	var own, cpu, baselines float64
+	for _, s := range r.shards {
+		baselines += s.baselineMiB
+	}
 	global := 0.0
-	if r.bundles > 0 {
-		global = math.Max(r.unsharded.growthMiB(), 0) / float64(r.bundles)
+	if len(r.shards) > 0 && r.bundles > 0 {
+		global = math.Max(baselines/float64(len(r.shards))-r.one.baselineMiB, 0) / float64(r.bundles)
 	}
 	for _, s := range r.shards {
-		baseline = math.Max(baseline, s.baselineMiB)
 		if s.held > 0 {
 			own = math.Max(own, (s.growthMiB()-global*float64(r.bundles))/float64(s.held))
 		}
 		cpu = math.Max(cpu, s.cpuMsPerInstall())
 	}
-	return project(total, limitMiB, baseline, global, own, cpu)
+	return project(total, limitMiB, r.one.baselineMiB, global, own, cpu)
 }

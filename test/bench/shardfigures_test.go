@@ -111,21 +111,28 @@ func TestShardFigures(t *testing.T) {
 }
 
 func TestProjectShards(t *testing.T) {
-	// The unsharded manager grew 4 MiB while 1000 BundleDeployments were
-	// installed by the shards: g = 0.004. The busiest shard grew 54 MiB
-	// holding 500: p = (54 − 4) / 500 = 0.1.
+	// The one manager started at 96 MiB in an empty cluster; the shards
+	// at 100 and 100 MiB with 1000 BundleDeployments of phase one in it:
+	// g = 4 / 1000 = 0.004. The busiest shard grew 54 MiB holding 500
+	// while 1000 were installed: p = (54 − 0.004 × 1000) / 500 = 0.1.
 	r := shardResult{bundles: 1000,
-		unsharded: managerFigures{baselineMiB: 120, peakMiB: 124},
+		one: managerFigures{baselineMiB: 96, peakMiB: 200, held: 1000},
 		shards: []managerFigures{
-			{baselineMiB: 95, peakMiB: 140, held: 500, cpuSeconds: 1.0},
-			{baselineMiB: 100, peakMiB: 154, held: 500, cpuSeconds: 1.5},
+			{baselineMiB: 98, peakMiB: 140, held: 500, cpuSeconds: 1.0},
+			{baselineMiB: 102, peakMiB: 156, held: 500, cpuSeconds: 1.5},
 		}}
 	p := projectShards(r, 50000, 1024)
-	if p.baselineMiB != 100 || p.globalMiB != 0.004 || p.ownMiB != 0.1 || p.cpuMsPerInstall != 3 {
-		t.Errorf("B %v, g %v, p %v, CPU %v ms; want 100, 0.004, 0.1, 3", p.baselineMiB, p.globalMiB, p.ownMiB, p.cpuMsPerInstall)
+	if p.baselineMiB != 96 || p.globalMiB != 0.004 || p.ownMiB != 0.1 || p.cpuMsPerInstall != 3 {
+		t.Errorf("B %v, g %v, p %v, CPU %v ms; want 96, 0.004, 0.1, 3", p.baselineMiB, p.globalMiB, p.ownMiB, p.cpuMsPerInstall)
 	}
+	// room = 1024 − 96 − 200 = 728: 7280 held, ceil(50000 / 7280) = 7.
 	if p.shards != 7 {
 		t.Errorf("%d shards, want 7", p.shards)
+	}
+	// Shards that started below the one manager: g is 0, not negative.
+	r.shards[0].baselineMiB, r.shards[1].baselineMiB = 90, 92
+	if p := projectShards(r, 50000, 1024); p.globalMiB != 0 {
+		t.Errorf("g %v, want 0", p.globalMiB)
 	}
 }
 
