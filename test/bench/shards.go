@@ -83,6 +83,10 @@ func shardScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 		}
 	}()
 	watched := []watchedManager{{name: "unsharded", pid: pid, metricsAddr: c.metricsAddr}}
+	beforeStart, err := readRequestCounts(ctx, cs)
+	if err != nil {
+		return err
+	}
 	for i := 0; i < c.shards; i++ {
 		s, err := startShardManager(ctx, c, fmt.Sprintf("shard-%d", i), shardArgs)
 		if err != nil {
@@ -91,6 +95,13 @@ func shardScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 		shards = append(shards, s)
 		watched = append(watched, watchedManager{name: s.name, pid: s.pid(), metricsAddr: s.metricsAddr})
 	}
+	// Their start (caches listed and watched) is not part of the phase's
+	// requests: it does not grow with the BundleDeployments installed.
+	afterStart, err := readRequestCounts(ctx, cs)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  %d shard managers started: %s\n", c.shards, afterStart.top(beforeStart, 8))
 	label := func(i int) string { return fmt.Sprintf("shard-%d", i%c.shards) }
 	sharded, err := installPhase(ctx, c, k, cs, cluster, c.bundles, label, watched)
 	if err != nil {
