@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 )
@@ -94,6 +95,7 @@ func (r shardResult) figures() []string {
 // (it caches rukpak-system's ConfigMaps: sources and inventories) and own
 // per BundleDeployment it holds.
 type projection struct {
+	basis                        string // how g was measured: gStart or gRunning; "" names no basis
 	total                        int
 	limitMiB                     float64
 	baselineMiB                  float64 // an idle shard manager's RSS
@@ -135,15 +137,21 @@ func project(total int, limitMiB, baselineMiB, globalMiB, ownMiB, cpuMsPerInstal
 // lines prints the projection's arithmetic, for a reader to check, and
 // its figure lines.
 func (p projection) lines() []string {
+	name := func(figure string) string {
+		if p.basis == "" {
+			return fmt.Sprintf("projection-%d-%s", p.total, figure)
+		}
+		return fmt.Sprintf("projection-%d-%s-%s", p.total, figure, p.basis)
+	}
 	out := []string{
-		fmt.Sprintf("projection for %d BundleDeployments, each manager under %.0f MiB peak RSS:", p.total, p.limitMiB),
+		fmt.Sprintf("projection for %d BundleDeployments, each manager under %.0f MiB peak RSS (%s):", p.total, p.limitMiB, cmp.Or(p.basis, "g given")),
 		"  RSS = B + g × total + p × held",
 		fmt.Sprintf("  B = %.1f MiB, g = %.4f MiB, p = %.4f MiB (per BundleDeployment)", p.baselineMiB, p.globalMiB, p.ownMiB),
 		fmt.Sprintf("  room = %.0f − %.1f − %.4f × %d = %.1f MiB", p.limitMiB, p.baselineMiB, p.globalMiB, p.total, p.roomMiB),
 	}
 	if !p.feasible {
 		out = append(out, "  no number of shards keeps a manager under the limit: what every manager caches for all BundleDeployments leaves no room",
-			figureLine(fmt.Sprintf("projection-%d-shards", p.total), "-", "(report)", true))
+			figureLine(name("shards"), "-", "(report)", true))
 		return out
 	}
 	maxHeld := fmt.Sprintf("floor(%.1f / %.4f) = %d", p.roomMiB, p.ownMiB, p.maxHeld)
@@ -156,29 +164,44 @@ func (p projection) lines() []string {
 		fmt.Sprintf("  RSS per manager = %.1f + %.4f × %d + %.4f × %d = %.1f MiB", p.baselineMiB, p.globalMiB, p.total, p.ownMiB, p.perManager, p.rssMiB),
 		fmt.Sprintf("  CPU per manager to install its share = %.2f ms × %d = %.1f s (all %d: %.1f s)", p.cpuMsPerInstall, p.perManager, p.cpuSecondsPerManager,
 			p.total, p.cpuMsPerInstall*float64(p.total)/1000),
-		figureLine(fmt.Sprintf("projection-%d-shards", p.total), fmt.Sprint(p.shards), "(report)", true),
-		figureLine(fmt.Sprintf("projection-%d-rss-mib-per-manager", p.total), fmt.Sprintf("%.0f", p.rssMiB), "(report)", true),
-		figureLine(fmt.Sprintf("projection-%d-cpu-s-per-manager", p.total), fmt.Sprintf("%.1f", p.cpuSecondsPerManager), "(report)", true))
+		figureLine(name("shards"), fmt.Sprint(p.shards), "(report)", true),
+		figureLine(name("rss-mib-per-manager"), fmt.Sprintf("%.0f", p.rssMiB), "(report)", true),
+		figureLine(name("cpu-s-per-manager"), fmt.Sprintf("%.1f", p.cpuSecondsPerManager), "(report)", true))
 	return out
 }
 
-// projectShards derives the projection's inputs from r. B: the one
-// manager's RSS before phase one, when the cluster had no
-// BundleDeployment. g: what the shard managers' baselines (started after
-// phase one, holding none of its BundleDeployments but caching
-// their ConfigMaps) exceed B by, per BundleDeployment; an idle start, so
-// not the growth of a running manager, whose heap has room from earlier
-// work. p: the busiest shard's growth in phase two less g × the phase's
-// BundleDeployments (it caches every shard's ConfigMaps), per
-// BundleDeployment it held. CPU: the busiest shard's per install.
-func projectShards(r shardResult, total int, limitMiB float64) projection {
+// The two ways projectShards measures g, what every manager pays per
+// BundleDeployment in the cluster whether or not it holds it.
+const (
+	// gStart: what the shard managers' RSS at start (phase one's
+	// BundleDeployments in the cluster, none held) exceeds the one
+	// manager's before phase one (none in the cluster) by.
+	gStart = "g-start"
+	// gRunning: what the unsharded manager grew by in phase two, holding
+	// none of its BundleDeployments; it includes what a running manager's
+	// heap keeps for the watch events of others' BundleDeployments.
+	gRunning = "g-running"
+)
+
+// projectShards derives the projection's inputs from r, with g measured
+// as basis says (gStart or gRunning). B: the one manager's RSS before
+// phase one, when the cluster had no BundleDeployment. p: the busiest
+// shard's growth in phase two less g × the phase's BundleDeployments (it
+// caches every shard's ConfigMaps), per BundleDeployment it held. CPU:
+// the busiest shard's per install.
+func projectShards(r shardResult, total int, limitMiB float64, basis string) projection {
 	var own, cpu, baselines float64
 	for _, s := range r.shards {
 		baselines += s.baselineMiB
 	}
 	global := 0.0
-	if len(r.shards) > 0 && r.bundles > 0 {
-		global = math.Max(baselines/float64(len(r.shards))-r.one.baselineMiB, 0) / float64(r.bundles)
+	if r.bundles > 0 {
+		switch {
+		case basis == gRunning:
+			global = math.Max(r.unsharded.growthMiB(), 0) / float64(r.bundles)
+		case len(r.shards) > 0:
+			global = math.Max(baselines/float64(len(r.shards))-r.one.baselineMiB, 0) / float64(r.bundles)
+		}
 	}
 	for _, s := range r.shards {
 		if s.held > 0 {
@@ -186,5 +209,7 @@ func projectShards(r shardResult, total int, limitMiB float64) projection {
 		}
 		cpu = math.Max(cpu, s.cpuMsPerInstall())
 	}
-	return project(total, limitMiB, r.one.baselineMiB, global, own, cpu)
+	p := project(total, limitMiB, r.one.baselineMiB, global, own, cpu)
+	p.basis = basis
+	return p
 }

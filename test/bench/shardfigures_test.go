@@ -121,7 +121,7 @@ func TestProjectShards(t *testing.T) {
 			{baselineMiB: 98, peakMiB: 140, held: 500, cpuSeconds: 1.0},
 			{baselineMiB: 102, peakMiB: 156, held: 500, cpuSeconds: 1.5},
 		}}
-	p := projectShards(r, 50000, 1024)
+	p := projectShards(r, 50000, 1024, gStart)
 	if p.baselineMiB != 96 || p.globalMiB != 0.004 || p.ownMiB != 0.1 || p.cpuMsPerInstall != 3 {
 		t.Errorf("B %v, g %v, p %v, CPU %v ms; want 96, 0.004, 0.1, 3", p.baselineMiB, p.globalMiB, p.ownMiB, p.cpuMsPerInstall)
 	}
@@ -131,8 +131,19 @@ func TestProjectShards(t *testing.T) {
 	}
 	// Shards that started below the one manager: g is 0, not negative.
 	r.shards[0].baselineMiB, r.shards[1].baselineMiB = 90, 92
-	if p := projectShards(r, 50000, 1024); p.globalMiB != 0 {
+	if p := projectShards(r, 50000, 1024, gStart); p.globalMiB != 0 {
 		t.Errorf("g %v, want 0", p.globalMiB)
+	}
+	// g-running: the unsharded manager grew 20 MiB holding none of the
+	// 1000: g = 0.02, p = (54 − 20) / 500 = 0.068; room = 1024 − 96 −
+	// 1000 < 0: no number of shards.
+	r.unsharded = managerFigures{baselineMiB: 130, peakMiB: 150}
+	p = projectShards(r, 50000, 1024, gRunning)
+	if p.globalMiB != 0.02 || p.feasible {
+		t.Errorf("g %v, feasible %v; want 0.02, false", p.globalMiB, p.feasible)
+	}
+	if out := strings.Join(p.lines(), "\n"); !strings.Contains(out, "bench shards projection-50000-shards-g-running=- goal (report) MET") {
+		t.Errorf("no g-running figure in\n%s", out)
 	}
 }
 

@@ -123,8 +123,10 @@ func shardScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 	for _, l := range r.figures() {
 		fmt.Println(l)
 	}
-	for _, l := range projectShards(r, projectedBundles, projectedLimitMiB).lines() {
-		fmt.Println(l)
+	for _, basis := range []string{gStart, gRunning} {
+		for _, l := range projectShards(r, projectedBundles, projectedLimitMiB, basis).lines() {
+			fmt.Println(l)
+		}
 	}
 	perBD := one.managers[0].perThousandMiB() / 1000
 	fmt.Printf("one manager, for comparison: %.1f + %.4f × %d = %.0f MiB (its baseline and growth per BundleDeployment in phase one)\n",
