@@ -167,6 +167,10 @@ bench: build cluster-bins ## Measure install throughput against the server-side 
 bench-follow: build cluster-bins ## Measure 1000 BundleDeployments following one chart of a Helm repository with a 50 MiB index (docs/bench.md).
 	go run ./test/bench -follow 1000 $(BENCH_ARGS)
 
+.PHONY: bench-shards
+bench-shards: build cluster-bins ## Measure 1000 BundleDeployments installed by one manager, then 1000 more by 3 shard managers beside it, then idle; and project the shards 50,000 need (docs/bench.md, Shards).
+	go run ./test/bench -shards 3 -bundles 1000 -idle 1m $(BENCH_ARGS)
+
 .PHONY: bench-peers
 # Flux is measured if it builds; if it does not, make says why and the
 # bench runs without it (and says that it did).

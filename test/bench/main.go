@@ -19,6 +19,14 @@
 // (see churn.go).
 //
 //	go run ./test/bench -churn 1000
+//
+// With -shards K it measures sharding instead: -bundles BundleDeployments
+// installed by the one unsharded manager, then as many more labelled for K
+// shard managers started beside it, then -idle with all running; it
+// compares their requests and memory and projects how many shards 50,000
+// BundleDeployments need (see shards.go).
+//
+//	go run ./test/bench -shards 3 -bundles 1000 -idle 1m
 package main
 
 import (
@@ -79,6 +87,9 @@ type config struct {
 	follow         int
 	followIndexMiB int
 	followIdle     time.Duration
+	// shards: instead, the install by one manager, then by this many
+	// shard managers beside it, then idle (see shards.go).
+	shards int
 }
 
 func main() {
@@ -112,6 +123,7 @@ func main() {
 	flag.IntVar(&c.follow, "follow", 0, "instead: this many BundleDeployments follow the range 1.x of one chart of a Helm repository served by the bench; measure the install, the index requests while idle, and the upgrade when 1.1.0 is published")
 	flag.IntVar(&c.followIndexMiB, "follow-index-mib", 50, "with -follow: the size of the repository's index.yaml in MiB (large public repositories' are about 50)")
 	flag.DurationVar(&c.followIdle, "follow-idle", time.Minute, "with -follow: how long the followers are left to poll before the upgrade is published")
+	flag.IntVar(&c.shards, "shards", 0, "instead: install -bundles BundleDeployments with the one unsharded manager, then as many more labelled for this many shard managers started beside it, then leave all alone for -idle; compare their requests and memory, and project the shards 50,000 BundleDeployments need")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -201,6 +213,21 @@ func run(c config) error {
 			return err
 		}
 		return followScenario(ctx, c, cl, k, cs)
+	}
+	if c.shards > 0 {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		// The shard managers get the flags of the unsharded one but its
+		// pprof and metrics addresses (each has its own metrics).
+		var shardArgs []string
+		for _, a := range managerArgs {
+			if !strings.HasPrefix(a, "--pprof-bind-address=") && !strings.HasPrefix(a, "--metrics-bind-address=") && a != "--metrics-insecure" {
+				shardArgs = append(shardArgs, a)
+			}
+		}
+		return shardScenario(ctx, c, cl, k, cs, shardArgs)
 	}
 	if c.churn > 0 {
 		cs, err := kubernetes.NewForConfig(cfg)
