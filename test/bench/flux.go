@@ -393,7 +393,7 @@ func (f *fluxRun) install(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("creating Kustomizations: %w", err)
 	}
-	return waitKustomizations(ctx, f.k, f.c.bundles, 30*time.Minute)
+	return waitKustomizations(ctx, f.k, f.c.bundles, f.c.fluxTimeout)
 }
 
 // waitKustomizations watches Kustomizations until want of them are Ready.

@@ -82,6 +82,8 @@ type config struct {
 	// fluxRepoPerBundle: Flux reads one GitRepository per bundle instead
 	// of one for all.
 	fluxRepoPerBundle bool
+	// fluxTimeout bounds Flux's install.
+	fluxTimeout time.Duration
 	// follow: instead, BundleDeployments following one chart of a Helm
 	// repository whose index is followIndexMiB MiB, idle for followIdle.
 	follow         int
@@ -119,6 +121,7 @@ func main() {
 	flag.DurationVar(&c.idle, "idle", 5*time.Minute, "with -after idle: how long to leave the cluster alone")
 	flag.IntVar(&c.driftEdits, "drift-edits", 200, "with -after drift: managed objects edited or deleted, one every 50 ms")
 	flag.BoolVar(&c.peers, "peers", false, "also measure, after the install and on the same content, the request floor (a bare client making rukpak's requests), the Helm 4 SDK, the Helm 4 CLI (if bin/tools/helm is built) and Flux (if make flux built it), and print them side by side")
+	flag.DurationVar(&c.fluxTimeout, "flux-timeout", 30*time.Minute, "with -peers: how long Flux may take before it is reported as not measured")
 	flag.BoolVar(&c.fluxRepoPerBundle, "flux-repo-per-bundle", false, "with -peers: Flux reads one GitRepository per bundle (default: one GitRepository, a directory per bundle)")
 	flag.IntVar(&c.follow, "follow", 0, "instead: this many BundleDeployments follow the range 1.x of one chart of a Helm repository served by the bench; measure the install, the index requests while idle, and the upgrade when 1.1.0 is published")
 	flag.IntVar(&c.followIndexMiB, "follow-index-mib", 50, "with -follow: the size of the repository's index.yaml in MiB (large public repositories' are about 50)")

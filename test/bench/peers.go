@@ -53,6 +53,8 @@ func measure(ctx context.Context, name string, procs *cpuSet, cs kubernetes.Inte
 		return row{}, fmt.Errorf("%s: %w", name, err)
 	}
 	r := row{name: name, wall: time.Since(start), cpu: procs.used(cpu0)}
+	// Printed at once, so that a later peer's failure leaves it in the log.
+	fmt.Printf("  %s: %s\n", name, r.wall.Round(100*time.Millisecond))
 	req1, err := readRequestCounts(ctx, cs)
 	if err != nil {
 		return row{}, err
@@ -98,13 +100,15 @@ func runPeers(ctx context.Context, c config, cfg *rest.Config, kubeconfig string
 		return nil, err
 	}
 	rows = append(rows, r)
+	// The CLI and Flux are other programs: one that fails or does not
+	// finish is reported, not measured, and the table is still printed.
 	if r, ok, err := helmCLIPeer(ctx, c, kubeconfig, k, cs, procs); err != nil {
-		return nil, err
+		fmt.Printf("Helm 4 CLI: not measured: %v\n", err)
 	} else if ok {
 		rows = append(rows, r)
 	}
 	if r, ok, err := fluxPeer(ctx, c, kubeconfig, k, cs, procs); err != nil {
-		return nil, err
+		fmt.Printf("Flux: not measured: %v\n", err)
 	} else if ok {
 		rows = append(rows, r)
 	}
