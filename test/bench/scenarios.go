@@ -185,9 +185,18 @@ func driftEdits(ctx context.Context, c config, k client.Client, interval time.Du
 	var took []time.Duration
 	var failures []string
 	var wg sync.WaitGroup
+	// Objects edited and not restored yet are not picked again.
+	pending := map[client.ObjectKey]bool{}
 	for i := 0; more(i); i++ {
 		b, o := pick(), rng.Intn(c.objects)
 		key := client.ObjectKey{Namespace: fmt.Sprintf("bench-%d", b%c.namespaces), Name: fmt.Sprintf("b%d-o%d", b, o)}
+		mu.Lock()
+		busy := pending[key]
+		pending[key] = true
+		mu.Unlock()
+		if busy {
+			continue
+		}
 		del := rng.Intn(2) == 0
 		cm := &corev1.ConfigMap{}
 		if err := k.Get(ctx, key, cm); err != nil {
@@ -214,6 +223,7 @@ func driftEdits(ctx context.Context, c config, k client.Client, interval time.Du
 				if err := k.Get(ctx, key, cur); err == nil && cur.Data["index"] == want && cur.DeletionTimestamp.IsZero() {
 					mu.Lock()
 					took = append(took, time.Since(start))
+					delete(pending, key)
 					mu.Unlock()
 					return
 				}
