@@ -45,6 +45,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -196,41 +197,8 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
-	if c.big > 0 {
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return err
-		}
-		return bigScenario(ctx, c, cl, k, cs)
-	}
-	if c.costs > 0 {
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return err
-		}
-		return costsScenario(ctx, c, cl, k, cs)
-	}
-	if c.follow > 0 {
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return err
-		}
-		return followScenario(ctx, c, cl, k, cs)
-	}
-	if c.shards > 0 {
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return err
-		}
-		// The shard managers get the flags of the unsharded one but its
-		// pprof and metrics addresses (each has its own metrics).
-		var shardArgs []string
-		for _, a := range managerArgs {
-			if !strings.HasPrefix(a, "--pprof-bind-address=") && !strings.HasPrefix(a, "--metrics-bind-address=") && a != "--metrics-insecure" {
-				shardArgs = append(shardArgs, a)
-			}
-		}
-		return shardScenario(ctx, c, cl, k, cs, shardArgs)
+	if ran, err := runInstead(ctx, c, cl, k, cfg, managerArgs); ran {
+		return err
 	}
 	if c.churn > 0 {
 		cs, err := kubernetes.NewForConfig(cfg)
@@ -358,6 +326,36 @@ func run(c config) error {
 		})
 	}
 	return nil
+}
+
+// runInstead runs the scenario that replaces the throughput run, if a
+// flag asks for one (-big, -costs, -follow, -shards); ran is false if
+// none does.
+func runInstead(ctx context.Context, c config, cl *localcluster.Cluster, k client.WithWatch, cfg *rest.Config, managerArgs []string) (ran bool, err error) {
+	if c.big <= 0 && c.costs <= 0 && c.follow <= 0 && c.shards <= 0 {
+		return false, nil
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return true, err
+	}
+	switch {
+	case c.big > 0:
+		return true, bigScenario(ctx, c, cl, k, cs)
+	case c.costs > 0:
+		return true, costsScenario(ctx, c, cl, k, cs)
+	case c.follow > 0:
+		return true, followScenario(ctx, c, cl, k, cs)
+	}
+	// The shard managers get the flags of the unsharded one but its
+	// pprof and metrics addresses (each has its own metrics).
+	var shardArgs []string
+	for _, a := range managerArgs {
+		if !strings.HasPrefix(a, "--pprof-bind-address=") && !strings.HasPrefix(a, "--metrics-bind-address=") && a != "--metrics-insecure" {
+			shardArgs = append(shardArgs, a)
+		}
+	}
+	return true, shardScenario(ctx, c, cl, k, cs, shardArgs)
 }
 
 // afterScenarios runs the scenarios of -after, in order.
