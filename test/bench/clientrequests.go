@@ -1,12 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 )
 
 // clientRequests reads the requests a manager's own client made, by
@@ -28,26 +27,9 @@ func clientRequests(ctx context.Context, metricsAddr string) (map[string]float64
 		return nil, fmt.Errorf("reading the manager's metrics at %s: %w", metricsAddr, err)
 	}
 	out := map[string]float64{}
-	for _, line := range strings.Split(string(body), "\n") {
-		if !strings.HasPrefix(line, "rest_client_requests_total{") {
-			continue
-		}
-		end := strings.LastIndexByte(line, '}')
-		if end < 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
-		if err != nil {
-			continue
-		}
-		method := "?"
-		for _, m := range labelRE.FindAllStringSubmatch(line[:end], -1) {
-			if m[1] == "method" {
-				method = m[2]
-			}
-		}
-		out[method] += v
-	}
+	eachSample(string(body), "rest_client_requests_total", func(l map[string]string, v float64) {
+		out[cmp.Or(l["method"], "?")] += v
+	})
 	return out, nil
 }
 

@@ -23,8 +23,24 @@ func readRequestCounts(ctx context.Context, cs kubernetes.Interface) (requestCou
 		return nil, fmt.Errorf("reading API server metrics: %w", err)
 	}
 	out := requestCounts{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
+	eachSample(string(raw), "apiserver_request_total", func(l map[string]string, v float64) {
+		key := l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		if l["dry_run"] != "" {
+			key += " (dry-run)"
+		}
+		out[key] += v
+	})
+	return out, nil
+}
+
+// eachSample calls fn with the labels and the value of every sample of
+// the metric name in body, a Prometheus text exposition.
+func eachSample(body, name string, fn func(labels map[string]string, v float64)) {
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(line, name+"{") {
 			continue
 		}
 		end := strings.LastIndexByte(line, '}')
@@ -39,16 +55,8 @@ func readRequestCounts(ctx context.Context, cs kubernetes.Interface) (requestCou
 		for _, m := range labelRE.FindAllStringSubmatch(line[:end], -1) {
 			l[m[1]] = m[2]
 		}
-		key := l["verb"] + " " + l["resource"]
-		if l["subresource"] != "" {
-			key += "/" + l["subresource"]
-		}
-		if l["dry_run"] != "" {
-			key += " (dry-run)"
-		}
-		out[key] += v
+		fn(l, v)
 	}
-	return out, nil
 }
 
 // top formats the n largest differences between c and before.
