@@ -5,8 +5,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -87,6 +89,26 @@ func (s *Scheduler) SetQueue(q workqueue.TypedRateLimitingInterface[reconcile.Re
 // there is no queue yet.
 func (s *Scheduler) Enqueue(name string) {
 	if name == "" || s.queue == nil {
+		return
+	}
+	s.queue.Add(request(name))
+}
+
+// DriftPriority is the queue priority of a BundleDeployment queued for
+// drift of its managed objects: ahead of what is queued at the default
+// priority (0: spec changes, upgrades, sources), so that a correction
+// does not wait behind a thousand upgrades.
+const DriftPriority = 10
+
+// enqueueDrift queues the BundleDeployment name for drift: at
+// DriftPriority when the queue has priorities (controller-runtime's
+// priority queue, its default), else as Enqueue does.
+func (s *Scheduler) enqueueDrift(name string) {
+	if name == "" || s.queue == nil {
+		return
+	}
+	if pq, ok := s.queue.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(DriftPriority)}, request(name))
 		return
 	}
 	s.queue.Add(request(name))
