@@ -8,24 +8,32 @@ import (
 )
 
 // Parked BundleDeployments are woken one per worker given back: the
-// longest waiting of the worker's tenant, else of the other tenants in
-// turn; each once.
+// longest waiting of the worker's tenant, urgent ones (drift) first, else
+// of the other tenants in turn; each once.
 func TestParked(t *testing.T) {
 	p := newParked()
-	for _, n := range []struct{ tenant, name string }{
-		{"a", "a1"}, {"a", "a2"}, {"b", "b1"}, {"c", "c1"}, {"a", "a1"}, {"b", "b2"},
+	for _, n := range []struct {
+		tenant, name string
+		urgent       bool
+	}{
+		{"a", "a1", false}, {"a", "a2", false}, {"b", "b1", false}, {"c", "c1", false}, {"a", "a1", false}, {"b", "b2", false},
+		{"a", "a3", false}, {"a", "a4", true}, {"a", "a3", true}, {"a", "a4", false}, {"d", "d1", false}, {"d", "d2", true},
 	} {
-		p.park(n.tenant, n.name)
+		p.park(n.tenant, n.name, n.urgent)
 	}
 	p.unpark("a", "a2")
+	p.unpark("d", "d2")
 	steps := []struct {
 		releasing string
 		want      string
 	}{
+		{"a", "a4"}, // urgent first, and parked again as not urgent it stays so
+		{"a", "a3"}, // parked again as urgent: moved ahead of a1
 		{"a", "a1"}, // its own tenant's first
 		{"a", "b1"}, // none left: the others in turn
 		{"a", "c1"},
 		{"c", "b2"},
+		{"a", "d1"},
 		{"b", ""},
 	}
 	for i, s := range steps {
@@ -38,7 +46,7 @@ func TestParked(t *testing.T) {
 		}
 	}
 	// Woken, it may park again.
-	p.park("a", "a1")
+	p.park("a", "a1", false)
 	if got, _ := p.wake("z"); got != "a1" {
 		t.Fatalf("woke %q, want a1 parked again", got)
 	}
@@ -47,7 +55,7 @@ func TestParked(t *testing.T) {
 // A reconcile refused a worker is parked, and giving a worker back wakes
 // it (and gives the worker back, once).
 func TestAcquireWorker(t *testing.T) {
-	s := &Scheduler{workers: tenant.NewSlots(1, 1), parked: newParked()}
+	s := &Scheduler{workers: tenant.NewSlots(1, 1), parked: newParked(), drifted: newNames()}
 	ctx := tenant.WithContext(context.Background(), "team")
 	release, ok := s.acquireWorker(ctx, "team", "a")
 	if !ok {
@@ -56,11 +64,11 @@ func TestAcquireWorker(t *testing.T) {
 	if _, ok := s.acquireWorker(ctx, "team", "b"); ok {
 		t.Fatal("a second worker given")
 	}
-	if !s.parked.in["b"] {
+	if _, in := s.parked.in["b"]; !in {
 		t.Fatal("b not parked")
 	}
 	release()
-	if s.parked.in["b"] {
+	if _, in := s.parked.in["b"]; in {
 		t.Fatal("b still parked after a worker was given back")
 	}
 	release2, ok := s.acquireWorker(ctx, "team", "b")

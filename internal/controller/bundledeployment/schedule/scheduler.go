@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"context"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
@@ -47,6 +48,10 @@ type Scheduler struct {
 	workers *tenant.Slots
 	// parked are BundleDeployments waiting for a worker of their tenant.
 	parked *parked
+	// drifted are the BundleDeployments queued for drift whose turn has
+	// not taken a worker yet: parked, they are woken first, and queued
+	// again at DriftPriority.
+	drifted *names
 	// detached are the reconciles that wait for hooks without a worker.
 	detached *detached
 	// flights are the turns running, cancelled when superseded.
@@ -71,6 +76,7 @@ func New(o Options) *Scheduler {
 		// of them stays free, for a tenant that comes along.
 		workers:  tenant.NewSlots(max(share, o.Workers), share).Lend(share),
 		parked:   newParked(),
+		drifted:  newNames(),
 		detached: newDetached(o.HookWaits, o.TenantHookWaits),
 		flights:  newInFlight(),
 		echoes:   newEchoes(),
@@ -100,14 +106,24 @@ func (s *Scheduler) Enqueue(name string) {
 // does not wait behind a thousand upgrades.
 const DriftPriority = 10
 
-// enqueueDrift queues the BundleDeployment name for drift: at
-// DriftPriority when the queue has priorities (controller-runtime's
-// priority queue, its default), else as Enqueue does.
+// enqueueDrift queues the BundleDeployment name for drift, at
+// DriftPriority, and remembers it until its turn takes a worker.
 func (s *Scheduler) enqueueDrift(name string) {
 	if name == "" || s.queue == nil {
 		return
 	}
-	if pq, ok := s.queue.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+	s.drifted.add(name)
+	s.requeue(name)
+}
+
+// requeue queues the BundleDeployment name again: at DriftPriority while it
+// waits to correct drift and the queue has priorities (controller-runtime's
+// priority queue, its default), else as Enqueue does.
+func (s *Scheduler) requeue(name string) {
+	if s.queue == nil {
+		return
+	}
+	if pq, ok := s.queue.(priorityqueue.PriorityQueue[reconcile.Request]); ok && s.drifted.has(name) {
 		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(DriftPriority)}, request(name))
 		return
 	}
@@ -162,7 +178,37 @@ func (s *Scheduler) Observe(bd *v1alpha2.BundleDeployment) {
 
 // Forget drops what s knows of the BundleDeployment name, gone (or
 // replaced by one of another UID).
-func (s *Scheduler) Forget(name string) { s.own.forget(name) }
+func (s *Scheduler) Forget(name string) {
+	s.own.forget(name)
+	s.drifted.drop(name)
+}
+
+// names is a set of BundleDeployment names, safe for concurrent use.
+type names struct {
+	mu sync.Mutex
+	in map[string]struct{}
+}
+
+func newNames() *names { return &names{in: map[string]struct{}{}} }
+
+func (n *names) add(name string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.in[name] = struct{}{}
+}
+
+func (n *names) drop(name string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.in, name)
+}
+
+func (n *names) has(name string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	_, ok := n.in[name]
+	return ok
+}
 
 func request(name string) reconcile.Request {
 	return reconcile.Request{NamespacedName: client.ObjectKey{Name: name}}
