@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -31,7 +32,7 @@ func upgradingCount(bundles int) int {
 // they upgrade, edits or deletes managed objects of the others, one every
 // interval (at least -drift-edits of them), measuring the time until each
 // is restored: drift correction must not queue behind upgrades.
-func driftUpgradeScenario(ctx context.Context, c config, k client.WithWatch, interval time.Duration) error {
+func driftUpgradeScenario(ctx context.Context, c config, k client.WithWatch, cs kubernetes.Interface, interval time.Duration) error {
 	n := upgradingCount(c.bundles)
 	if n == 0 {
 		return fmt.Errorf("drift-upgrade needs at least 2 bundles")
@@ -57,7 +58,7 @@ func driftUpgradeScenario(ctx context.Context, c config, k client.WithWatch, int
 		waited <- err
 	}()
 	rng := rand.New(rand.NewSource(3))
-	took, err := driftEdits(ctx, c, k, interval, func() int { return n + rng.Intn(c.bundles-n) },
+	took, err := driftEdits(ctx, c, k, cs, interval, func() int { return n + rng.Intn(c.bundles-n) },
 		func(i int) bool { return i < c.driftEdits || !upgraded.Load() })
 	if werr := <-waited; werr != nil {
 		return fmt.Errorf("upgrading %d BundleDeployments: %w", n, werr)

@@ -34,6 +34,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -102,7 +103,7 @@ func main() {
 	flag.IntVar(&c.concurrency, "concurrency", 16, "concurrent reconciles of the manager, and workers of the floor client")
 	flag.IntVar(&c.namespaces, "namespaces", 10, "install namespaces the bundles are spread over")
 	flag.StringVar(&c.stateDir, "state-dir", "", "local cluster state (default: a temporary directory)")
-	flag.StringVar(&c.binDir, "bin-dir", "", "directory of rukpak and the control-plane binaries (default: bin/)")
+	flag.StringVar(&c.binDir, "bin-dir", "", "directory of rukpak and the control-plane binaries (default: bin/, where the bench builds rukpak from the tree first)")
 	flag.StringVar(&c.toolsDir, "tools-dir", "", "directory of the peers' binaries, helm and the Flux controllers (default: bin/tools)")
 	flag.BoolVar(&c.keep, "keep", false, "leave the cluster running")
 	flag.IntVar(&c.applyConcurrency, "apply-concurrency", 0, "the manager's --apply-concurrency (0: its default)")
@@ -135,11 +136,28 @@ func main() {
 	}
 }
 
+// buildManager builds the manager of the source tree at root into path,
+// static as make build and the release build it (a no-op when the build
+// cache has it).
+func buildManager(root, path string) error {
+	build := exec.Command("go", "build", "-o", path, "./cmd/rukpak")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the manager: %w\n%s", err, out)
+	}
+	return nil
+}
+
 func run(c config) error {
 	ctx := context.Background()
 	root := sourcetree.Root()
 	if c.binDir == "" {
 		c.binDir = filepath.Join(root, "bin")
+		// The tree's manager, not one an earlier build left in bin/.
+		if err := buildManager(root, filepath.Join(c.binDir, "rukpak")); err != nil {
+			return err
+		}
 	}
 	if c.toolsDir == "" {
 		c.toolsDir = filepath.Join(c.binDir, "tools")
@@ -366,13 +384,13 @@ func afterScenarios(ctx context.Context, c config, cl *localcluster.Cluster, k c
 		case "":
 			continue
 		case "drift":
-			err = driftScenario(ctx, c, k, c.driftEdits, 50*time.Millisecond)
+			err = driftScenario(ctx, c, k, cs, c.driftEdits, 50*time.Millisecond)
 		case "restart":
 			err = restartScenario(ctx, c, cl, cs, managerArgs)
 		case "idle":
 			err = idleScenario(ctx, cs, c.idle)
 		case "drift-upgrade":
-			err = driftUpgradeScenario(ctx, c, k, 50*time.Millisecond)
+			err = driftUpgradeScenario(ctx, c, k, cs, 50*time.Millisecond)
 		default:
 			err = fmt.Errorf("unknown scenario %q (want drift, drift-upgrade, restart or idle)", s)
 		}

@@ -166,9 +166,9 @@ func idleScenario(ctx context.Context, cs kubernetes.Interface, d time.Duration)
 
 // driftScenario edits or deletes edits managed ConfigMaps at random, one
 // every interval, and measures the time until each is restored.
-func driftScenario(ctx context.Context, c config, k client.Client, edits int, interval time.Duration) error {
+func driftScenario(ctx context.Context, c config, k client.Client, cs kubernetes.Interface, edits int, interval time.Duration) error {
 	rng := rand.New(rand.NewSource(1))
-	took, err := driftEdits(ctx, c, k, interval, func() int { return rng.Intn(c.bundles) }, func(i int) bool { return i < edits })
+	took, err := driftEdits(ctx, c, k, cs, interval, func() int { return rng.Intn(c.bundles) }, func(i int) bool { return i < edits })
 	if err != nil {
 		return err
 	}
@@ -178,8 +178,14 @@ func driftScenario(ctx context.Context, c config, k client.Client, edits int, in
 
 // driftEdits edits or deletes a managed ConfigMap of the bundle pick
 // returns, one every interval while more(i) for the i-th edit, and
-// returns the times until each was restored, sorted.
-func driftEdits(ctx context.Context, c config, k client.Client, interval time.Duration, pick func() int, more func(i int) bool) ([]time.Duration, error) {
+// returns the times until each was restored, sorted, as a watch of them
+// (watchRestores) sees it. When some are not restored within a minute,
+// the error says how many, and how soon the others were.
+func driftEdits(ctx context.Context, c config, k client.Client, cs kubernetes.Interface, interval time.Duration, pick func() int, more func(i int) bool) ([]time.Duration, error) {
+	watch, err := watchRestores(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
 	rng := rand.New(rand.NewSource(2))
 	var mu sync.Mutex
 	var took []time.Duration
@@ -197,49 +203,71 @@ func driftEdits(ctx context.Context, c config, k client.Client, interval time.Du
 		if busy {
 			continue
 		}
-		del := rng.Intn(2) == 0
 		cm := &corev1.ConfigMap{}
 		if err := k.Get(ctx, key, cm); err != nil {
 			return nil, fmt.Errorf("reading %s: %w", key, err)
 		}
-		want := cm.Data["index"]
-		start := time.Now()
-		if del {
-			err := k.Delete(ctx, cm)
-			if err != nil && !apierrors.IsNotFound(err) {
-				return nil, err
-			}
-		} else {
-			cm.Data["index"] = "tampered"
-			if err := k.Update(ctx, cm); err != nil && !apierrors.IsConflict(err) {
-				return nil, err
-			}
+		restored, when, start, err := edit(ctx, k, watch, cm, rng.Intn(2) == 0)
+		if err != nil {
+			return nil, err
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for deadline := start.Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				cur := &corev1.ConfigMap{}
-				if err := k.Get(ctx, key, cur); err == nil && cur.Data["index"] == want && cur.DeletionTimestamp.IsZero() {
-					mu.Lock()
-					took = append(took, time.Since(start))
-					delete(pending, key)
-					mu.Unlock()
-					return
-				}
+			select {
+			case <-restored:
+				mu.Lock()
+				took = append(took, when().Sub(start))
+				delete(pending, key)
+				mu.Unlock()
+			case <-time.After(time.Minute):
+				watch.forget(key)
+				mu.Lock()
+				failures = append(failures, key.String())
+				mu.Unlock()
+			case <-ctx.Done():
 			}
-			mu.Lock()
-			failures = append(failures, key.String())
-			mu.Unlock()
 		}()
 		time.Sleep(interval)
 	}
 	wg.Wait()
-	if len(failures) > 0 {
-		return nil, fmt.Errorf("%d objects not restored within a minute, e.g. %s", len(failures), failures[0])
-	}
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	if len(failures) > 0 {
+		return nil, fmt.Errorf("%d objects not restored within a minute, e.g. %s; the other %d were, p50 %s, p99 %s",
+			len(failures), failures[0], len(took), percentile(took, 50).Round(time.Millisecond), percentile(took, 99).Round(time.Millisecond))
+	}
 	return took, nil
+}
+
+// edit deletes cm (del) or changes its data key index, waiting (watch)
+// for it to be restored as it was; it returns when the edit was made.
+// The wait starts before the edit, from the version read, so that a
+// restore that comes at once is not missed: any later version that has
+// the index as it was is the restore.
+func edit(ctx context.Context, k client.Client, watch *restores, cm *corev1.ConfigMap, del bool) (<-chan struct{}, func() time.Time, time.Time, error) {
+	key := client.ObjectKeyFromObject(cm)
+	want := cm.Data["index"]
+	restored, when, err := watch.expect(key, want, cm.ResourceVersion)
+	if err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	start := time.Now()
+	if del {
+		err = k.Delete(ctx, cm)
+		if apierrors.IsNotFound(err) {
+			err = nil
+		}
+	} else {
+		cm.Data["index"] = "tampered"
+		if err = k.Update(ctx, cm); apierrors.IsConflict(err) {
+			err = nil
+		}
+	}
+	if err != nil {
+		watch.forget(key)
+		return nil, nil, start, fmt.Errorf("editing %s: %w", key, err)
+	}
+	return restored, when, start, nil
 }
 
 // reportDrift prints a drift scenario's percentiles and the p99 goal.
