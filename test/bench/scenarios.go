@@ -182,7 +182,10 @@ func driftScenario(ctx context.Context, c config, k client.Client, cs kubernetes
 // (watchRestores) sees it. When some are not restored within a minute,
 // the error says how many, and how soon the others were.
 func driftEdits(ctx context.Context, c config, k client.Client, cs kubernetes.Interface, interval time.Duration, pick func() int, more func(i int) bool) ([]time.Duration, error) {
-	watch, err := watchRestores(ctx, cs)
+	// The watch ends with the scenario.
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	watch, err := watchRestores(wctx, cs)
 	if err != nil {
 		return nil, err
 	}
