@@ -54,10 +54,9 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	// bundleDeployments are spread over the four managers. The issue's
-	// figure is 300; 60 keeps the test within a few minutes on a shared
-	// 2-core machine, and nothing here depends on the number.
-	bundleDeployments = 60
+	// bundleDeployments are spread over the four managers (issue 41's
+	// figure): 75 each.
+	bundleDeployments = 300
 	// managerUser is the user of every manager (as in the release
 	// manifest, the shards share one ServiceAccount: each trusts the
 	// Bundles the others wrote); the audit log tells them apart by
@@ -300,7 +299,7 @@ func bundlesIn(t *testing.T, name, s string) {
 	})
 }
 
-// TestShards: three shards and an unsharded manager; 60 BundleDeployments
+// TestShards: three shards and an unsharded manager; 300 BundleDeployments
 // spread over them are installed, each written (objects, Bundles, status)
 // by its own shard's manager alone. One moved from shard a to shard b by
 // relabelling: no write to its objects (same resourceVersions, no write
