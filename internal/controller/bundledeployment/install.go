@@ -514,10 +514,26 @@ func (r *Reconciler) forget(name string) {
 // echo of this process's own apply, or a change only to what others own
 // (status, their fields), which needs no reconcile.
 func (r *Reconciler) isUnchanged(gvk schema.GroupVersionKind, obj client.Object) bool {
-	owner := obj.GetLabels()[v1alpha2.LabelOwnerName]
-	id := inventory.ID{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	owner, id := ownerAndID(gvk, obj)
 	a, ok := r.mem.appliedObject(owner, id)
 	return ok && !a.drifted(obj)
+}
+
+// isApplied reports whether the owner an event's object names (its
+// owner label) applied it, or may have (package schedule queues its drift
+// ahead of other work only then): whoever may label objects can name any
+// BundleDeployment, and must not put another team's reconciles ahead of
+// that team's own work.
+func (r *Reconciler) isApplied(gvk schema.GroupVersionKind, obj client.Object) bool {
+	owner, id := ownerAndID(gvk, obj)
+	return r.mem.mayHaveApplied(owner, id)
+}
+
+// ownerAndID returns the BundleDeployment obj's owner label names, and
+// obj's inventory ID.
+func ownerAndID(gvk schema.GroupVersionKind, obj client.Object) (string, inventory.ID) {
+	return obj.GetLabels()[v1alpha2.LabelOwnerName],
+		inventory.ID{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
 // checkProbes compiles bd's health probes (through the cache checkHealth

@@ -245,6 +245,20 @@ func (m *memory) appliedObject(owner string, id inventory.ID) (appliedObject, bo
 	return a, ok
 }
 
+// mayHaveApplied reports whether BundleDeployment owner's saved record
+// lists id as applied, or owner has no record to tell (none saved yet,
+// as after a restart).
+func (m *memory) mayHaveApplied(owner string, id inventory.ID) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.saved[owner]
+	if r == nil || r.applied == nil {
+		return true
+	}
+	_, ok := r.applied.objects[id]
+	return ok
+}
+
 // otherUID reports whether what is known of name is of a
 // BundleDeployment with another UID than uid.
 func (m *memory) otherUID(name string, uid types.UID) bool {

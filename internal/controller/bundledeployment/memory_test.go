@@ -46,6 +46,7 @@ func TestMemoryUnderConcurrentReconciles(t *testing.T) {
 				rec.verdict(nil, id(i), fmt.Sprint(i))
 				m.save(name, rec)
 				m.appliedObject(other, id(i))
+				m.mayHaveApplied(other, id(i))
 				m.otherUID(other, "uid")
 				m.claim(id(i), name)
 				m.claimedByOther(name, id(i+1))
@@ -236,5 +237,30 @@ func TestRetryBackoff(t *testing.T) {
 	}
 	if n := m.retries.NumRequeues(retryKey{name: "d", revision: "r2"}); n != 0 {
 		t.Errorf("r2 of d still counts %d retries after d moved to r1", n)
+	}
+}
+
+// mayHaveApplied: an object the owner's record lists, or any object while
+// it has no record; not one its record leaves out, nor another owner's.
+func TestMayHaveApplied(t *testing.T) {
+	m := newMemory()
+	cm := func(name string) inventory.ID {
+		return inventory.ID{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: name}
+	}
+	rec := m.load("bd")
+	rec.applied = &appliedState{bundle: "r", objects: map[inventory.ID]appliedObject{cm("mine"): {rv: "1"}}}
+	m.save("bd", rec)
+	for _, tc := range []struct {
+		owner string
+		id    inventory.ID
+		want  bool
+	}{
+		{owner: "bd", id: cm("mine"), want: true},
+		{owner: "bd", id: cm("labelled-by-another-team")},
+		{owner: "not-reconciled-yet", id: cm("any"), want: true},
+	} {
+		if got := m.mayHaveApplied(tc.owner, tc.id); got != tc.want {
+			t.Errorf("mayHaveApplied(%s, %s) = %v, want %v", tc.owner, tc.id.Name, got, tc.want)
+		}
 	}
 }

@@ -181,6 +181,7 @@ func New(opts Options) *Reconciler {
 		HookWaits:       opts.HookWaits,
 		TenantHookWaits: opts.TenantHookWaits,
 		Unchanged:       r.isUnchanged,
+		Applied:         r.isApplied,
 	})
 	return r
 }

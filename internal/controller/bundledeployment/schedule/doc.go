@@ -31,9 +31,9 @@
 //     has a share of them, and is lent more while others leave them free.
 //   - parked: refused a worker, waiting (not polling) for one to be given
 //     back; one queued for drift is woken before its tenant's others.
-//   - drift priority: an object event queues its BundleDeployment at
-//     DriftPriority, ahead of spec changes and upgrades, until its turn
-//     takes a worker.
+//   - drift priority: an event of an object the BundleDeployment applied
+//     queues it at DriftPriority, ahead of spec changes and upgrades, until
+//     its turn takes a worker.
 //   - detached: going on without a worker while it waits for a hook Job or
 //     Pod, within a bound of such waits in all and per tenant.
 //   - turn: one reconcile of one BundleDeployment, from Begin to End.

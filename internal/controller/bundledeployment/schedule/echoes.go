@@ -88,7 +88,7 @@ func (s *Scheduler) ObjectEvent(owner string, kind schema.GroupVersionKind, obj 
 		return
 	}
 	if deleted || !s.unchanged(kind, obj) {
-		s.enqueueDrift(owner)
+		s.enqueueDrift(owner, kind, obj)
 	}
 }
 
@@ -97,7 +97,7 @@ func (s *Scheduler) ObjectEvent(owner string, kind schema.GroupVersionKind, obj 
 func (s *Scheduler) judgeDeferred(name string) {
 	for k, ev := range s.echoes.end(name) {
 		if ev.deleted || !s.unchanged(k.kind, ev.obj) {
-			s.enqueueDrift(name)
+			s.enqueueDrift(name, k.kind, ev.obj)
 			return
 		}
 	}

@@ -17,23 +17,29 @@ import (
 
 // Drift of a managed object queues its BundleDeployment ahead of what
 // waits at the default priority (upgrades, spec changes), and an event
-// judged unchanged queues nothing.
+// judged unchanged queues nothing. An object its owner never applied
+// (labelled by someone else) queues it behind what waits, not urgent.
 func TestDriftGoesFirst(t *testing.T) {
 	cm := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	for _, tc := range []struct {
-		name      string
-		unchanged bool
-		deleted   bool
-		wantFirst string
+		name       string
+		unchanged  bool
+		deleted    bool
+		notApplied bool
+		wantFirst  string
 	}{
 		{name: "changed object", wantFirst: "drifted"},
 		{name: "deleted object", unchanged: true, deleted: true, wantFirst: "drifted"},
 		{name: "an echo of its own write", unchanged: true, wantFirst: "upgrade-0"},
+		{name: "an object its owner never applied", notApplied: true, wantFirst: "upgrade-0"},
+		{name: "a deleted object its owner never applied", unchanged: true, deleted: true, notApplied: true, wantFirst: "upgrade-0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := priorityqueue.New[reconcile.Request]("drift-" + tc.name)
 			defer q.ShutDown()
-			s := New(Options{Workers: 1, Unchanged: func(schema.GroupVersionKind, client.Object) bool { return tc.unchanged }})
+			s := New(Options{Workers: 1,
+				Unchanged: func(schema.GroupVersionKind, client.Object) bool { return tc.unchanged },
+				Applied:   func(schema.GroupVersionKind, client.Object) bool { return !tc.notApplied }})
 			s.SetQueue(q)
 			for i := range 100 {
 				s.Enqueue(fmt.Sprintf("upgrade-%d", i))
@@ -42,6 +48,9 @@ func TestDriftGoesFirst(t *testing.T) {
 			first, _ := q.Get()
 			if first.Name != tc.wantFirst {
 				t.Errorf("first out of the queue: %s, want %s", first.Name, tc.wantFirst)
+			}
+			if tc.notApplied && s.drifted.has("drifted") {
+				t.Error("urgent for an object its owner never applied")
 			}
 		})
 	}

@@ -34,6 +34,11 @@ type Options struct {
 	// and metadata) shows no drift: the echo of the controller's own
 	// write, or a change only to what others own. Required.
 	Unchanged func(kind schema.GroupVersionKind, obj client.Object) bool
+	// Applied reports whether the owner an event's object names applied it
+	// (or may have): only then is its drift queued at DriftPriority; an
+	// object it never applied, whoever labelled it, queues it at the
+	// default priority. Nil: every object counts as applied.
+	Applied func(kind schema.GroupVersionKind, obj client.Object) bool
 }
 
 // Scheduler runs the reconciles of BundleDeployments (see the package
@@ -43,6 +48,7 @@ type Scheduler struct {
 	// start (SetQueue).
 	queue     workqueue.TypedRateLimitingInterface[reconcile.Request]
 	unchanged func(schema.GroupVersionKind, client.Object) bool
+	applied   func(schema.GroupVersionKind, client.Object) bool
 
 	// workers bound each tenant's reconciles at once.
 	workers *tenant.Slots
@@ -71,6 +77,7 @@ func New(o Options) *Scheduler {
 	}
 	return &Scheduler{
 		unchanged: o.Unchanged,
+		applied:   o.Applied,
 		// Only the shares are bounded here: the total is the controller's.
 		// A tenant is lent workers beyond its share while a share's worth
 		// of them stays free, for a tenant that comes along.
@@ -106,10 +113,15 @@ func (s *Scheduler) Enqueue(name string) {
 // does not wait behind a thousand upgrades.
 const DriftPriority = 10
 
-// enqueueDrift queues the BundleDeployment name for drift, at
-// DriftPriority, and remembers it until its turn takes a worker.
-func (s *Scheduler) enqueueDrift(name string) {
+// enqueueDrift queues the BundleDeployment name for drift of obj (of
+// kind): at DriftPriority, remembered until its turn takes a worker, when
+// name applied obj (Options.Applied); else as Enqueue does.
+func (s *Scheduler) enqueueDrift(name string, kind schema.GroupVersionKind, obj client.Object) {
 	if name == "" || s.queue == nil {
+		return
+	}
+	if s.applied != nil && !s.applied(kind, obj) {
+		s.Enqueue(name)
 		return
 	}
 	s.drifted.add(name)
