@@ -48,7 +48,7 @@ func TestExternalProvisioner(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	bin := filepath.Join(suite.bin, "appspec-provisioner")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-ldflags=-s -w", "-o", bin, ".")
 	build.Dir = filepath.Join(sourcetree.Root(), "provisioners", "appspec")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the appspec provisioner: %v\n%s", err, out)
