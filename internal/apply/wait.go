@@ -2,50 +2,101 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// establishPoll is how often a CRD's conditions are read while waiting.
-const establishPoll = 100 * time.Millisecond
+// establishPoll is how soon a CRD's conditions are read again after a
+// read that found it not Established yet; each further read waits twice
+// as long, up to establishPollMax.
+const (
+	establishPoll    = 100 * time.Millisecond
+	establishPollMax = 1600 * time.Millisecond
+)
+
+// nextEstablishPoll is the wait after one of interval: twice as long, at
+// most establishPollMax. A CRD is read whole (large ones are megabytes of
+// schema, read from etcd), and a loaded API server is slow to Establish
+// it: reading it ten times a second only loads it more.
+func nextEstablishPoll(interval time.Duration) time.Duration {
+	return min(2*interval, establishPollMax)
+}
 
 // waitEstablished waits until every CRD among the objects at idx is
-// Established. A CRD whose names the API server refused is a terminal
-// failure; one that is not Established within EstablishTimeout is not.
+// Established, all at once: within EstablishTimeout for them all. A CRD
+// whose names the API server refused is a terminal failure; one that is
+// not Established in time is not.
 func (e *Engine) waitEstablished(ctx context.Context, p *run, idx []int) error {
+	ctx, cancel := context.WithTimeout(ctx, e.opts.EstablishTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
 	for _, i := range idx {
 		it := p.items[i]
 		if it.id.Group != crdGK.Group || it.id.Kind != crdGK.Kind {
 			continue
 		}
-		var last string
-		err := wait.PollUntilContextTimeout(ctx, establishPoll, e.opts.EstablishTimeout, true, func(ctx context.Context) (bool, error) {
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := e.live().Get(ctx, client.ObjectKey{Name: it.id.Name}, crd); err != nil {
-				return false, fmt.Errorf("getting CustomResourceDefinition %s: %w", it.id.Name, err)
-			}
-			for _, c := range crd.Status.Conditions {
-				switch {
-				case c.Type == apiextensionsv1.NamesAccepted && c.Status == apiextensionsv1.ConditionFalse:
-					return false, newError(CodeWriteFailed, "CustomResourceDefinition %s: names not accepted: %s", it.id.Name, c.Message)
-				case c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue:
-					return true, nil
-				case c.Type == apiextensionsv1.Established:
-					last = c.Message
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := e.waitCRD(ctx, it.id.Name); err != nil {
+				if As(err) != nil {
+					// Terminal: the others need not be waited for.
+					cancel()
 				}
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
 			}
-			return false, nil
-		})
-		if err != nil {
-			if As(err) != nil {
-				return err
-			}
-			return fmt.Errorf("waiting for CustomResourceDefinition %s to be Established (%s): %w", it.id.Name, last, err)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if As(err) != nil {
+			return err
 		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// waitCRD reads CustomResourceDefinition name until it is Established (or
+// its names are refused), or ctx is done.
+func (e *Engine) waitCRD(ctx context.Context, name string) error {
+	var last string
+	interval := establishPoll
+	for {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := e.live().Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			return fmt.Errorf("getting CustomResourceDefinition %s: %w", name, err)
+		}
+		for _, c := range crd.Status.Conditions {
+			switch {
+			case c.Type == apiextensionsv1.NamesAccepted && c.Status == apiextensionsv1.ConditionFalse:
+				return newError(CodeWriteFailed, "CustomResourceDefinition %s: names not accepted: %s", name, c.Message)
+			case c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue:
+				return nil
+			case c.Type == apiextensionsv1.Established:
+				last = c.Message
+			}
+		}
+		t := time.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+			interval = nextEstablishPoll(interval)
+			continue
+		}
+		break
+	}
+	return fmt.Errorf("waiting for CustomResourceDefinition %s to be Established (%s): %w", name, last, ctx.Err())
 }
