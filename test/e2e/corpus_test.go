@@ -49,7 +49,9 @@ func waitReady(t *testing.T, name string, namespaces ...string) {
 			return err
 		}
 		if c := meta.FindStatusCondition(bd.Status.Conditions, v1alpha2.TypeReady); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != bd.Generation {
-			return fmt.Errorf("bd/%s Ready = %+v", name, c)
+			// Every condition: Progressing says which hook or CRD the
+			// install waits for, Installed why it failed.
+			return fmt.Errorf("bd/%s (generation %d) is not Ready; its conditions: %s", name, bd.Generation, conditionsOf(bd.Status.Conditions))
 		}
 		for _, ns := range namespaces {
 			n, err := deploymentsAvailable(ctx, ns)
@@ -71,6 +73,19 @@ func waitReady(t *testing.T, name string, namespaces ...string) {
 		}
 		return nil
 	})
+}
+
+// conditionsOf formats conditions for a failure message, one
+// "Type=Status (Reason, generation N): message" each.
+func conditionsOf(conds []metav1.Condition) string {
+	if len(conds) == 0 {
+		return "none"
+	}
+	out := make([]string, len(conds))
+	for i, c := range conds {
+		out[i] = fmt.Sprintf("%s=%s (%s, generation %d): %s", c.Type, c.Status, c.Reason, c.ObservedGeneration, c.Message)
+	}
+	return strings.Join(out, "; ")
 }
 
 // corpusBD creates a BundleDeployment and deletes it when the test ends.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -76,7 +77,11 @@ func upgradeWithHooks(t *testing.T, name, ns, ref, admission string, values []by
 	}
 	corpusBD(t, name, v1alpha2.ClassHelm, ns, []v1alpha2.BundleSource{{Type: v1alpha2.SourceTypeImage,
 		Image: &v1alpha2.ImageSource{Ref: "oci://" + ref, InsecureSkipTLSVerify: true}}}, cfg)
+	start := time.Now()
 	waitReady(t, name, ns)
+	// How long each phase took, to compare with the deadline: under make
+	// test's load an install that takes 20 s alone has taken 90.
+	t.Logf("installed and Ready in %s", time.Since(start).Round(time.Second))
 	checkRuns := func(want int) {
 		t.Helper()
 		for job, runs := range map[string][]jobRun{"create": creates(), "patch": patches()} {
@@ -98,6 +103,7 @@ func upgradeWithHooks(t *testing.T, name, ns, ref, admission string, values []by
 	}
 	checkRuns(1)
 
+	start = time.Now()
 	updateSpec(t, name, func(s *v1alpha2.BundleDeploymentSpec) {
 		s.Config = &v1alpha2.BundleConfig{Values: &apiextensionsv1.JSON{Raw: []byte(upgrade)}}
 	})
@@ -115,5 +121,6 @@ func upgradeWithHooks(t *testing.T, name, ns, ref, admission string, values []by
 		return nil
 	})
 	waitReady(t, name, ns)
+	t.Logf("upgraded and Ready in %s", time.Since(start).Round(time.Second))
 	checkRuns(2)
 }
