@@ -20,7 +20,8 @@ import (
 )
 
 // TestPublicHookCharts installs public charts whose hooks belong to more
-// than one phase (testdata/charts, see its README), as their users do.
+// than one phase (testdata/charts, see its README), as their users do
+// (kube-prometheus-stack: TestKubePrometheusStackHooks).
 //
 // ingress-nginx and kube-prometheus-stack: their admission ServiceAccount, Role, RoleBinding,
 // ClusterRole and ClusterRoleBinding are hooks of pre-install,
@@ -44,22 +45,28 @@ func TestPublicHookCharts(t *testing.T) {
 		upgradeWithHooks(t, name, ns, ref, name+"-admission", nil,
 			`{"controller": {"admissionWebhooks": {"patch": {"podAnnotations": {"example.com/upgrade": "2"}}}}}`)
 	})
+}
 
-	t.Run("kube-prometheus-stack", func(t *testing.T) {
-		t.Parallel()
-		name, ns := envtest.UniqueName("kps"), envtest.UniqueName("kps")
-		ref := host + "/charts/kube-prometheus-stack:88.5.3"
-		archive, err := os.ReadFile(filepath.Join("testdata", "charts", "kube-prometheus-stack-88.5.3.tgz"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pushHelmChartArchive(t, ref, archive)
-		// Its full name is cut to 26 characters: fullnameOverride keeps
-		// the hooks' names known. The node exporter's DaemonSet and the
-		// kubelet/API server monitors need nothing else of the cluster.
-		upgradeWithHooks(t, name, ns, ref, "kps-admission", []byte(`{"fullnameOverride": "kps"}`),
-			`{"fullnameOverride": "kps", "prometheusOperator": {"admissionWebhooks": {"patch": {"podAnnotations": {"example.com/upgrade": "2"}}}}}`)
-	})
+// TestKubePrometheusStackHooks installs kube-prometheus-stack, as
+// TestPublicHookCharts does ingress-nginx, but alone: not in parallel with
+// the other public content. Its ten CRDs are up to a megabyte each, and
+// the local API server Establishes CRDs one at a time, slowly while others
+// (Argo CD's, cert-manager's) are created beside them: in make test its
+// install took 20 s alone and up to 104 s in parallel, near its deadline.
+func TestKubePrometheusStackHooks(t *testing.T) {
+	host := startRegistry(t)
+	name, ns := envtest.UniqueName("kps"), envtest.UniqueName("kps")
+	ref := host + "/charts/kube-prometheus-stack:88.5.3"
+	archive, err := os.ReadFile(filepath.Join("testdata", "charts", "kube-prometheus-stack-88.5.3.tgz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushHelmChartArchive(t, ref, archive)
+	// Its full name is cut to 26 characters: fullnameOverride keeps
+	// the hooks' names known. The node exporter's DaemonSet and the
+	// kubelet/API server monitors need nothing else of the cluster.
+	upgradeWithHooks(t, name, ns, ref, "kps-admission", []byte(`{"fullnameOverride": "kps"}`),
+		`{"fullnameOverride": "kps", "prometheusOperator": {"admissionWebhooks": {"patch": {"podAnnotations": {"example.com/upgrade": "2"}}}}}`)
 }
 
 // upgradeWithHooks installs the chart at ref with values (nil for none),
