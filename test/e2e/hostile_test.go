@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -97,7 +98,18 @@ func newHostileTeam(t *testing.T) *hostileTeam {
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "impersonate-installer"},
 			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: ns}}},
 	)
-	team.client = clientAs(t, team.user, ns, "system:authenticated")
+	// The API server's authorizer sees new RBAC a moment after it is
+	// written (longer under load): an attack made before it does would be
+	// refused by RBAC, not by what the case tests.
+	groups := []string{ns, "system:authenticated"}
+	for _, a := range []authorizationv1.ResourceAttributes{
+		{Verb: "create", Group: v1alpha2.GroupVersion.Group, Resource: "bundledeployments"},
+		{Verb: "use", Group: v1alpha2.GroupVersion.Group, Resource: "provisionerclasses", Name: builtinClasses[0]},
+		{Verb: "impersonate", Resource: "serviceaccounts", Namespace: ns, Name: team.sa},
+	} {
+		waitAllowed(t, team.user, groups, a, true)
+	}
+	team.client = clientAs(t, team.user, groups...)
 	return team
 }
 
