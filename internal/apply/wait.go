@@ -28,39 +28,39 @@ func nextEstablishPoll(interval time.Duration) time.Duration {
 }
 
 // waitEstablished waits until every CRD among the objects at idx is
-// Established, all at once: within EstablishTimeout for them all. A CRD
-// whose names the API server refused is a terminal failure; one that is
-// not Established in time is not.
+// Established, at most Concurrency of them at once (each is read whole;
+// a bundle decides how many it has): within EstablishTimeout for them
+// all. A CRD whose names the API server refused is a terminal failure, and
+// stops the wait; one that is not Established in time is not.
 func (e *Engine) waitEstablished(ctx context.Context, p *run, idx []int) error {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.EstablishTimeout)
 	defer cancel()
-	var wg sync.WaitGroup
+	var crds []int
+	for _, i := range idx {
+		if id := p.items[i].id; id.Group == crdGK.Group && id.Kind == crdGK.Kind {
+			crds = append(crds, i)
+		}
+	}
 	var mu sync.Mutex
 	var errs []error
-	for _, i := range idx {
-		it := p.items[i]
-		if it.id.Group != crdGK.Group || it.id.Kind != crdGK.Kind {
-			continue
+	var terminal error
+	e.each(ctx, crds, func(i int) bool {
+		err := e.waitCRD(ctx, p.items[i].id.Name)
+		if err == nil {
+			return true
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := e.waitCRD(ctx, it.id.Name); err != nil {
-				if As(err) != nil {
-					// Terminal: the others need not be waited for.
-					cancel()
-				}
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if As(err) != nil {
-			return err
+		mu.Lock()
+		defer mu.Unlock()
+		if As(err) != nil && terminal == nil {
+			// Reported alone; the others are not waited for.
+			terminal = err
+			cancel()
 		}
+		errs = append(errs, err)
+		return terminal == nil
+	})
+	if terminal != nil {
+		return terminal
 	}
 	return errors.Join(errs...)
 }
