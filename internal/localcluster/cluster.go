@@ -28,6 +28,10 @@ type Cluster struct {
 	StateDir string
 	// Kubeconfig is the path of the admin kubeconfig (absolute).
 	Kubeconfig string
+	// TokenKubeconfig is the path of the kubeconfig the manager uses: the
+	// same user as Kubeconfig, authenticated by a bearer token instead of
+	// a client certificate, which the API server verifies on every request.
+	TokenKubeconfig string
 	// Server is the API server URL, https://127.0.0.1:<port>.
 	Server string
 	// Minimal is true when only etcd and kube-apiserver run.
@@ -83,6 +87,7 @@ func clusterFrom(dir string, s *state) *Cluster {
 	return &Cluster{
 		StateDir:        dir,
 		Kubeconfig:      filepath.Join(dir, kubeconfigName),
+		TokenKubeconfig: filepath.Join(dir, managerKubeconfigName),
 		Server:          s.Server,
 		Minimal:         s.Minimal,
 		ManagerReadyURL: managerProbe(s),

@@ -34,7 +34,7 @@ type row struct {
 const self = 3
 
 // peerPrefixes are the namespace prefixes of the peers' installs.
-var peerPrefixes = []string{"reqfloor", "helmsdk", "helmcli", fluxPrefix}
+var peerPrefixes = []string{requestFloorBefore, requestFloorAfter, "helmsdk", "helmcli", fluxPrefix}
 
 // measure runs fn and returns its row; installer says which process of
 // procs installs (-1: the processes fn starts, measured as this process's
@@ -76,12 +76,17 @@ func measure(ctx context.Context, name string, procs *cpuSet, cs kubernetes.Inte
 // runPeers measures, one after another under fresh names, the request
 // floor, the Helm 4 SDK and, if they are built into bin/tools, the Helm 4
 // CLI and Flux.
-func runPeers(ctx context.Context, c config, cfg *rest.Config, kubeconfig string, k client.WithWatch, cs kubernetes.Interface, procs *cpuSet) ([]row, error) {
+//
+// The request floor's row is its run after rukpak's install, its wall time
+// the mean of that run and reqFloorBefore, the one before the install.
+func runPeers(ctx context.Context, c config, cfg *rest.Config, kubeconfig string, k client.WithWatch, cs kubernetes.Interface, procs *cpuSet, reqFloorBefore time.Duration) ([]row, error) {
 	var rows []row
-	r, err := measure(ctx, rowRequestFloor, procs, cs, self, func() error { return requestFloorRun(ctx, c, k) })
+	r, err := measure(ctx, rowRequestFloor, procs, cs, self, func() error { return requestFloorRun(ctx, c, k, requestFloorAfter) })
 	if err != nil {
 		return nil, err
 	}
+	fmt.Printf("  request floor: %s before the install, %s after it\n", reqFloorBefore.Round(100*time.Millisecond), r.wall.Round(100*time.Millisecond))
+	r.wall = (reqFloorBefore + r.wall) / 2
 	rows = append(rows, r)
 	// The SDK runs in this process: its peak RSS is reset first (the
 	// kernel's clear_refs), so that it is the SDK's, with the bench's own
@@ -202,8 +207,8 @@ func deployed(ctx context.Context, k client.Client, prefix string, c config) err
 
 // peersScenario runs the peers and prints them after rows (the SSA floor
 // and rukpak, measured before), against floor.
-func peersScenario(ctx context.Context, c config, kubeconfig string, cfg *rest.Config, k client.WithWatch, cs kubernetes.Interface, procs *cpuSet, floor time.Duration, rows []row) error {
-	peers, err := runPeers(ctx, c, cfg, kubeconfig, k, cs, procs)
+func peersScenario(ctx context.Context, c config, kubeconfig string, cfg *rest.Config, k client.WithWatch, cs kubernetes.Interface, procs *cpuSet, floor, reqFloorBefore time.Duration, rows []row) error {
+	peers, err := runPeers(ctx, c, cfg, kubeconfig, k, cs, procs, reqFloorBefore)
 	if err != nil {
 		return err
 	}
