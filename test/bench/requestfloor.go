@@ -11,11 +11,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/manager"
 )
+
+// floorHex stands for a sha256 digest in the request floor's requests.
+const floorHex = "3a3b0c70996c46b377bfd2efd4fbff9110050f7773d4e3c37e116b758b7491d9"
 
 // The name prefixes of the request floor's two runs (and of their
 // namespaces).
@@ -60,9 +64,23 @@ func requestFloorBundle(ctx context.Context, c config, k client.Client, prefix s
 		return fmt.Errorf("creating BundleDeployment: %w", err)
 	}
 	bundle := name + "-0123456789"
+	// Pinned sources, as the manager resolves a ConfigMap source.
+	pinned := bd.Spec.DeepCopy().Sources
+	for s := range pinned {
+		for j := range pinned[s].ConfigMaps {
+			pinned[s].ConfigMaps[j].Digest = "sha256:" + floorHex
+		}
+	}
+	// As the manager writes a revision: labelled, controlled by its
+	// BundleDeployment, with its finalizer and what it unpacked.
 	if err := k.Create(ctx, &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: bundle,
-		Labels: map[string]string{v1alpha2.LabelBundleDeployment: name}},
-		Spec: v1alpha2.BundleSpec{ProvisionerClassName: costClass, Sources: bd.Spec.Sources}}); err != nil {
+		Labels:     map[string]string{v1alpha2.LabelBundleDeployment: name, v1alpha2.LabelRevision: "1"},
+		Finalizers: []string{v1alpha2.FinalizerContent},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha2.GroupVersion.String(), Kind: "BundleDeployment",
+			Name: name, UID: bd.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+		Spec: v1alpha2.BundleSpec{ProvisionerClassName: costClass, Sources: pinned,
+			Unpacked: &v1alpha2.UnpackRecord{ContentDigest: "sha256:" + floorHex,
+				ContentURL: "http://127.0.0.1:29096/bundles/" + bundle, ObjectCount: int32(c.objects)}}}); err != nil {
 		return fmt.Errorf("creating Bundle: %w", err)
 	}
 	// A bundle's objects at once, as many as the manager applies at once
@@ -94,11 +112,19 @@ func requestFloorBundle(ctx context.Context, c config, k client.Client, prefix s
 		BinaryData: map[string][]byte{"ids.gz": records.Bytes()}}); err != nil {
 		return fmt.Errorf("creating inventory: %w", err)
 	}
+	// The status the manager writes after a first install.
 	base := bd.DeepCopy()
 	now := metav1.Now()
-	bd.Status.ActiveBundle, bd.Status.ObservedGeneration = bundle, 1
-	for _, t := range []string{v1alpha2.TypeUnpacked, v1alpha2.TypeInstalled, v1alpha2.TypeHealthy, "Progressing", "Ready"} {
-		meta.SetStatusCondition(&bd.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: "Installed",
+	bd.Status.ActiveBundle, bd.Status.LastHealthyBundle, bd.Status.ObservedGeneration = bundle, bundle, 1
+	bd.Status.InstalledObjects, bd.Status.ResolvedSources = int32(c.objects), pinned
+	for _, cond := range []struct {
+		t      string
+		status metav1.ConditionStatus
+		reason string
+	}{{"Paused", metav1.ConditionFalse, "NotPaused"}, {v1alpha2.TypeUnpacked, metav1.ConditionTrue, "Unpacked"},
+		{v1alpha2.TypeInstalled, metav1.ConditionTrue, "Installed"}, {v1alpha2.TypeHealthy, metav1.ConditionTrue, "Healthy"},
+		{"Progressing", metav1.ConditionFalse, "Settled"}, {"Ready", metav1.ConditionTrue, "Ready"}} {
+		meta.SetStatusCondition(&bd.Status.Conditions, metav1.Condition{Type: cond.t, Status: cond.status, Reason: cond.reason,
 			Message: fmt.Sprintf("revision %s installed: %d objects", bundle, c.objects), ObservedGeneration: 1, LastTransitionTime: now})
 	}
 	if err := k.Status().Patch(ctx, bd, client.MergeFrom(base)); err != nil {
