@@ -186,7 +186,7 @@ func profileInstall(ctx context.Context, c config, cs kubernetes.Interface, seco
 			allocs <- allocsProfile(ctx, c.pprof, seconds, filepath.Join(c.stateDir, prefix+"-manager-allocs.pprof"))
 		}()
 		p, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
-			Param("seconds", fmt.Sprint(seconds)).Timeout(time.Duration(seconds)*time.Second+time.Minute).DoRaw(ctx)
+			Param("seconds", fmt.Sprint(seconds)).Timeout(time.Duration(seconds)*time.Second + time.Minute).DoRaw(ctx)
 		if err == nil {
 			path := filepath.Join(c.stateDir, prefix+"-apiserver.pprof")
 			err = os.WriteFile(path, p, 0o644)
