@@ -69,13 +69,9 @@ func (e *Engine) waitEstablished(ctx context.Context, p *run, idx []int) error {
 // its names are refused), or ctx is done.
 func (e *Engine) waitCRD(ctx context.Context, name string) error {
 	var last string
-	interval := establishPoll
-	for {
+	for interval := establishPoll; ; interval = nextEstablishPoll(interval) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := e.live().Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
-			if ctx.Err() != nil {
-				break
-			}
+		if err := e.live().Get(ctx, client.ObjectKey{Name: name}, crd); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("getting CustomResourceDefinition %s: %w", name, err)
 		}
 		for _, c := range crd.Status.Conditions {
@@ -88,15 +84,10 @@ func (e *Engine) waitCRD(ctx context.Context, name string) error {
 				last = c.Message
 			}
 		}
-		t := time.NewTimer(interval)
 		select {
 		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-			interval = nextEstablishPoll(interval)
-			continue
+			return fmt.Errorf("waiting for CustomResourceDefinition %s to be Established (%s): %w", name, last, ctx.Err())
+		case <-time.After(interval):
 		}
-		break
 	}
-	return fmt.Errorf("waiting for CustomResourceDefinition %s to be Established (%s): %w", name, last, ctx.Err())
 }

@@ -75,17 +75,23 @@ func waitReady(t *testing.T, name string, namespaces ...string) {
 	})
 }
 
-// conditionsOf formats conditions for a failure message, one
-// "Type=Status (Reason, generation N): message" each.
+// conditionsOf formats conditions for a failure message, each as
+// conditionString does, joined with "; ".
 func conditionsOf(conds []metav1.Condition) string {
 	if len(conds) == 0 {
 		return "none"
 	}
 	out := make([]string, len(conds))
 	for i, c := range conds {
-		out[i] = fmt.Sprintf("%s=%s (%s, generation %d): %s", c.Type, c.Status, c.Reason, c.ObservedGeneration, c.Message)
+		out[i] = conditionString(c)
 	}
 	return strings.Join(out, "; ")
+}
+
+// conditionString formats one condition: "Type=Status (Reason,
+// generation N): message".
+func conditionString(c metav1.Condition) string {
+	return fmt.Sprintf("%s=%s (%s, generation %d): %s", c.Type, c.Status, c.Reason, c.ObservedGeneration, c.Message)
 }
 
 // corpusBD creates a BundleDeployment and deletes it when the test ends.

@@ -144,7 +144,7 @@ func describeBD(t *testing.T, bdName string) {
 	}
 	t.Logf("bd/%s generation %d, active %s", bdName, bd.Generation, bd.Status.ActiveBundle)
 	for _, c := range bd.Status.Conditions {
-		t.Logf("  %s=%s %s (generation %d): %s", c.Type, c.Status, c.Reason, c.ObservedGeneration, c.Message)
+		t.Logf("  %s", conditionString(c))
 	}
 	events := &eventsv1.EventList{}
 	if err := suite.client.List(ctx, events, client.MatchingFields{"regarding.name": bdName}); err != nil {
