@@ -5,11 +5,13 @@ package approval_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -274,5 +276,61 @@ func TestAdmissionAddsCleanupFinalizer(t *testing.T) {
 				t.Fatalf("finalizers after an update without it = %v", bd.Finalizers)
 			}
 		})
+	}
+}
+
+// The release manager's own Bundle writes (its revisions) are matched by
+// no policy: it records itself as their requester, and what it writes is
+// kept, though it was granted no use of the class or the ConfigMaps (it
+// writes Bundles only for BundleDeployments whose requester was checked).
+// Anyone else who writes the manager's name as a Bundle's requester is
+// recorded as themselves.
+func TestAdmissionManagersOwnBundles(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t, "team-a")
+	const manager = "system:serviceaccount:rukpak-system:rukpak-manager"
+	grant(t, ns, manager, createBundles)
+	mallory := envtest.UniqueName("mallory")
+	grant(t, ns, mallory, createBundles, useClass, useManifests)
+	claimsManager := map[string]string{
+		v1alpha2.AnnotationRequestedBy:       manager,
+		v1alpha2.AnnotationRequestedByGroups: "written-by-the-manager",
+	}
+	create := func(c client.Client) *v1alpha2.Bundle {
+		t.Helper()
+		b := &v1alpha2.Bundle{
+			ObjectMeta: metav1.ObjectMeta{Name: envtest.UniqueName("revision"), Annotations: maps.Clone(claimsManager)},
+			Spec:       v1alpha2.BundleSpec{ProvisionerClassName: v1alpha2.ClassPlain, Sources: newBD(ns, "").Spec.Sources},
+		}
+		if err := c.Create(ctx, b); err != nil {
+			t.Fatalf("create Bundle: %v", err)
+		}
+		t.Cleanup(func() {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(b), b); err == nil {
+				b.Finalizers = nil
+				_ = env.Client.Update(ctx, b)
+				_ = env.Client.Delete(ctx, b)
+			}
+		})
+		got := &v1alpha2.Bundle{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(b), got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	got := create(as(t, manager, "system:serviceaccounts", "system:serviceaccounts:rukpak-system"))
+	for k, v := range claimsManager {
+		if got.Annotations[k] != v {
+			t.Errorf("the manager's Bundle: annotation %s = %q, want %q as the manager wrote it", k, got.Annotations[k], v)
+		}
+	}
+
+	got = create(as(t, mallory))
+	if by := got.Annotations[v1alpha2.AnnotationRequestedBy]; by != mallory {
+		t.Errorf("a Bundle %s wrote claiming to be the manager: requested-by = %q, want %q", mallory, by, mallory)
+	}
+	if groups := got.Annotations[v1alpha2.AnnotationRequestedByGroups]; groups != "system:authenticated" {
+		t.Errorf("a Bundle %s wrote claiming to be the manager: requested-by-groups = %q, want system:authenticated", mallory, groups)
 	}
 }

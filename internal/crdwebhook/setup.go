@@ -69,19 +69,19 @@ func Setup(mgr manager.Manager, opts Options) error {
 	return nil
 }
 
-// CurrentUser returns the user name cfg authenticates as, asking the API
-// server with a SelfSubjectReview.
-func CurrentUser(ctx context.Context, cfg *rest.Config) (string, error) {
+// CurrentUser returns who cfg authenticates as (user name and groups),
+// asking the API server with a SelfSubjectReview.
+func CurrentUser(ctx context.Context, cfg *rest.Config) (authenticationv1.UserInfo, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return "", fmt.Errorf("creating clientset: %w", err)
+		return authenticationv1.UserInfo{}, fmt.Errorf("creating clientset: %w", err)
 	}
 	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if err != nil {
-		return "", fmt.Errorf("asking the API server who we are: %w", err)
+		return authenticationv1.UserInfo{}, fmt.Errorf("asking the API server who we are: %w", err)
 	}
 	if review.Status.UserInfo.Username == "" {
-		return "", fmt.Errorf("asking the API server who we are: empty user name")
+		return authenticationv1.UserInfo{}, fmt.Errorf("asking the API server who we are: empty user name")
 	}
-	return review.Status.UserInfo.Username, nil
+	return review.Status.UserInfo, nil
 }

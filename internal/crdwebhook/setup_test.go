@@ -4,6 +4,7 @@ package crdwebhook
 
 import (
 	"context"
+	"slices"
 	"testing"
 )
 
@@ -12,7 +13,10 @@ func TestCurrentUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if user == "" || user == "system:serviceaccount:rukpak-system:rukpak" {
-		t.Errorf("CurrentUser = %q", user)
+	if user.Username == "" || user.Username == "system:serviceaccount:rukpak-system:rukpak" {
+		t.Errorf("CurrentUser = %q", user.Username)
+	}
+	if !slices.Contains(user.Groups, "system:authenticated") {
+		t.Errorf("CurrentUser's groups = %v, want system:authenticated among them", user.Groups)
 	}
 }

@@ -47,15 +47,25 @@ const (
 	// tokenAuthFile is the API server's static tokens: the manager's.
 	tokenAuthFile = "tokens.csv"
 	// managerKubeconfigName is the manager's kubeconfig, next to the
-	// admin's: the same user with a bearer token.
+	// admin's: the manager's user with a bearer token.
 	managerKubeconfigName = "manager-kubeconfig"
 )
 
-// adminUser and adminGroup are who the admin kubeconfig and the manager
-// act as.
+// adminUser and adminGroup are who the admin kubeconfig acts as.
 const (
 	adminUser  = "rukpak-admin"
 	adminGroup = "system:masters"
+)
+
+// managerUser and managerGroups are who the manager acts as: the user name
+// of the release's ServiceAccount (rukpak-system/rukpak-manager), which
+// config/policy recognises as the manager, with that ServiceAccount's
+// groups and, as the admin, system:masters (the local cluster's manager
+// installs the examples without spec.serviceAccount as itself, with every
+// right).
+const (
+	managerUser   = "system:serviceaccount:rukpak-system:rukpak-manager"
+	managerGroups = "system:masters,system:serviceaccounts,system:serviceaccounts:rukpak-system"
 )
 
 // generatePKI writes a fresh CA, an API server serving certificate for
@@ -129,7 +139,7 @@ func generatePKI(dir string) (pki, error) {
 	if _, err := rand.Read(token); err != nil {
 		return p, fmt.Errorf("generating the manager's token: %w", err)
 	}
-	line := fmt.Sprintf("%s,%s,%s,\"%s\"\n", hex.EncodeToString(token), adminUser, adminUser, adminGroup)
+	line := fmt.Sprintf("%s,%s,%s,\"%s\"\n", hex.EncodeToString(token), managerUser, managerUser, managerGroups)
 	if err := os.WriteFile(p.path(tokenAuthFile), []byte(line), 0o600); err != nil {
 		return p, fmt.Errorf("writing %s: %w", tokenAuthFile, err)
 	}
@@ -200,8 +210,8 @@ func writePEM(path, blockType string, der []byte, mode os.FileMode) error {
 }
 
 // writeManagerKubeconfig writes the manager's kubeconfig for server to
-// path: the admin's user, authenticated by a bearer token, as a manager in
-// a cluster is by its ServiceAccount's token (the API server looks a static
+// path: managerUser, authenticated by a bearer token, as a manager in a
+// cluster is by its ServiceAccount's token (the API server looks a static
 // token up, and caches a ServiceAccount token's verdict, where it checks a
 // client certificate's signature on every request).
 func writeManagerKubeconfig(path, server string, p pki) error {

@@ -134,7 +134,8 @@ func TestMinimalLifecycle(t *testing.T) {
 	}
 
 	// The manager's kubeconfig, the one ManagerFlags names, is the
-	// admin's user and groups with a bearer token, no certificate.
+	// release ServiceAccount's user name (which config/policy knows as the
+	// manager's) in system:masters, with a bearer token, no certificate.
 	managerKubeconfig := filepath.Join(c.StateDir, managerKubeconfigName)
 	if !slices.Contains(ManagerFlags(c.StateDir, 1, 2), "--kubeconfig="+managerKubeconfig) {
 		t.Errorf("ManagerFlags do not name %s: %v", managerKubeconfig, ManagerFlags(c.StateDir, 1, 2))
@@ -150,8 +151,8 @@ func TestMinimalLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the manager's kubeconfig: %v", err)
 	}
-	if u := review.Status.UserInfo; u.Username != adminUser || !slices.Contains(u.Groups, adminGroup) {
-		t.Errorf("the manager's kubeconfig authenticates as %s %v, want %s in %s", u.Username, u.Groups, adminUser, adminGroup)
+	if u := review.Status.UserInfo; u.Username != managerUser || !slices.Contains(u.Groups, adminGroup) {
+		t.Errorf("the manager's kubeconfig authenticates as %s %v, want %s in %s", u.Username, u.Groups, managerUser, adminGroup)
 	}
 
 	// What users are offered: the release's ClusterRoles for them, and

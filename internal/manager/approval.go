@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -12,16 +13,23 @@ import (
 	"github.com/rukpak/rukpak/internal/crdwebhook"
 )
 
-// newApprovalChecker returns the re-check of requesters for the
-// BundleDeployment and Bundle controllers. It asks the API server who the
-// manager is (a SelfSubjectReview): the Bundles the manager writes itself
-// are not checked again. uploads tells who uploaded what.
-func newApprovalChecker(cfg *rest.Config, kube kubernetes.Interface, uploads approval.Uploaders) (*approval.Checker, error) {
+// whoAmI asks the API server who the manager is (a SelfSubjectReview):
+// the requester check trusts the Bundles it writes itself, which carry its
+// name in their requested-by annotations, and the CRD webhook its own
+// changes.
+func whoAmI(cfg *rest.Config) (authenticationv1.UserInfo, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	self, err := crdwebhook.CurrentUser(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("setting up the requester re-check: %w", err)
+		return authenticationv1.UserInfo{}, fmt.Errorf("finding the manager's own user: %w", err)
 	}
-	return &approval.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews(), TrustedUsers: []string{self}, Uploads: uploads}, nil
+	return self, nil
+}
+
+// newApprovalChecker returns the re-check of requesters for the
+// BundleDeployment and Bundle controllers: the Bundles the manager (self)
+// writes itself are not checked again. uploads tells who uploaded what.
+func newApprovalChecker(self authenticationv1.UserInfo, kube kubernetes.Interface, uploads approval.Uploaders) *approval.Checker {
+	return &approval.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews(), TrustedUsers: []string{self.Username}, Uploads: uploads}
 }

@@ -226,11 +226,13 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating clientset: %w", err)
 	}
+	self, err := whoAmI(cfg)
+	if err != nil {
+		return nil, err
+	}
 	var checker *approval.Checker
 	if opts.RequireApproval {
-		if checker, err = newApprovalChecker(cfg, kube, uploads); err != nil {
-			return nil, err
-		}
+		checker = newApprovalChecker(self, kube, uploads)
 	}
 	br := &bundle.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners, Sources: sources, Unpacker: unpacker, ContentURL: contentURL, Cluster: cluster, Renders: renders}
 	if checker != nil {
@@ -281,6 +283,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		HookWaits:        opts.HookWaits,
 		TenantHookWaits:  opts.TenantHookWaits,
 		Approval:         checker,
+		Self:             self,
 		Adopter:          &shard.Adopter{Cache: mgr.GetClient(), API: mgr.GetAPIReader(), Client: mgr.GetClient()},
 		Workers:          ctrlOpts.MaxConcurrentReconciles,
 	})
@@ -291,7 +294,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, err
 	}
 	if opts.CRDWebhookBindAddress != "" {
-		if err := setupCRDWebhook(mgr, cfg, opts); err != nil {
+		if err := setupCRDWebhook(mgr, self.Username, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -350,14 +353,9 @@ func metricsOptions(opts Options) metricsserver.Options {
 }
 
 // setupCRDWebhook serves the CRD upgrade-safety webhook, trusting the
-// manager's own user: it checks CRD changes itself before applying them.
-func setupCRDWebhook(mgr manager.Manager, cfg *rest.Config, opts Options) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	self, err := crdwebhook.CurrentUser(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("setting up CRD webhook: %w", err)
-	}
+// manager's own user (self): it checks CRD changes itself before applying
+// them.
+func setupCRDWebhook(mgr manager.Manager, self string, opts Options) error {
 	if err := crdwebhook.Setup(mgr, crdwebhook.Options{
 		BindAddress:  opts.CRDWebhookBindAddress,
 		ServiceName:  opts.CRDWebhookService,

@@ -42,6 +42,11 @@ type costStep struct {
 // served, which removes the API server's v1alpha1 watch cache.
 func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k client.WithWatch, cs kubernetes.Interface) error {
 	n := c.costs
+	// Bundles as the manager writes them: with its requester.
+	requester, err := managerRequester(ctx, cs)
+	if err != nil {
+		return err
+	}
 	procs, err := cpuProcesses(cl)
 	if err != nil {
 		return err
@@ -95,7 +100,7 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 			}},
 			{"create Bundle" + suffix, func(ctx context.Context, i int) error {
 				return k.Create(ctx, &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: bdName(i) + "-0123456789",
-					Labels: map[string]string{v1alpha2.LabelBundleDeployment: bdName(i)}},
+					Labels: map[string]string{v1alpha2.LabelBundleDeployment: bdName(i)}, Annotations: requester},
 					Spec: v1alpha2.BundleSpec{ProvisionerClassName: costClass, Sources: bundleDeployment(i, 1).Spec.Sources}})
 			}},
 			{"Bundle status patch" + suffix, func(ctx context.Context, i int) error {

@@ -59,7 +59,11 @@ import (
 
 type config struct {
 	bundles, objects, concurrency, namespaces int
-	stateDir, binDir                          string
+	// requester is the requested-by annotations the manager writes on its
+	// Bundles (who the bench's clients, which act as the manager, are);
+	// set once the cluster is up, with -peers.
+	requester        map[string]string
+	stateDir, binDir string
 	// toolsDir holds the peers' binaries (helm, the Flux controllers).
 	toolsDir         string
 	keep             bool
@@ -264,6 +268,9 @@ func run(c config) error {
 	// With -peers, the request floor too (requestFloorRun).
 	var reqFloorBefore time.Duration
 	if c.peers {
+		if c.requester, err = managerRequester(ctx, cs); err != nil {
+			return err
+		}
 		fmt.Println("request floor, before the install")
 		start := time.Now()
 		if err := requestFloorRun(ctx, c, k, requestFloorBefore); err != nil {

@@ -7,14 +7,17 @@ import (
 	"encoding/json"
 	"fmt"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
+	"github.com/rukpak/rukpak/internal/approval"
 	"github.com/rukpak/rukpak/internal/manager"
 )
 
@@ -27,6 +30,20 @@ const (
 	requestFloorBefore = "reqfloor0"
 	requestFloorAfter  = "reqfloor"
 )
+
+// managerRequester is the requested-by annotations the manager writes on
+// the Bundles it creates, for the user of cs (the manager's).
+func managerRequester(ctx context.Context, cs kubernetes.Interface) (map[string]string, error) {
+	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("asking the API server who the bench is: %w", err)
+	}
+	self := review.Status.UserInfo
+	return map[string]string{
+		v1alpha2.AnnotationRequestedBy:       self.Username,
+		v1alpha2.AnnotationRequestedByGroups: approval.EncodeGroups(self.Groups),
+	}, nil
+}
 
 // requestFloorRun makes, as a bare client on c.concurrency workers, the
 // requests rukpak's install of one plain bundle makes, for every bundle:
@@ -72,10 +89,12 @@ func requestFloorBundle(ctx context.Context, c config, k client.Client, prefix s
 		}
 	}
 	// As the manager writes a revision: labelled, controlled by its
-	// BundleDeployment, with its finalizer and what it unpacked.
+	// BundleDeployment, with its finalizer, its requester (the manager)
+	// and what it unpacked.
 	if err := k.Create(ctx, &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: bundle,
-		Labels:     map[string]string{v1alpha2.LabelBundleDeployment: name, v1alpha2.LabelRevision: "1"},
-		Finalizers: []string{v1alpha2.FinalizerContent},
+		Labels:      map[string]string{v1alpha2.LabelBundleDeployment: name, v1alpha2.LabelRevision: "1"},
+		Annotations: c.requester,
+		Finalizers:  []string{v1alpha2.FinalizerContent},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha2.GroupVersion.String(), Kind: "BundleDeployment",
 			Name: name, UID: bd.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
 		Spec: v1alpha2.BundleSpec{ProvisionerClassName: costClass, Sources: pinned,

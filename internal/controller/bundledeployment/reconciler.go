@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,6 +55,13 @@ type Options struct {
 	// BundleDeployment's spec may impersonate its identity and use its
 	// class.
 	Approval *approval.Checker
+	// Self is who the manager is (its SelfSubjectReview). The Bundles it
+	// creates carry it in their requested-by annotations, as the
+	// MutatingAdmissionPolicy rukpak-requested-by would record it: the
+	// policies of config/policy skip the release manager's own Bundle
+	// writes, which need none of their checks. Empty leaves the
+	// annotations to the policy.
+	Self authenticationv1.UserInfo
 	// ApprovalTTL is how long an allowed requester is trusted before a
 	// reconcile checks again; 0 means defaultApprovalTTL.
 	ApprovalTTL time.Duration

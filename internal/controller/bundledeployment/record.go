@@ -12,6 +12,7 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
+	"github.com/rukpak/rukpak/internal/approval"
 	"github.com/rukpak/rukpak/internal/contentserver"
 	"github.com/rukpak/rukpak/internal/ownership"
 	"github.com/rukpak/rukpak/internal/renderstore"
@@ -75,7 +76,8 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 				v1alpha2.LabelBundleDeployment: s.bd.Name,
 				v1alpha2.LabelRevision:         strconv.Itoa(number),
 			},
-			Finalizers: []string{v1alpha2.FinalizerContent},
+			Annotations: r.requesterAnnotations(),
+			Finalizers:  []string{v1alpha2.FinalizerContent},
 		},
 		Spec: spec,
 	}
@@ -134,4 +136,17 @@ func (r *Reconciler) nextRevisionNumber(ctx context.Context, s *scope) (int, err
 		return 0, fmt.Errorf("numbering the revision: %w", err)
 	}
 	return ownership.NextRevisionNumber(bd, bundles, r.bundleWriters(), s.mem.number), nil
+}
+
+// requesterAnnotations are the requested-by annotations of the Bundles the
+// manager creates: Self, encoded as rukpak-requested-by records a
+// requester; nil when Self is unknown.
+func (r *Reconciler) requesterAnnotations() map[string]string {
+	if r.Self.Username == "" {
+		return nil
+	}
+	return map[string]string{
+		v1alpha2.AnnotationRequestedBy:       r.Self.Username,
+		v1alpha2.AnnotationRequestedByGroups: approval.EncodeGroups(r.Self.Groups),
+	}
 }
