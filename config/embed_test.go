@@ -110,14 +110,23 @@ func TestPolicies(t *testing.T) {
 		amp.Spec.MatchConditions[0].Expression != avap.Spec.MatchConditions[0].Expression {
 		t.Error("rukpak-approved-by and rukpak-approval-authorization must have the same one matchCondition")
 	}
-	// Every request rukpak-requested-by mutates is validated (a forged
-	// requester is refused); the validating policy also takes changes of
-	// owner references, finalizers and the retry annotation, which are
-	// OR-ed onto the mutating policy's condition.
-	if len(vap.Spec.MatchConditions) != 1 || len(mp.Spec.MatchConditions) != 1 {
-		t.Fatal("each policy must have one matchCondition")
+	// Neither matches the manager's own requests on Bundles (the same
+	// first matchCondition). Every other request rukpak-requested-by
+	// mutates is validated (a forged requester is refused); the
+	// validating policy also takes changes of owner references,
+	// finalizers and the retry annotation, which are OR-ed onto the
+	// mutating policy's second condition.
+	if len(vap.Spec.MatchConditions) != 2 || len(mp.Spec.MatchConditions) != 2 {
+		t.Fatal("rukpak-requested-by and rukpak-install-authorization must have two matchConditions each")
 	}
-	mutated, validated := mp.Spec.MatchConditions[0].Expression, vap.Spec.MatchConditions[0].Expression
+	if vap.Spec.MatchConditions[0] != mp.Spec.MatchConditions[0] {
+		t.Errorf("the first matchConditions differ: %+v and %+v", vap.Spec.MatchConditions[0], mp.Spec.MatchConditions[0])
+	}
+	if skip := mp.Spec.MatchConditions[0].Expression; !strings.Contains(skip, "'bundles'") ||
+		!strings.Contains(skip, "'system:serviceaccount:rukpak-system:rukpak-manager'") {
+		t.Errorf("the first matchCondition %q should leave out the manager's requests on bundles", skip)
+	}
+	mutated, validated := mp.Spec.MatchConditions[1].Expression, vap.Spec.MatchConditions[1].Expression
 	if !strings.HasPrefix(validated, mutated+" ||") {
 		t.Errorf("the validating policy's matchCondition %q does not start with the mutating policy's %q, OR-ed with more", validated, mutated)
 	}
