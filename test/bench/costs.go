@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha1"
@@ -38,9 +40,12 @@ type costStep struct {
 // v1alpha1 conversions and watches what it manages) used for them, per
 // request and against a ConfigMap server-side apply measured in the same
 // run (first and last, since this machine's speed drifts).
+// A Bundle create is measured twice: as the manager writes it (its own
+// Bundles pass no admission policy) and, with the same body, by another
+// admin (the policies run, as they did for the manager's own before).
 // Then the same for the custom resources once v1alpha1 is no longer
 // served, which removes the API server's v1alpha1 watch cache.
-func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k client.WithWatch, cs kubernetes.Interface) error {
+func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k client.WithWatch, cfg *rest.Config, cs kubernetes.Interface) error {
 	n := c.costs
 	// Bundles as the manager writes them: with its requester.
 	requester, err := managerRequester(ctx, cs)
@@ -48,6 +53,12 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 		return err
 	}
 	procs, err := cpuProcesses(cl)
+	if err != nil {
+		return err
+	}
+	adminCfg := rest.CopyConfig(cfg)
+	adminCfg.Impersonate = rest.ImpersonationConfig{UserName: "bench-admin", Groups: []string{"system:masters"}}
+	admin, err := client.New(adminCfg, client.Options{Scheme: k.Scheme()})
 	if err != nil {
 		return err
 	}
@@ -79,6 +90,13 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 				&client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: rv}})
 		}
 	}
+	// The i-th Bundle as the manager writes one for BundleDeployment bd:
+	// with its requester.
+	bundle := func(name, bd string, i int) *v1alpha2.Bundle {
+		return &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels: map[string]string{v1alpha2.LabelBundleDeployment: bd}, Annotations: maps.Clone(requester)},
+			Spec: v1alpha2.BundleSpec{ProvisionerClassName: costClass, Sources: bundleDeployment(i, 1).Spec.Sources}}
+	}
 	crSteps := func(suffix, name string) []costStep {
 		bdName := func(i int) string { return fmt.Sprintf("%s-%d", name, i) }
 		return []costStep{
@@ -99,9 +117,7 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 				return k.Status().Patch(ctx, bd, client.MergeFrom(base))
 			}},
 			{"create Bundle" + suffix, func(ctx context.Context, i int) error {
-				return k.Create(ctx, &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: bdName(i) + "-0123456789",
-					Labels: map[string]string{v1alpha2.LabelBundleDeployment: bdName(i)}, Annotations: requester},
-					Spec: v1alpha2.BundleSpec{ProvisionerClassName: costClass, Sources: bundleDeployment(i, 1).Spec.Sources}})
+				return k.Create(ctx, bundle(bdName(i)+"-0123456789", bdName(i), i))
 			}},
 			{"Bundle status patch" + suffix, func(ctx context.Context, i int) error {
 				b := &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: bdName(i) + "-0123456789"}}
@@ -128,6 +144,9 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 		}},
 	}
 	steps = append(steps, crSteps("", "costs")...)
+	steps = append(steps, costStep{"create Bundle (by another admin)", func(ctx context.Context, i int) error {
+		return admin.Create(ctx, bundle(fmt.Sprintf("costs-admin-%d-0123456789", i), fmt.Sprintf("costs-%d", i), i))
+	}})
 	type result struct {
 		name string
 		cpu  cpuSample

@@ -382,7 +382,7 @@ func runInstead(ctx context.Context, c config, cl *localcluster.Cluster, k clien
 	case c.big > 0:
 		return true, bigScenario(ctx, c, cl, k, cs)
 	case c.costs > 0:
-		return true, costsScenario(ctx, c, cl, k, cs)
+		return true, costsScenario(ctx, c, cl, k, cfg, cs)
 	case c.follow > 0:
 		return true, followScenario(ctx, c, cl, k, cs)
 	}
