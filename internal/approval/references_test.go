@@ -231,15 +231,17 @@ func TestAdmissionBundleWriters(t *testing.T) {
 	}
 
 	// The manager's ServiceAccount may create bundles (config/rbac) and
-	// is not checked for use.
+	// is not checked for use: no policy matches its Bundles, which it
+	// writes as it wants them (it records itself as their requester,
+	// TestAdmissionManagersOwnBundles).
 	manager := "system:serviceaccount:rukpak-system:rukpak-manager"
 	grant(t, ns, manager, createBundles)
 	created := b.DeepCopyObject().(client.Object)
 	if err := as(t, manager).Create(ctx, created, client.DryRunAll); err != nil {
 		t.Fatalf("create as the manager: %v", err)
 	}
-	if got := created.GetAnnotations()[v1alpha2.AnnotationRequestedBy]; got != manager {
-		t.Fatalf("requested-by = %q, want %q", got, manager)
+	if got, ok := created.GetAnnotations()[v1alpha2.AnnotationRequestedBy]; ok {
+		t.Fatalf("requested-by = %q on a Bundle the manager wrote without it: a policy changed the manager's Bundle", got)
 	}
 }
 
