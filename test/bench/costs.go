@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -48,8 +47,8 @@ type costStep struct {
 func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k client.WithWatch, cfg *rest.Config, cs kubernetes.Interface) error {
 	n := c.costs
 	// Bundles as the manager writes them: with its requester.
-	requester, err := managerRequester(ctx, cs)
-	if err != nil {
+	var err error
+	if c.requester, err = managerRequester(ctx, cs); err != nil {
 		return err
 	}
 	procs, err := cpuProcesses(cl)
@@ -90,46 +89,40 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 				&client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: rv}})
 		}
 	}
-	// The i-th Bundle as the manager writes one for BundleDeployment bd:
-	// with its requester.
-	bundle := func(name, bd string, i int) *v1alpha2.Bundle {
-		return &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name,
-			Labels: map[string]string{v1alpha2.LabelBundleDeployment: bd}, Annotations: maps.Clone(requester)},
-			Spec: v1alpha2.BundleSpec{ProvisionerClassName: costClass, Sources: bundleDeployment(i, 1).Spec.Sources}}
-	}
-	crSteps := func(suffix, name string) []costStep {
+	// The custom-resource writes with the bodies the manager sends (the
+	// request floor's): the BundleDeployments' UIDs, taken from their
+	// creates, own the Bundles; the status is a first install's.
+	crSteps := func(suffix, name string, bds []*v1alpha2.BundleDeployment) []costStep {
 		bdName := func(i int) string { return fmt.Sprintf("%s-%d", name, i) }
 		return []costStep{
 			{"create BundleDeployment" + suffix, func(ctx context.Context, i int) error {
 				bd := bundleDeployment(i, 1)
 				bd.Name, bd.Spec.ProvisionerClassName, bd.Spec.InstallNamespace = bdName(i), costClass, ns
+				bds[i] = bd
 				return k.Create(ctx, bd)
 			}},
-			{"BundleDeployment status patch" + suffix, func(ctx context.Context, i int) error {
-				bd := &v1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: bdName(i)}}
-				base := bd.DeepCopy()
-				now := metav1.Now()
-				bd.Status.ActiveBundle, bd.Status.ObservedGeneration = bdName(i)+"-0123456789", 1
-				for _, t := range []string{v1alpha2.TypeUnpacked, v1alpha2.TypeInstalled, v1alpha2.TypeHealthy, "Progressing", "Paused", "Ready"} {
-					meta.SetStatusCondition(&bd.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: "Measured",
-						Message: "revision " + bdName(i) + " installed: 10 objects", ObservedGeneration: 1, LastTransitionTime: now})
-				}
-				return k.Status().Patch(ctx, bd, client.MergeFrom(base))
-			}},
 			{"create Bundle" + suffix, func(ctx context.Context, i int) error {
-				return k.Create(ctx, bundle(bdName(i)+"-0123456789", bdName(i), i))
+				return k.Create(ctx, floorBundle(c, bds[i], bdName(i)+"-0123456789", floorPinned(bds[i].Spec.Sources)))
+			}},
+			{"BundleDeployment status patch" + suffix, func(ctx context.Context, i int) error {
+				bd := bds[i].DeepCopy()
+				base := bd.DeepCopy()
+				floorStatus(bd, bdName(i)+"-0123456789", floorPinned(bd.Spec.Sources), c.objects)
+				return k.Status().Patch(ctx, bd, client.MergeFrom(base))
 			}},
 			{"Bundle status patch" + suffix, func(ctx context.Context, i int) error {
 				b := &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: bdName(i) + "-0123456789"}}
 				base := b.DeepCopy()
-				b.Status.ObservedGeneration, b.Status.ObjectCount = 1, 10
-				b.Status.ContentDigest = "sha256:3a3b0c70996c46b377bfd2efd4fbff9110050f7773d4e3c37e116b758b7491d9"
+				b.Status.ObservedGeneration, b.Status.ObjectCount = 1, int32(c.objects)
+				b.Status.ContentDigest = "sha256:" + floorHex
 				meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: v1alpha2.TypeUnpacked, Status: metav1.ConditionTrue,
 					Reason: "Unpacked", Message: "content " + b.Status.ContentDigest + " is in the content store", ObservedGeneration: 1})
 				return k.Status().Patch(ctx, b, client.MergeFrom(base))
 			}},
 		}
 	}
+	// The first run's BundleDeployments, which the admin's Bundles name too.
+	firstBDs := make([]*v1alpha2.BundleDeployment, n)
 	steps := []costStep{
 		{"ConfigMap apply (create)", apply("apply-a")},
 		{"ConfigMap apply (unchanged)", apply("apply-a")},
@@ -143,10 +136,23 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 				FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1, Source: corev1.EventSource{Component: "rukpak"}})
 		}},
 	}
-	steps = append(steps, crSteps("", "costs")...)
-	steps = append(steps, costStep{"create Bundle (by another admin)", func(ctx context.Context, i int) error {
-		return admin.Create(ctx, bundle(fmt.Sprintf("costs-admin-%d-0123456789", i), fmt.Sprintf("costs-%d", i), i))
-	}})
+	steps = append(steps, crSteps("", "costs", firstBDs)...)
+	steps = append(steps,
+		costStep{"create Bundle (by another admin)", func(ctx context.Context, i int) error {
+			bd := firstBDs[i]
+			return admin.Create(ctx, floorBundle(c, bd, bd.Name+"-admin", floorPinned(bd.Spec.Sources)))
+		}},
+		costStep{"inventory create", func(ctx context.Context, i int) error {
+			ids := make([]string, c.objects)
+			for j := range ids {
+				ids[j] = fmt.Sprintf("%s/b%d-o%d//ConfigMap v1 %d", ns, i, j, 1000+j)
+			}
+			inv, err := floorInventory(fmt.Sprintf("costs-%d", i), types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i)), ids)
+			if err != nil {
+				return err
+			}
+			return k.Create(ctx, inv)
+		}})
 	type result struct {
 		name string
 		cpu  cpuSample
@@ -154,6 +160,9 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 	}
 	var results []result
 	run := func(s costStep) error {
+		if !quiet(ctx, procs) {
+			fmt.Printf("%s: the cluster was still busy after %s; measuring anyway\n", s.name, quietTimeout)
+		}
 		cpu0 := procs.sample()
 		start := time.Now()
 		// With -pprof, profiles of the first 3 s of each step.
@@ -190,7 +199,7 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 	if err := v1alpha1Gone(ctx, cs); err != nil {
 		return err
 	}
-	for _, s := range append(crSteps(" (v1alpha1 not served)", "costs-v1alpha2"), costStep{"ConfigMap apply (create, last)", apply("apply-c")}) {
+	for _, s := range append(crSteps(" (v1alpha1 not served)", "costs-v1alpha2", make([]*v1alpha2.BundleDeployment, n)), costStep{"ConfigMap apply (create, last)", apply("apply-c")}) {
 		if err := run(s); err != nil {
 			return err
 		}
@@ -234,4 +243,27 @@ func v1alpha1Gone(ctx context.Context, cs kubernetes.Interface) error {
 			return fmt.Errorf("%s is still served a minute after the CRDs stopped serving it (last error: %w)", gv, err)
 		}
 	}
+}
+
+// quietTimeout bounds quiet's wait.
+const quietTimeout = 30 * time.Second
+
+// quiet waits until the cluster's processes (the manager, the API server
+// and etcd) together use less than a tenth of a core over a second, so
+// that what one step leaves behind (watch events, the manager's work, the
+// caches a CRD change rebuilds) is not charged to the next; false if they
+// were still busy after quietTimeout.
+func quiet(ctx context.Context, procs *cpuSet) bool {
+	for deadline := time.Now().Add(quietTimeout); time.Now().Before(deadline); {
+		before := procs.sample()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Second):
+		}
+		if used := procs.used(before); used[0]+used[1]+used[2] < 0.1 {
+			return true
+		}
+	}
+	return false
 }

@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,25 +83,8 @@ func requestFloorBundle(ctx context.Context, c config, k client.Client, prefix s
 		return fmt.Errorf("creating BundleDeployment: %w", err)
 	}
 	bundle := name + "-0123456789"
-	// Pinned sources, as the manager resolves a ConfigMap source.
-	pinned := bd.Spec.DeepCopy().Sources
-	for s := range pinned {
-		for j := range pinned[s].ConfigMaps {
-			pinned[s].ConfigMaps[j].Digest = "sha256:" + floorHex
-		}
-	}
-	// As the manager writes a revision: labelled, controlled by its
-	// BundleDeployment, with its finalizer, its requester (the manager)
-	// and what it unpacked.
-	if err := k.Create(ctx, &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: bundle,
-		Labels:      map[string]string{v1alpha2.LabelBundleDeployment: name, v1alpha2.LabelRevision: "1"},
-		Annotations: c.requester,
-		Finalizers:  []string{v1alpha2.FinalizerContent},
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha2.GroupVersion.String(), Kind: "BundleDeployment",
-			Name: name, UID: bd.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
-		Spec: v1alpha2.BundleSpec{ProvisionerClassName: costClass, Sources: pinned,
-			Unpacked: &v1alpha2.UnpackRecord{ContentDigest: "sha256:" + floorHex,
-				ContentURL: "http://127.0.0.1:29096/bundles/" + bundle, ObjectCount: int32(c.objects)}}}); err != nil {
+	pinned := floorPinned(bd.Spec.Sources)
+	if err := k.Create(ctx, floorBundle(c, bd, bundle, pinned)); err != nil {
 		return fmt.Errorf("creating Bundle: %w", err)
 	}
 	// A bundle's objects at once, as many as the manager applies at once
@@ -116,26 +101,72 @@ func requestFloorBundle(ctx context.Context, c config, k client.Client, prefix s
 	}); err != nil {
 		return err
 	}
+	inventory, err := floorInventory(name, bd.UID, ids)
+	if err != nil {
+		return err
+	}
+	if err := k.Create(ctx, inventory); err != nil {
+		return fmt.Errorf("creating inventory: %w", err)
+	}
+	base := bd.DeepCopy()
+	floorStatus(bd, bundle, pinned, c.objects)
+	if err := k.Status().Patch(ctx, bd, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("patching BundleDeployment status: %w", err)
+	}
+	return nil
+}
+
+// floorPinned is sources as the manager pins them (a ConfigMap source with
+// its digest).
+func floorPinned(sources []v1alpha2.BundleSource) []v1alpha2.BundleSource {
+	pinned := make([]v1alpha2.BundleSource, len(sources))
+	for s := range sources {
+		sources[s].DeepCopyInto(&pinned[s])
+		for j := range pinned[s].ConfigMaps {
+			pinned[s].ConfigMaps[j].Digest = "sha256:" + floorHex
+		}
+	}
+	return pinned
+}
+
+// floorBundle is the Bundle named name the manager creates as bd's first
+// revision: labelled, controlled by bd, with its finalizer, its requester
+// (the manager) and what it unpacked.
+func floorBundle(c config, bd *v1alpha2.BundleDeployment, name string, pinned []v1alpha2.BundleSource) *v1alpha2.Bundle {
+	return &v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Labels:      map[string]string{v1alpha2.LabelBundleDeployment: bd.Name, v1alpha2.LabelRevision: "1"},
+		Annotations: maps.Clone(c.requester),
+		Finalizers:  []string{v1alpha2.FinalizerContent},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha2.GroupVersion.String(), Kind: "BundleDeployment",
+			Name: bd.Name, UID: bd.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+		Spec: v1alpha2.BundleSpec{ProvisionerClassName: bd.Spec.ProvisionerClassName, Sources: pinned,
+			Unpacked: &v1alpha2.UnpackRecord{ContentDigest: "sha256:" + floorHex,
+				ContentURL: "http://127.0.0.1:29096/bundles/" + name, ObjectCount: int32(c.objects)}}}
+}
+
+// floorInventory is the inventory of BundleDeployment name (UID uid) as
+// internal/inventory writes it: one chunk of gzipped records of ids.
+func floorInventory(name string, uid types.UID, ids []string) (*corev1.ConfigMap, error) {
 	var records bytes.Buffer
 	zw := gzip.NewWriter(&records)
 	if err := json.NewEncoder(zw).Encode(ids); err != nil {
-		return fmt.Errorf("encoding inventory: %w", err)
+		return nil, fmt.Errorf("encoding inventory: %w", err)
 	}
 	if err := zw.Close(); err != nil {
-		return fmt.Errorf("encoding inventory: %w", err)
+		return nil, fmt.Errorf("encoding inventory: %w", err)
 	}
-	// As internal/inventory writes it: one chunk of gzipped records.
-	if err := k.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "inventory-" + string(bd.UID), Namespace: v1alpha2.SystemNamespace,
-		Labels:      map[string]string{"core.rukpak.io/inventory-of": name, "core.rukpak.io/inventory-uid": string(bd.UID)},
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "inventory-" + string(uid), Namespace: v1alpha2.SystemNamespace,
+		Labels:      map[string]string{"core.rukpak.io/inventory-of": name, "core.rukpak.io/inventory-uid": string(uid)},
 		Annotations: map[string]string{"core.rukpak.io/inventory-generation": "0123456789abcdef", "core.rukpak.io/chunks": "1"}},
-		BinaryData: map[string][]byte{"ids.gz": records.Bytes()}}); err != nil {
-		return fmt.Errorf("creating inventory: %w", err)
-	}
-	// The status the manager writes after a first install.
-	base := bd.DeepCopy()
+		BinaryData: map[string][]byte{"ids.gz": records.Bytes()}}, nil
+}
+
+// floorStatus sets bd's status to what the manager writes after a first
+// install of revision bundle (objects objects from pinned).
+func floorStatus(bd *v1alpha2.BundleDeployment, bundle string, pinned []v1alpha2.BundleSource, objects int) {
 	now := metav1.Now()
 	bd.Status.ActiveBundle, bd.Status.LastHealthyBundle, bd.Status.ObservedGeneration = bundle, bundle, 1
-	bd.Status.InstalledObjects, bd.Status.ResolvedSources = int32(c.objects), pinned
+	bd.Status.InstalledObjects, bd.Status.ResolvedSources = int32(objects), pinned
 	for _, cond := range []struct {
 		t      string
 		status metav1.ConditionStatus
@@ -144,12 +175,8 @@ func requestFloorBundle(ctx context.Context, c config, k client.Client, prefix s
 		{v1alpha2.TypeInstalled, metav1.ConditionTrue, "Installed"}, {v1alpha2.TypeHealthy, metav1.ConditionTrue, "Healthy"},
 		{"Progressing", metav1.ConditionFalse, "Settled"}, {"Ready", metav1.ConditionTrue, "Ready"}} {
 		meta.SetStatusCondition(&bd.Status.Conditions, metav1.Condition{Type: cond.t, Status: cond.status, Reason: cond.reason,
-			Message: fmt.Sprintf("revision %s installed: %d objects", bundle, c.objects), ObservedGeneration: 1, LastTransitionTime: now})
+			Message: fmt.Sprintf("revision %s installed: %d objects", bundle, objects), ObservedGeneration: 1, LastTransitionTime: now})
 	}
-	if err := k.Status().Patch(ctx, bd, client.MergeFrom(base)); err != nil {
-		return fmt.Errorf("patching BundleDeployment status: %w", err)
-	}
-	return nil
 }
 
 // managerApplyConcurrency is how many objects of one revision the bench's
