@@ -37,7 +37,6 @@ import (
 	"github.com/rukpak/rukpak/api/v1alpha1"
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/apply"
-	"github.com/rukpak/rukpak/internal/approval"
 	"github.com/rukpak/rukpak/internal/clusterinfo"
 	"github.com/rukpak/rukpak/internal/content"
 	"github.com/rukpak/rukpak/internal/controller/bundle"
@@ -226,13 +225,9 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating clientset: %w", err)
 	}
-	self, err := whoAmI(cfg)
+	self, checker, err := newApprovalChecker(cfg, kube, uploads, opts.RequireApproval)
 	if err != nil {
 		return nil, err
-	}
-	var checker *approval.Checker
-	if opts.RequireApproval {
-		checker = newApprovalChecker(self, kube, uploads)
 	}
 	br := &bundle.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners, Sources: sources, Unpacker: unpacker, ContentURL: contentURL, Cluster: cluster, Renders: renders}
 	if checker != nil {
