@@ -39,10 +39,11 @@ type costStep struct {
 // v1alpha1 conversions and watches what it manages) used for them, per
 // request and against a ConfigMap server-side apply measured in the same
 // run (first and last, since this machine's speed drifts).
-// A Bundle create is measured twice: as the manager writes it (its own
-// Bundles pass no admission policy) and, with the same body, by another
-// admin (the policies run, as they did for the manager's own before).
-// Then the same for the custom resources once v1alpha1 is no longer
+// The custom-resource writes and the inventory's create carry the bodies
+// the manager sends (the request floor's), and each kind starts once the
+// cluster is quiet. A Bundle create is measured twice: as the manager
+// writes it (its own Bundles pass no admission policy) and, with the same
+// body, by another admin (the policies run). Then the same for the custom resources once v1alpha1 is no longer
 // served, which removes the API server's v1alpha1 watch cache.
 func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k client.WithWatch, cfg *rest.Config, cs kubernetes.Interface) error {
 	n := c.costs
