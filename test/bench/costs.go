@@ -197,8 +197,20 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 	// The API server drops the v1alpha1 handlers (and their watch cache)
 	// as it takes the CRDs' change in; discovery stops listing the
 	// version then.
+	changed := time.Now()
 	if err := v1alpha1Gone(ctx, cs); err != nil {
 		return err
+	}
+	// It keeps the CRDs' old storage (a watch cache per version, the
+	// v1alpha1 one converting every write through the webhook) until the
+	// requests holding it end (the manager's watches) or twice its
+	// request timeout has passed: every write until then is decoded by
+	// three caches, not one.
+	fmt.Printf("waiting %s for the old v1alpha1 storage to be torn down\n", time.Until(changed.Add(oldStorageTeardown)).Round(time.Second))
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Until(changed.Add(oldStorageTeardown))):
 	}
 	for _, s := range append(crSteps(" (v1alpha1 not served)", "costs-v1alpha2", make([]*v1alpha2.BundleDeployment, n)), costStep{"ConfigMap apply (create, last)", apply("apply-c")}) {
 		if err := run(s); err != nil {
@@ -245,6 +257,11 @@ func v1alpha1Gone(ctx context.Context, cs kubernetes.Interface) error {
 		}
 	}
 }
+
+// oldStorageTeardown is how long the API server keeps a changed CRD's old
+// storage at most: twice its request timeout (the local cluster's is the
+// default minute), and the second it waits before it looks.
+const oldStorageTeardown = 2*time.Minute + 5*time.Second
 
 // quietTimeout bounds quiet's wait.
 const quietTimeout = 30 * time.Second
