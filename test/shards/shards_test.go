@@ -436,15 +436,20 @@ func TestShards(t *testing.T) {
 		}
 		return nil
 	})
-	events := &eventsv1.EventList{}
-	if err := env.Client.List(ctx, events); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
-		return e.Regarding.Name == lost && e.Reason == v1alpha2.ReasonShardNotRunning
-	}) {
-		t.Errorf("no %s event about %s", v1alpha2.ReasonShardNotRunning, lost)
-	}
+	// The event is sent after the condition is written, by the
+	// recorder's own goroutine: it is looked for until it comes.
+	envtest.Eventually(t, 30*time.Second, func() error {
+		events := &eventsv1.EventList{}
+		if err := env.Client.List(ctx, events); err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
+			return e.Regarding.Name == lost && e.Reason == v1alpha2.ReasonShardNotRunning
+		}) {
+			return fmt.Errorf("no %s event about %s", v1alpha2.ReasonShardNotRunning, lost)
+		}
+		return nil
+	})
 	if rvs := resourceVersions(t, lost); len(rvs) > 0 {
 		t.Errorf("%s, in no running shard, installed %v", lost, rvs)
 	}
