@@ -3,6 +3,7 @@ package approval
 import (
 	"strings"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -19,6 +20,19 @@ func Requester(obj metav1.Object) (user string, groups []string, ok bool) {
 		return "", nil, false
 	}
 	return user, DecodeGroups(annotations[v1alpha2.AnnotationRequestedByGroups]), true
+}
+
+// RequesterAnnotations are the requested-by annotations that record user
+// as a requester, as the MutatingAdmissionPolicy rukpak-requested-by
+// writes them (Requester reads them back); nil for a user without a name.
+func RequesterAnnotations(user authenticationv1.UserInfo) map[string]string {
+	if user.Username == "" {
+		return nil
+	}
+	return map[string]string{
+		v1alpha2.AnnotationRequestedBy:       user.Username,
+		v1alpha2.AnnotationRequestedByGroups: EncodeGroups(user.Groups),
+	}
 }
 
 // EncodeGroups is the value of the requested-by-groups annotation for

@@ -2,10 +2,12 @@ package approval
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
@@ -97,6 +99,42 @@ func TestEncodeGroupsRoundTrip(t *testing.T) {
 // A BundleDeployment without the annotation (written before the policies
 // were installed, or without them) is refused, and the message says how to
 // fix it. No review is made (Reviews is nil).
+// The Bundles the manager creates record it as their requester with
+// RequesterAnnotations, as rukpak-requested-by would (which skips the
+// manager's own Bundles), so that the requester check trusts them
+// (Checker.TrustedUsers); Requester reads them back.
+func TestRequesterAnnotations(t *testing.T) {
+	manager := authenticationv1.UserInfo{
+		Username: "system:serviceaccount:rukpak-system:rukpak-manager",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:rukpak-system", "odd,group", "system:authenticated"},
+	}
+	for _, tc := range []struct {
+		name string
+		user authenticationv1.UserInfo
+		want map[string]string
+	}{
+		{"unknown: left to the policy", authenticationv1.UserInfo{}, nil},
+		{"the manager", manager, map[string]string{
+			v1alpha2.AnnotationRequestedBy:       manager.Username,
+			v1alpha2.AnnotationRequestedByGroups: `system:serviceaccounts,system:serviceaccounts:rukpak-system,odd\,group,system:authenticated`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := RequesterAnnotations(tc.user)
+			if !maps.Equal(got, tc.want) {
+				t.Fatalf("RequesterAnnotations() = %v, want %v", got, tc.want)
+			}
+			if tc.want == nil {
+				return
+			}
+			user, groups, ok := Requester(&v1alpha2.Bundle{ObjectMeta: metav1.ObjectMeta{Annotations: got}})
+			if !ok || user != tc.user.Username || !slices.Equal(groups, tc.user.Groups) {
+				t.Errorf("Requester reads back %q %v (%v), want %q %v", user, groups, ok, tc.user.Username, tc.user.Groups)
+			}
+		})
+	}
+}
+
 func TestCheckWithoutAnnotation(t *testing.T) {
 	err := (&Checker{}).Check(context.Background(), withAnnotations(nil))
 	f := failure.As(err)

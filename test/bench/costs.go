@@ -49,7 +49,7 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 	n := c.costs
 	// Bundles as the manager writes them: with its requester.
 	var err error
-	if c.requester, err = managerRequester(ctx, cs); err != nil {
+	if c.requester, err = managerRequester(ctx, cfg); err != nil {
 		return err
 	}
 	procs, err := cpuProcesses(cl)

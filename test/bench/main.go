@@ -268,7 +268,7 @@ func run(c config) error {
 	// With -peers, the request floor too (requestFloorRun).
 	var reqFloorBefore time.Duration
 	if c.peers {
-		if c.requester, err = managerRequester(ctx, cs); err != nil {
+		if c.requester, err = managerRequester(ctx, cfg); err != nil {
 			return err
 		}
 		fmt.Println("request floor, before the install")

@@ -8,18 +8,18 @@ import (
 	"fmt"
 	"maps"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/approval"
+	"github.com/rukpak/rukpak/internal/crdwebhook"
 	"github.com/rukpak/rukpak/internal/manager"
 )
 
@@ -34,17 +34,13 @@ const (
 )
 
 // managerRequester is the requested-by annotations the manager writes on
-// the Bundles it creates, for the user of cs (the manager's).
-func managerRequester(ctx context.Context, cs kubernetes.Interface) (map[string]string, error) {
-	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+// the Bundles it creates, for the user of cfg (the manager's).
+func managerRequester(ctx context.Context, cfg *rest.Config) (map[string]string, error) {
+	self, err := crdwebhook.CurrentUser(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("asking the API server who the bench is: %w", err)
 	}
-	self := review.Status.UserInfo
-	return map[string]string{
-		v1alpha2.AnnotationRequestedBy:       self.Username,
-		v1alpha2.AnnotationRequestedByGroups: approval.EncodeGroups(self.Groups),
-	}, nil
+	return approval.RequesterAnnotations(self), nil
 }
 
 // requestFloorRun makes, as a bare client on c.concurrency workers, the

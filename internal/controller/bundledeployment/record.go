@@ -76,7 +76,7 @@ func (r *Reconciler) createBundle(ctx context.Context, s *scope) (bool, error) {
 				v1alpha2.LabelBundleDeployment: s.bd.Name,
 				v1alpha2.LabelRevision:         strconv.Itoa(number),
 			},
-			Annotations: r.requesterAnnotations(),
+			Annotations: approval.RequesterAnnotations(r.Self),
 			Finalizers:  []string{v1alpha2.FinalizerContent},
 		},
 		Spec: spec,
@@ -136,17 +136,4 @@ func (r *Reconciler) nextRevisionNumber(ctx context.Context, s *scope) (int, err
 		return 0, fmt.Errorf("numbering the revision: %w", err)
 	}
 	return ownership.NextRevisionNumber(bd, bundles, r.bundleWriters(), s.mem.number), nil
-}
-
-// requesterAnnotations are the requested-by annotations of the Bundles the
-// manager creates: Self, encoded as rukpak-requested-by records a
-// requester; nil when Self is unknown.
-func (r *Reconciler) requesterAnnotations() map[string]string {
-	if r.Self.Username == "" {
-		return nil
-	}
-	return map[string]string{
-		v1alpha2.AnnotationRequestedBy:       r.Self.Username,
-		v1alpha2.AnnotationRequestedByGroups: approval.EncodeGroups(r.Self.Groups),
-	}
 }
