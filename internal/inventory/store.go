@@ -178,6 +178,56 @@ func (s *Store) SaveApplied(ctx context.Context, owner Owner, ids []ID, recs map
 	if owner.UID == "" {
 		return fmt.Errorf("saving inventory of %s: no UID", owner.Name)
 	}
+	inv, err := chunked(s.namespace, owner, ids, recs, s.chunkSize)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	k, ok := s.known[owner.UID]
+	s.mu.Unlock()
+	if ok && k.hash == inv.hash {
+		return nil
+	}
+	// Later chunks first, so chunk 0 (which says how many there are) is
+	// only written once the rest is in place.
+	for i := len(inv.chunks) - 1; i >= 0; i-- {
+		if err := s.put(ctx, inv.chunks[i], ok && i < k.chunks); err != nil {
+			return fmt.Errorf("saving inventory of %s: %w", owner, err)
+		}
+	}
+	if !ok || k.chunks > len(inv.chunks) {
+		if err := s.deleteChunks(ctx, owner, len(inv.chunks)); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.known[owner.UID] = saved{ids: inv.ids, recs: inv.recs, hash: inv.hash, chunks: len(inv.chunks)}
+	s.mu.Unlock()
+	return nil
+}
+
+// Chunks returns the ConfigMaps, chunk 0 first, that a Store writing into
+// namespace saves as owner's inventory of ids with recs (see SaveApplied).
+// It is what a client that makes the manager's requests (the bench's
+// request floor) sends.
+func Chunks(namespace string, owner Owner, ids []ID, recs map[ID]Record) ([]*corev1.ConfigMap, error) {
+	inv, err := chunked(namespace, owner, ids, recs, defaultChunkSize)
+	return inv.chunks, err
+}
+
+// inventoryChunks is one save of an inventory: the IDs, sorted, the
+// records kept of them, the hash of their encoding and the chunks that
+// hold it.
+type inventoryChunks struct {
+	ids    []ID
+	recs   map[ID]Record
+	hash   string
+	chunks []*corev1.ConfigMap
+}
+
+// chunked encodes ids with their records in recs and splits the encoding
+// into ConfigMaps of at most size bytes of data each.
+func chunked(namespace string, owner Owner, ids []ID, recs map[ID]Record, size int) (inventoryChunks, error) {
 	ids = Sorted(ids)
 	kept := make(map[ID]Record, len(ids))
 	for _, id := range ids {
@@ -187,46 +237,25 @@ func (s *Store) SaveApplied(ctx context.Context, owner Owner, ids []ID, recs map
 	}
 	data, err := encode(ids, kept)
 	if err != nil {
-		return err
+		return inventoryChunks{}, err
 	}
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
-	s.mu.Lock()
-	k, ok := s.known[owner.UID]
-	s.mu.Unlock()
-	if ok && k.hash == hash {
-		return nil
-	}
-	chunks := split(data, s.chunkSize)
-	gen := hash[:16]
-	// Later chunks first, so chunk 0 (which says how many there are) is
-	// only written once the rest is in place.
-	for i := len(chunks) - 1; i >= 0; i-- {
-		cm := &corev1.ConfigMap{
+	parts := split(data, size)
+	chunks := make([]*corev1.ConfigMap, len(parts))
+	for i, part := range parts {
+		chunks[i] = &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{
 				Name:        chunkName(owner, i),
-				Namespace:   s.namespace,
+				Namespace:   namespace,
 				Labels:      map[string]string{labelInventoryOf: owner.Name, labelInventoryUID: string(owner.UID)},
-				Annotations: map[string]string{annotationGeneration: gen},
+				Annotations: map[string]string{annotationGeneration: hash[:16]},
 			},
-			BinaryData: map[string][]byte{dataKey: chunks[i]},
-		}
-		if i == 0 {
-			cm.Annotations[annotationChunks] = strconv.Itoa(len(chunks))
-		}
-		if err := s.put(ctx, cm, ok && i < k.chunks); err != nil {
-			return fmt.Errorf("saving inventory of %s: %w", owner, err)
+			BinaryData: map[string][]byte{dataKey: part},
 		}
 	}
-	if !ok || k.chunks > len(chunks) {
-		if err := s.deleteChunks(ctx, owner, len(chunks)); err != nil {
-			return err
-		}
-	}
-	s.mu.Lock()
-	s.known[owner.UID] = saved{ids: ids, recs: kept, hash: hash, chunks: len(chunks)}
-	s.mu.Unlock()
-	return nil
+	chunks[0].Annotations[annotationChunks] = strconv.Itoa(len(chunks))
+	return inventoryChunks{ids: ids, recs: kept, hash: hash, chunks: chunks}, nil
 }
 
 // put creates cm or replaces the existing one; exists says which to try

@@ -211,3 +211,32 @@ func TestRecordsSurviveARestart(t *testing.T) {
 		t.Fatalf("saving what was recorded wrote the inventory (resourceVersion %s -> %s)", rv, cm.ResourceVersion)
 	}
 }
+
+// TestChunksAreWhatAStoreWrites: Chunks returns the ConfigMaps a Store
+// saves for the same inventory (names, labels, annotations and data), so a
+// client that makes the manager's requests sends the manager's bodies.
+func TestChunksAreWhatAStoreWrites(t *testing.T) {
+	ctx := context.Background()
+	owner := Owner{Name: envtest.UniqueName("inv"), UID: uuid.NewUUID()}
+	saved := ids(3)
+	recs := map[ID]Record{saved[1].Key(): {Hash: "0123456789abcdef0123456789abcdef", ResourceVersion: "42"}}
+	if err := NewStore(env.Client, env.Client, v1alpha2.SystemNamespace).SaveApplied(ctx, owner, saved, recs); err != nil {
+		t.Fatal(err)
+	}
+	want, err := Chunks(v1alpha2.SystemNamespace, owner, saved, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 1 {
+		t.Fatalf("Chunks returned %d chunks, want 1", len(want))
+	}
+	got := &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(want[0]), got); err != nil {
+		t.Fatalf("the Store wrote no chunk named %s: %v", want[0].Name, err)
+	}
+	if !reflect.DeepEqual(got.Labels, want[0].Labels) || !reflect.DeepEqual(got.Annotations, want[0].Annotations) ||
+		!reflect.DeepEqual(got.BinaryData, want[0].BinaryData) {
+		t.Fatalf("the Store wrote\n%v %v %v\nChunks returned\n%v %v %v", got.Labels, got.Annotations, got.BinaryData,
+			want[0].Labels, want[0].Annotations, want[0].BinaryData)
+	}
+}

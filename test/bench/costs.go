@@ -144,11 +144,12 @@ func costsScenario(ctx context.Context, c config, cl *localcluster.Cluster, k cl
 			return admin.Create(ctx, floorBundle(c, bd, bd.Name+"-admin", floorPinned(bd.Spec.Sources)))
 		}},
 		costStep{"inventory create", func(ctx context.Context, i int) error {
-			ids := make([]string, c.objects)
-			for j := range ids {
-				ids[j] = fmt.Sprintf("%s/b%d-o%d//ConfigMap v1 %d", ns, i, j, 1000+j)
+			objects := make([]client.Object, c.objects)
+			for j := range objects {
+				objects[j] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("b%d-o%d", i, j),
+					ResourceVersion: fmt.Sprint(1000 + j)}}
 			}
-			inv, err := floorInventory(fmt.Sprintf("costs-%d", i), types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i)), ids)
+			inv, err := floorInventory(fmt.Sprintf("costs-%d", i), types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i)), objects)
 			if err != nil {
 				return err
 			}

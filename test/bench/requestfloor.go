@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 
@@ -19,7 +16,8 @@ import (
 
 	"github.com/rukpak/rukpak/api/v1alpha2"
 	"github.com/rukpak/rukpak/internal/approval"
-	"github.com/rukpak/rukpak/internal/crdwebhook"
+	"github.com/rukpak/rukpak/internal/identity"
+	"github.com/rukpak/rukpak/internal/inventory"
 	"github.com/rukpak/rukpak/internal/manager"
 )
 
@@ -36,7 +34,7 @@ const (
 // managerRequester is the requested-by annotations the manager writes on
 // the Bundles it creates, for the user of cfg (the manager's).
 func managerRequester(ctx context.Context, cfg *rest.Config) (map[string]string, error) {
-	self, err := crdwebhook.CurrentUser(ctx, cfg)
+	self, err := identity.CurrentUser(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("asking the API server who the bench is: %w", err)
 	}
@@ -85,23 +83,23 @@ func requestFloorBundle(ctx context.Context, c config, k client.Client, prefix s
 	}
 	// A bundle's objects at once, as many as the manager applies at once
 	// (its --apply-concurrency).
-	ids := make([]string, c.objects)
+	objects := make([]client.Object, c.objects)
 	if err := parallel(c.objects, managerApplyConcurrency(c), func(j int) error {
 		obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("b%d-o%d", i, j), Namespace: ns},
 			Data: map[string]string{"index": fmt.Sprint(j)}}
 		if err := k.Create(ctx, obj, client.FieldOwner("reqfloor")); err != nil {
 			return fmt.Errorf("creating object: %w", err)
 		}
-		ids[j] = ns + "/" + obj.Name + "//ConfigMap v1 " + obj.ResourceVersion
+		objects[j] = obj
 		return nil
 	}); err != nil {
 		return err
 	}
-	inventory, err := floorInventory(name, bd.UID, ids)
+	inv, err := floorInventory(name, bd.UID, objects)
 	if err != nil {
 		return err
 	}
-	if err := k.Create(ctx, inventory); err != nil {
+	if err := k.Create(ctx, inv); err != nil {
 		return fmt.Errorf("creating inventory: %w", err)
 	}
 	base := bd.DeepCopy()
@@ -141,20 +139,20 @@ func floorBundle(c config, bd *v1alpha2.BundleDeployment, name string, pinned []
 }
 
 // floorInventory is the inventory of BundleDeployment name (UID uid) as
-// internal/inventory writes it: one chunk of gzipped records of ids.
-func floorInventory(name string, uid types.UID, ids []string) (*corev1.ConfigMap, error) {
-	var records bytes.Buffer
-	zw := gzip.NewWriter(&records)
-	if err := json.NewEncoder(zw).Encode(ids); err != nil {
+// internal/inventory writes it after a first install of objects: one
+// chunk, each object recorded with a hash and its resourceVersion.
+func floorInventory(name string, uid types.UID, objects []client.Object) (*corev1.ConfigMap, error) {
+	ids := make([]inventory.ID, len(objects))
+	recs := make(map[inventory.ID]inventory.Record, len(objects))
+	for j, obj := range objects {
+		ids[j] = inventory.ID{Version: "v1", Kind: "ConfigMap", Namespace: obj.GetNamespace(), Name: obj.GetName()}
+		recs[ids[j].Key()] = inventory.Record{Hash: floorHex[:32], ResourceVersion: obj.GetResourceVersion()}
+	}
+	chunks, err := inventory.Chunks(v1alpha2.SystemNamespace, inventory.Owner{Name: name, UID: uid}, ids, recs)
+	if err != nil {
 		return nil, fmt.Errorf("encoding inventory: %w", err)
 	}
-	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("encoding inventory: %w", err)
-	}
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "inventory-" + string(uid), Namespace: v1alpha2.SystemNamespace,
-		Labels:      map[string]string{"core.rukpak.io/inventory-of": name, "core.rukpak.io/inventory-uid": string(uid)},
-		Annotations: map[string]string{"core.rukpak.io/inventory-generation": "0123456789abcdef", "core.rukpak.io/chunks": "1"}},
-		BinaryData: map[string][]byte{"ids.gz": records.Bytes()}}, nil
+	return chunks[0], nil
 }
 
 // floorStatus sets bd's status to what the manager writes after a first
