@@ -7,10 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -21,7 +17,6 @@ import (
 // The certificate Secret is rukpak's own; the configuration is cluster-wide.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update,namespace=rukpak-system
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;create;update
-// +kubebuilder:rbac:groups=authentication.k8s.io,resources=selfsubjectreviews,verbs=create
 // +kubebuilder:rbac:groups=core.rukpak.io,resources=bundledeployments,verbs=get
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=bundles.core.rukpak.io;bundledeployments.core.rukpak.io,verbs=update
 
@@ -67,21 +62,4 @@ func Setup(mgr manager.Manager, opts Options) error {
 		return fmt.Errorf("adding crd webhook readiness check: %w", err)
 	}
 	return nil
-}
-
-// CurrentUser returns who cfg authenticates as (user name and groups),
-// asking the API server with a SelfSubjectReview.
-func CurrentUser(ctx context.Context, cfg *rest.Config) (authenticationv1.UserInfo, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return authenticationv1.UserInfo{}, fmt.Errorf("creating clientset: %w", err)
-	}
-	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		return authenticationv1.UserInfo{}, fmt.Errorf("asking the API server who we are: %w", err)
-	}
-	if review.Status.UserInfo.Username == "" {
-		return authenticationv1.UserInfo{}, fmt.Errorf("asking the API server who we are: empty user name")
-	}
-	return review.Status.UserInfo, nil
 }

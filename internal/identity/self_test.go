@@ -1,6 +1,6 @@
 //go:build integration
 
-package crdwebhook
+package identity
 
 import (
 	"context"

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rukpak/rukpak/internal/approval"
-	"github.com/rukpak/rukpak/internal/crdwebhook"
+	"github.com/rukpak/rukpak/internal/identity"
 )
 
 // whoAmI asks the API server who the manager is (a SelfSubjectReview):
@@ -20,7 +20,7 @@ import (
 func whoAmI(cfg *rest.Config) (authenticationv1.UserInfo, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	self, err := crdwebhook.CurrentUser(ctx, cfg)
+	self, err := identity.CurrentUser(ctx, cfg)
 	if err != nil {
 		return authenticationv1.UserInfo{}, fmt.Errorf("finding the manager's own user: %w", err)
 	}
