@@ -27,14 +27,13 @@ func whoAmI(cfg *rest.Config) (authenticationv1.UserInfo, error) {
 	return self, nil
 }
 
-// newApprovalChecker asks who the manager is (whoAmI) and, when required,
-// returns the re-check of requesters for the BundleDeployment and Bundle
-// controllers (nil otherwise): the Bundles the manager (self) writes
-// itself are not checked again. uploads tells who uploaded what.
-func newApprovalChecker(cfg *rest.Config, kube kubernetes.Interface, uploads approval.Uploaders, required bool) (authenticationv1.UserInfo, *approval.Checker, error) {
-	self, err := whoAmI(cfg)
-	if err != nil || !required {
-		return self, nil, err
+// newApprovalChecker returns, when required, the re-check of requesters
+// for the BundleDeployment and Bundle controllers (nil otherwise): the
+// Bundles the manager (self) writes itself are not checked again. uploads
+// tells who uploaded what.
+func newApprovalChecker(self authenticationv1.UserInfo, kube kubernetes.Interface, uploads approval.Uploaders, required bool) *approval.Checker {
+	if !required {
+		return nil
 	}
-	return self, &approval.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews(), TrustedUsers: []string{self.Username}, Uploads: uploads}, nil
+	return &approval.Checker{Reviews: kube.AuthorizationV1().SubjectAccessReviews(), TrustedUsers: []string{self.Username}, Uploads: uploads}
 }

@@ -225,10 +225,11 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating clientset: %w", err)
 	}
-	self, checker, err := newApprovalChecker(cfg, kube, uploads, opts.RequireApproval)
+	self, err := whoAmI(cfg)
 	if err != nil {
 		return nil, err
 	}
+	checker := newApprovalChecker(self, kube, uploads, opts.RequireApproval)
 	br := &bundle.Reconciler{Client: mgr.GetClient(), Provisioners: provisioners, Sources: sources, Unpacker: unpacker, ContentURL: contentURL, Cluster: cluster, Renders: renders}
 	if checker != nil {
 		br.Approval = checker
