@@ -68,7 +68,15 @@ func collect(ch *chart.Chart, files map[string]string, installNamespace string, 
 			continue
 		}
 		for i, doc := range splitDocuments(files[name]) {
-			objs, hook, err := decode(source{file: name, doc: i + 1}, doc, v1alpha2.ReasonRenderFailed)
+			src := source{file: name, doc: i + 1}
+			// What helm install sends: the release manifest writes a line
+			// break after each document, and a hook is its own document,
+			// read by a YAML reader that ends every line with one. A
+			// block scalar that ends a document keeps those line breaks.
+			objs, hook, err := decode(src, doc+"\n", v1alpha2.ReasonRenderFailed)
+			if err == nil && hook != nil && hook.installed {
+				objs, hook, err = decode(src, withLineBreak(doc), v1alpha2.ReasonRenderFailed)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -101,6 +109,14 @@ func splitDocuments(out string) []string {
 		ordered[i] = docs[k]
 	}
 	return ordered
+}
+
+// withLineBreak is doc ending with a line break.
+func withLineBreak(doc string) string {
+	if strings.HasSuffix(doc, "\n") {
+		return doc
+	}
+	return doc + "\n"
 }
 
 // hookInfo is what rukpak makes of a document's helm.sh/hook annotation.

@@ -72,7 +72,7 @@ func yamlDocuments(p string, data []byte) []yamlDoc {
 func eachYAMLDocument(data []byte, docs []yamlDoc, add addFunc) error {
 	for _, d := range docs {
 		var msg string
-		v, err := parseYAML(data[d.offset : d.offset+d.size])
+		v, err := parseDocument(data[d.offset : d.offset+d.size])
 		if err != nil {
 			msg = err.Error()
 		}
@@ -81,6 +81,16 @@ func eachYAMLDocument(data []byte, docs []yamlDoc, add addFunc) error {
 		}
 	}
 	return nil
+}
+
+// parseDocument parses one document of a YAML stream as kubectl's YAML
+// reader hands it on: every line ends with a line break, the file's last
+// line too, so a block scalar that ends the file keeps one.
+func parseDocument(doc []byte) (any, error) {
+	if !bytes.HasSuffix(doc, []byte("\n")) {
+		doc = append(doc[:len(doc):len(doc)], '\n')
+	}
+	return parseYAML(doc)
 }
 
 // addParsed adds the value v of the document at loc, or fails with the

@@ -155,7 +155,7 @@ func ParseDocuments(ctx context.Context, fsys fs.FS, docs []Document) ([]Parsed,
 		if sha256.Sum256(data) != doc.SHA256 {
 			return nil, fmt.Errorf("%s changed while it was read (document at offset %d)", doc.Path, doc.Offset)
 		}
-		v, err := parseYAML(data)
+		v, err := parseDocument(data)
 		if err != nil {
 			out[i].Err = err.Error()
 			continue

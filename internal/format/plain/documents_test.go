@@ -10,6 +10,7 @@ import (
 	"testing/fstest"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/rukpak/rukpak/pkg/failure"
 	"github.com/rukpak/rukpak/pkg/format"
@@ -103,5 +104,44 @@ func TestParseDocumentsChecksDigests(t *testing.T) {
 	parsed, err := ParseDocuments(context.Background(), fsys, []Document{doc})
 	if err != nil || len(parsed) != 1 || parsed[0].Err != "" {
 		t.Fatalf("parsed %v, %v", parsed, err)
+	}
+}
+
+// TestBlockScalarsAsKubectlReads: a block scalar that ends a document has
+// the line breaks kubectl apply -f sends (apimachinery's YAML decoder,
+// which ends every line with one), the file's last line too.
+func TestBlockScalarsAsKubectlReads(t *testing.T) {
+	stream := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: middle}\ndata:\n  keep: |+\n    x\n\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: clipped}\ndata:\n  clip: |\n    y\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: last}\ndata:\n  clip: |\n    z"
+	for _, tc := range []struct{ name, data string }{
+		{"without a line break at the end", stream},
+		{"with a line break at the end", stream + "\n"},
+		{"kept, with a line break at the end", strings.TrimSuffix(stream, "clip: |\n    z") + "keep: |+\n    z\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := map[string]map[string]any{}
+			dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(tc.data), 4096)
+			for {
+				var u unstructured.Unstructured
+				if err := dec.Decode(&u.Object); err != nil {
+					break
+				}
+				want[u.GetName()], _, _ = unstructured.NestedMap(u.Object, "data")
+			}
+			if len(want) != 3 {
+				t.Fatalf("kubectl's decoder read %d objects, want 3", len(want))
+			}
+			objs, err := objectsBothWays(t, New(), fstest.MapFS{"manifests/a.yaml": file(tc.data)}, format.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range objs {
+				got, _, _ := unstructured.NestedMap(o.Object, "data")
+				if !reflect.DeepEqual(got, want[o.GetName()]) {
+					t.Errorf("%s: data %q, kubectl sends %q", o.GetName(), got, want[o.GetName()])
+				}
+			}
+		})
 	}
 }
