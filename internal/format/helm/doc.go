@@ -18,8 +18,10 @@
 //     every packaged subchart in a charts/ directory, is first scanned
 //     entry by entry against the limits and then unpacked by Helm's
 //     archive loader. The chart must be apiVersion v2 (or v1), not a
-//     library chart, and every dependency its Chart.yaml (or a subchart's)
-//     declares must be in charts/: rukpak never downloads dependencies.
+//     library chart, and every dependency its Chart.yaml declares must be
+//     in charts/: rukpak never downloads dependencies. As with helm
+//     install, a subchart's own dependencies are not checked (a subchart
+//     packaged without them renders without them).
 //  3. Check the chart's kubeVersion constraint against the cluster's
 //     version (Config.Capabilities).
 //  4. Values: Config.Values (resolved by the caller from
@@ -54,7 +56,9 @@
 // Objects keep the namespace they were rendered with; those without one
 // are left without, and the apply engine places namespaced ones in the
 // install namespace. Two objects with the same group, kind, namespace and
-// name are refused, naming both files.
+// name are refused, naming both files; only a CRD that crds/ directories
+// ship twice, the same both times (one subchart under two aliases), is
+// installed once, as helm install does.
 //
 // Hooks: a hook for pre-install, post-install, pre-upgrade or
 // post-upgrade (alone or among other events) is returned with the other

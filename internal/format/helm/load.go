@@ -80,8 +80,11 @@ func checkChart(ch *chart.Chart, loc location) error {
 	return checkDependencies(ch)
 }
 
-// checkDependencies refuses dependencies declared in Chart.yaml that are
-// not in charts/, matched by name as Helm does, at every level.
+// checkDependencies refuses dependencies declared in the chart's
+// Chart.yaml that are not in its charts/, matched by name, as helm install
+// does. Like helm install it checks the chart being installed only: a
+// subchart packaged without its own dependencies renders without them
+// (the usual case is one whose dependencies are disabled).
 func checkDependencies(ch *chart.Chart) error {
 	present := map[string]bool{}
 	for _, d := range ch.Dependencies() {
@@ -97,11 +100,6 @@ func checkDependencies(ch *chart.Chart) error {
 		return failure.New(v1alpha2.ReasonInvalidContent,
 			"chart %s: dependencies declared in %s are missing from %s/charts/: %s (run helm dependency build before packaging)",
 			ch.ChartFullPath(), chartFile, ch.ChartFullPath(), strings.Join(missing, ", "))
-	}
-	for _, d := range ch.Dependencies() {
-		if err := checkDependencies(d); err != nil {
-			return err
-		}
 	}
 	return nil
 }

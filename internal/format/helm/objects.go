@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -48,6 +49,7 @@ type object struct {
 // by weight and name.
 func collect(ch *chart.Chart, files map[string]string, installNamespace string, limits Limits) ([]*unstructured.Unstructured, error) {
 	c := &collector{limits: limits, installNamespace: installNamespace, seen: map[format.ObjectKey]source{}}
+	crds := map[schema.GroupKind]map[string]*object{}
 	for _, crd := range ch.CRDObjects() {
 		for i, doc := range splitDocuments(string(crd.File.Data)) {
 			src := source{file: crd.Filename, doc: i + 1}
@@ -55,7 +57,15 @@ func collect(ch *chart.Chart, files map[string]string, installNamespace string, 
 			if err != nil {
 				return nil, err
 			}
-			c.crds = append(c.crds, objs...)
+			for _, o := range objs {
+				kept, err := firstCopy(crds, o)
+				if err != nil {
+					return nil, err
+				}
+				if kept {
+					c.crds = append(c.crds, o)
+				}
+			}
 		}
 	}
 	names := make([]string, 0, len(files))
@@ -92,6 +102,28 @@ func collect(ch *chart.Chart, files map[string]string, installNamespace string, 
 		}
 	}
 	return c.ordered()
+}
+
+// firstCopy records o, an object of a crds/ directory, in seen and
+// reports whether it is the first with its kind and name. The same
+// subchart under two aliases (or a parent and its subchart) ships the
+// same CRD twice, and helm install installs it once; two copies that
+// differ are refused, naming both files, since which one Helm ends up
+// with depends on its version.
+func firstCopy(seen map[schema.GroupKind]map[string]*object, o *object) (bool, error) {
+	gk, name := o.obj.GroupVersionKind().GroupKind(), o.obj.GetName()
+	first, ok := seen[gk][name]
+	if !ok {
+		if seen[gk] == nil {
+			seen[gk] = map[string]*object{}
+		}
+		seen[gk][name] = o
+		return true, nil
+	}
+	if !equality.Semantic.DeepEqual(first.obj.Object, o.obj.Object) {
+		return false, failure.New(v1alpha2.ReasonInvalidContent, "%s %s is in %s and, different, in %s", gk.Kind, name, first.src, o.src)
+	}
+	return false, nil
 }
 
 // splitDocuments splits rendered output into YAML documents the way Helm
